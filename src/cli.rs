@@ -1,0 +1,319 @@
+//! The sysbench-compatible command line:
+//! `dbbench [options]... [testname|script.lua] [command]`.
+//!
+//! Options are `--name=value` or bare `--name`, in any order with the
+//! positionals; the last occurrence wins; `-` and `_` are interchangeable.
+//! `--config-file=F` is expanded where it appears. The 0.4/0.5 spellings used
+//! by old command lines (`--num-threads`, `--max-time`, `--test=`,
+//! `--oltp-table-size`, ...) are translated here, with sysbench's warnings.
+
+use crate::options::{normalize, parse_bool, parse_double, parse_int, parse_size, OptKind, OptionSpec, Options};
+
+/// One `--name[=value]` from the command line or a config file.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// Underscore name after alias translation.
+    pub name: String,
+    /// The value; None for a bare `--name`.
+    pub value: Option<String>,
+    /// The argument as written (for error messages).
+    pub original: String,
+}
+
+/// The command line split into option assignments and positionals.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// Assignments in order (last wins).
+    pub assignments: Vec<Assignment>,
+    /// Test name, command, and anything extra.
+    pub positionals: Vec<String>,
+}
+
+/// General options (sysbench 1.0.20 plus the 1.1 additions we support).
+pub fn general_options() -> Vec<OptionSpec> {
+    use OptKind::*;
+    let o = OptionSpec::new;
+    vec![
+        o("threads", Int, "1", "number of threads (clients) to use"),
+        o("events", Int, "0", "limit for total number of events"),
+        o("time", Int, "10", "limit for total execution time in seconds"),
+        o("warmup_time", Int, "0", "run for this many seconds before measuring; nothing from the warmup reaches any figure"),
+        o("forced_shutdown", String, "off", "seconds (or N% of --time) to wait after --time before forcing shutdown, or 'off'"),
+        o("thread_stack_size", Size, "64K", "size of stack per thread (at least 256K is used)"),
+        o("thread_init_timeout", Int, "30", "wait time in seconds for worker threads to initialize"),
+        o("rate", Double, "0", "average event rate (open loop, Poisson arrivals); 0 = unlimited (closed loop)"),
+        o("report_interval", Double, "0", "report intermediate statistics every N seconds; 0 disables"),
+        o("report_checkpoints", List, "", "dump full statistics and reset counters at these seconds"),
+        o("debug", Bool, "off", "print more debugging info"),
+        o("validate", Bool, "off", "perform validation checks where possible"),
+        o("help", Bool, "off", "print help and exit"),
+        o("version", Bool, "off", "print version and exit"),
+        o("config_file", File, "", "file containing command line options"),
+        o("verbosity", Int, "3", "verbosity level {5 - debug, 0 - only critical messages}"),
+        o("percentile", List, "95", "percentiles to report, e.g. 95,99,99.9 (0 disables)"),
+        o("histogram", Bool, "off", "print latency histogram in report"),
+        o("format", String, "text", "report format: text (sysbench layout), json or csv"),
+        o("rand_type", String, "special", "random numbers distribution {uniform, gaussian, special, pareto, zipfian}"),
+        o("rand_spec_iter", Int, "12", "number of iterations for the special distribution"),
+        o("rand_spec_pct", Double, "1", "percentage of values to be treated as 'special' (for special distribution)"),
+        o("rand_spec_res", Double, "75", "percentage of 'special' values to use (for special distribution)"),
+        o("rand_seed", Int, "0", "seed for random number generators; 0 = from the clock. Also makes prepare deterministic"),
+        o("rand_pareto_h", Double, "0.2", "parameter h for pareto distribution"),
+        o("rand_zipfian_exp", Double, "0.8", "shape parameter (exponent) for the zipfian distribution"),
+        o("db_driver", String, "sqlite", "database driver: sqlite (embedded, default), mysql, pgsql"),
+        o("db_debug", Bool, "off", "print database-specific debug information"),
+    ]
+}
+
+/// Renamed 0.4/0.5 general options that sysbench itself still accepts,
+/// with its deprecation warnings.
+const GENERAL_ALIASES: &[(&str, &str)] =
+    &[("num_threads", "threads"), ("max_requests", "events"), ("max_time", "time"), ("tx_rate", "rate")];
+
+/// 0.4/0.5 workload options and the 1.0 names our workloads declare. Applied
+/// only when the script declares the new name (a legacy script keeps the old).
+pub const WORKLOAD_ALIASES: &[(&str, &str)] = &[
+    ("oltp_table_size", "table_size"),
+    ("oltp_tables_count", "tables"),
+    ("oltp_range_size", "range_size"),
+    ("oltp_point_selects", "point_selects"),
+    ("oltp_simple_ranges", "simple_ranges"),
+    ("oltp_sum_ranges", "sum_ranges"),
+    ("oltp_order_ranges", "order_ranges"),
+    ("oltp_distinct_ranges", "distinct_ranges"),
+    ("oltp_index_updates", "index_updates"),
+    ("oltp_non_index_updates", "non_index_updates"),
+    ("oltp_delete_inserts", "delete_inserts"),
+    ("oltp_range_selects", "range_selects"),
+    ("oltp_auto_inc", "auto_inc"),
+    ("oltp_skip_trx", "skip_trx"),
+    ("oltp_secondary", "secondary"),
+    ("oltp_create_secondary", "create_secondary"),
+    ("mysql_table_engine", "mysql_storage_engine"),
+    ("random_ranges_delta", "delta"),
+];
+
+/// 0.4 general spellings translated without warning.
+const SILENT_ALIASES: &[(&str, &str)] = &[
+    ("oltp_dist_type", "rand_type"),
+    ("oltp_dist_iter", "rand_spec_iter"),
+    ("oltp_dist_pct", "rand_spec_pct"),
+    ("oltp_dist_res", "rand_spec_res"),
+    ("seed_rng", "rand_seed"),
+];
+
+/// Old options that no longer mean anything; accepted and ignored unless
+/// the script declares them.
+pub const IGNORED_LEGACY: &[&str] = &["rand_init", "init_rng", "mysql_engine_trx", "myisam_max_rows"];
+
+/// Splits argv (without the program name). Errors are the line to print on
+/// stderr.
+pub fn parse(args: &[String]) -> Result<Parsed, String> {
+    let mut p = Parsed::default();
+    for arg in args {
+        if let Some(body) = arg.strip_prefix("--") {
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            push(&mut p, &normalize(name), value, arg)?;
+        } else {
+            p.positionals.push(arg.clone());
+        }
+    }
+    Ok(p)
+}
+
+fn push(p: &mut Parsed, name: &str, value: Option<String>, original: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err(format!("invalid option: {original}"));
+    }
+    if name == "config_file" {
+        let file = value.ok_or_else(|| "invalid option: --config-file needs a file name (--config-file=FILE)".to_string())?;
+        return read_config_file(p, &file);
+    }
+    if name == "test" {
+        eprintln!("WARNING: the --test option is deprecated. You can pass a script name or path on the command line without any options.");
+        if let Some(v) = value {
+            p.positionals.insert(0, v);
+        }
+        return Ok(());
+    }
+    let mut name = name.to_string();
+    if let Some((old, new)) = GENERAL_ALIASES.iter().find(|(o, _)| *o == name) {
+        println!("WARNING: --{} is deprecated, use --{} instead", old.replace('_', "-"), new);
+        name = new.to_string();
+    }
+    if let Some((_, new)) = SILENT_ALIASES.iter().find(|(o, _)| *o == name) {
+        name = new.to_string();
+    }
+    p.assignments.push(Assignment { name, value, original: original.to_string() });
+    Ok(())
+}
+
+fn read_config_file(p: &mut Parsed, file: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("FATAL: cannot read config file '{file}': {e}"))?;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else { continue };
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        let name = normalize(name.trim().trim_start_matches("--"));
+        push(p, &name, Some(value.to_string()), &format!("{name}={value} ({file}:{})", n + 1))?;
+    }
+    Ok(())
+}
+
+/// Checks a value against its declared type; the error is sysbench's text.
+pub fn check_value(spec: &OptionSpec, a: &Assignment) -> Result<String, String> {
+    let Some(v) = &a.value else {
+        return Ok(match spec.kind {
+            OptKind::Bool => "on".into(),
+            _ if spec.name == "forced_shutdown" => "5%".into(),
+            _ => String::new(),
+        });
+    };
+    let ok = match spec.kind {
+        OptKind::Bool => parse_bool(v).is_some(),
+        OptKind::Int => parse_int(v).is_some(),
+        OptKind::Size => parse_size(v).is_some(),
+        OptKind::Double => parse_double(v).is_some(),
+        _ => true,
+    };
+    if ok {
+        Ok(v.clone())
+    } else if spec.kind == OptKind::Bool {
+        Err(format!("invalid option: {}", a.original))
+    } else {
+        Err(format!("Invalid value for the '{}' option: '{}'", spec.name, v))
+    }
+}
+
+/// Applies the assignments whose options are declared; returns the others.
+pub fn apply(opts: &mut Options, assignments: &[Assignment]) -> Result<Vec<Assignment>, String> {
+    let mut unknown = Vec::new();
+    for a in assignments {
+        match opts.spec(&a.name).cloned() {
+            Some(spec) => {
+                let v = check_value(&spec, a)?;
+                opts.set(&a.name, &v);
+            }
+            None => unknown.push(a.clone()),
+        }
+    }
+    Ok(unknown)
+}
+
+/// `  --name=FMT   description [default]`, padded like sysbench's help.
+pub fn format_option_list(specs: &[OptionSpec]) -> String {
+    let left: Vec<String> = specs
+        .iter()
+        .map(|s| {
+            let fmt = match s.kind {
+                OptKind::Bool => "[=on|off]",
+                OptKind::Int | OptKind::Double => "=N",
+                OptKind::Size => "=SIZE",
+                OptKind::String => "=STRING",
+                OptKind::List => "=[LIST,...]",
+                OptKind::File => "=FILENAME",
+            };
+            format!("  --{}{}", s.name.replace('_', "-"), fmt)
+        })
+        .collect();
+    let width = left.iter().map(String::len).max().unwrap_or(0) + 1;
+    let mut out = String::new();
+    for (l, s) in left.iter().zip(specs) {
+        let default = if s.default.is_empty() { String::new() } else { format!(" [{}]", s.default) };
+        out.push_str(&format!("{l:width$}{}{default}\n", s.description));
+    }
+    out
+}
+
+/// Subcommands reserved for the lab, reports, TPC-H and query comparison.
+pub const RESERVED_SUBCOMMANDS: &[&str] = &["lab", "report", "tpch", "querydiff", "server", "compare"];
+
+/// `dbbench --help`.
+pub fn help_text() -> String {
+    let mut s = String::new();
+    s.push_str("Usage:\n  dbbench [options]... [testname|script.lua] [command]\n\n");
+    s.push_str("Commands implemented by most tests: prepare run cleanup help (OLTP tests also: prewarm)\n\n");
+    s.push_str("General options:\n");
+    s.push_str(&format_option_list(&general_options()));
+    s.push_str("\nDatabase drivers: sqlite (embedded, default), mysql (MariaDB and MySQL), pgsql (PostgreSQL)\n\n");
+    let mut drivers = crate::driver::all_options();
+    drivers.sort_by(|a, b| a.name.cmp(&b.name));
+    s.push_str("Database options:\n");
+    s.push_str(&format_option_list(&drivers));
+    s.push_str("\nBuilt-in tests:\n");
+    for (name, _) in crate::workloads::ALL {
+        if !name.ends_with("_common") {
+            s.push_str(&format!("  {name}\n"));
+        }
+    }
+    s.push_str("\nSee 'dbbench <testname> help' for a list of options for each test.\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn dash_and_underscore_are_the_same_and_last_wins() {
+        let p = parse(&args(&["--table-size=5", "oltp_read_write", "--table_size=7", "run"])).unwrap();
+        assert_eq!(p.positionals, vec!["oltp_read_write", "run"]);
+        let mut o = Options::default();
+        o.declare([OptionSpec::new("table_size", OptKind::Int, "10000", "")]);
+        let rest = apply(&mut o, &p.assignments).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(o.int("table_size"), 7);
+    }
+
+    #[test]
+    fn legacy_aliases_translate() {
+        let p = parse(&args(&["--num-threads=4", "--max-time=60", "--max-requests=0", "--test=oltp_simple"])).unwrap();
+        let names: Vec<&str> = p.assignments.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, vec!["threads", "time", "events"]);
+        assert_eq!(p.positionals, vec!["oltp_simple"]);
+    }
+
+    #[test]
+    fn typed_values_are_checked_with_sysbench_messages() {
+        let mut o = Options::default();
+        o.declare(general_options());
+        let p = parse(&args(&["--threads=2.5"])).unwrap();
+        assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "Invalid value for the 'threads' option: '2.5'");
+        let p = parse(&args(&["--histogram=yes"])).unwrap();
+        assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "invalid option: --histogram=yes");
+        let p = parse(&args(&["--histogram", "--thread-stack-size=2K"])).unwrap();
+        apply(&mut o, &p.assignments).unwrap();
+        assert!(o.bool("histogram"));
+        assert_eq!(o.int("thread_stack_size"), 2048);
+    }
+
+    #[test]
+    fn config_file_applies_in_place() {
+        let dir = std::env::temp_dir().join(format!("dbbench-cfg-{}", std::process::id()));
+        std::fs::write(&dir, "# comment\nthreads=8\ntime = 3\nmysql-host=\"a,b\"\n").unwrap();
+        let p = parse(&args(&["--threads=2", &format!("--config-file={}", dir.display()), "--time=5"])).unwrap();
+        let mut o = Options::default();
+        o.declare(general_options());
+        o.declare([OptionSpec::new("mysql_host", OptKind::List, "localhost", "")]);
+        apply(&mut o, &p.assignments).unwrap();
+        assert_eq!(o.int("threads"), 8);
+        assert_eq!(o.int("time"), 5);
+        assert_eq!(o.list("mysql_host"), vec!["a", "b"]);
+        let _ = std::fs::remove_file(dir);
+    }
+}

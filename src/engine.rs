@@ -1,0 +1,767 @@
+//! The load engine: commands, clients, limits, `--rate`, reporting.
+//!
+//! # Client model
+//! Each of `--threads` clients is an OS thread with its own LuaJIT state and
+//! its own connection, as in sysbench. A client moves through these states
+//! (pgbench-style; the counters each state touches are in `stats`):
+//!
+//! ```text
+//! Init ── state built, body run, thread_init() ──► Ready ── barrier ──► ChooseEvent
+//! ChooseEvent ── limits say stop ─────────────────────────────────────► Done
+//! ChooseEvent ── (--rate) wait for the next arrival ──► Throttle ──► InEvent
+//! InEvent ── event() ok ── record latency, EVENT+1 ──────────────────► ChooseEvent
+//! InEvent ── ignorable SQL error (ERROR+1, rollback/reconnect) ── before_restart_event ──► InEvent
+//! InEvent ── any other error ── global failure flag ─────────────────► Aborted
+//! Done ── thread_done() ──► closed
+//! ```
+//! The main thread owns the [`Collector`]: it releases the barrier, ends the
+//! warmup (discarding everything recorded during it), prints interval lines
+//! and checkpoints, enforces `--forced-shutdown`, and prints the final report.
+//!
+//! # `--rate`
+//! A generator thread draws a Poisson arrival schedule and queues each
+//! arrival's *intended* start time. A free client takes the oldest arrival;
+//! its latency is measured from that intended time (coordinated-omission
+//! correct) and its service time from when it actually started. The queue
+//! never aborts the run: its length is reported, and arrivals still queued
+//! at the end are counted and reported as not started.
+
+use crate::options::Options;
+use crate::rand::{self, Phase};
+use crate::report::{self, Format, IntervalRow, RateSummary, Summary};
+use crate::script::{self, Shared};
+use crate::stats::{ClientStats, Collector, Counter};
+use mlua::{Lua, Value};
+use std::collections::VecDeque;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Settings of a `run`, validated from the options.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// `--threads`.
+    pub threads: u32,
+    /// `--time` (0 = no limit).
+    pub time: Duration,
+    /// `--events` (0 = no limit).
+    pub events: u64,
+    /// `--warmup-time`.
+    pub warmup: Duration,
+    /// `--rate` (events/s, 0 = closed loop).
+    pub rate: f64,
+    /// `--report-interval` (0 = none).
+    pub report_interval: Duration,
+    /// `--report-checkpoints`, seconds from the start.
+    pub checkpoints: Vec<u64>,
+    /// Forced shutdown this long after `--time` (None = off).
+    pub forced_grace: Option<Duration>,
+    /// `--percentile` values (empty = disabled).
+    pub percentiles: Vec<f64>,
+    /// `--histogram`.
+    pub histogram: bool,
+    /// `--thread-init-timeout`.
+    pub init_timeout: Duration,
+    /// `--thread-stack-size` (bytes).
+    pub stack_size: usize,
+    /// `--format`.
+    pub format: Format,
+    /// Most arrivals that may wait under `--rate` before new ones are dropped.
+    pub rate_backlog: usize,
+}
+
+/// Exit status of a command.
+pub type Status = ExitCode;
+
+fn fail(msg: &str) -> Status {
+    println!("{msg}");
+    ExitCode::from(1)
+}
+
+/// Runs `command` (or just the body, without one) for the main state.
+pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
+    let Some(cmd) = shared.command.clone() else { return ExitCode::SUCCESS };
+    if let Some((f, parallel)) = script::custom_command(main, &cmd) {
+        return if parallel && cfg.threads > 1 {
+            parallel_command(shared, &cmd, cfg)
+        } else {
+            match f.call::<Value>(()) {
+                Ok(Value::Boolean(false)) => ExitCode::from(1),
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => fail(&format!("FATAL: `sysbench.cmdline.call_command' function failed: {}", script::error_message(&e))),
+            }
+        };
+    }
+    match cmd.as_str() {
+        "prepare" | "cleanup" => match script::global_fn(main, &cmd) {
+            Some(f) => match f.call::<Value>(()) {
+                Ok(Value::Boolean(false)) => ExitCode::from(1),
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => fail(&format!("FATAL: `{cmd}' function failed: {}", script::error_message(&e))),
+            },
+            None => {
+                eprintln!("'{}' test does not implement the '{cmd}' command.", shared.script.name);
+                ExitCode::from(1)
+            }
+        },
+        "help" => help(shared, main),
+        "run" => run(shared, main, cfg),
+        other => {
+            eprintln!("Unknown command: {other}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn help(shared: &Arc<Shared>, main: &Lua) -> Status {
+    if let Some(f) = script::global_fn(main, "help") {
+        return match f.call::<Value>(()) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => fail(&format!("FATAL: `help' function failed: {}", script::error_message(&e))),
+        };
+    }
+    match script::declared_options(main) {
+        Ok(Some(specs)) => {
+            println!("{} options:", shared.script.name);
+            let mut specs = specs;
+            specs.sort_by(|a, b| a.name.cmp(&b.name));
+            print!("{}", crate::cli::format_option_list(&specs));
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("'{}' test does not implement the 'help' command.", shared.script.name);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Builds a worker/command state with options exported.
+fn client_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<ClientStats>) -> Result<Lua, String> {
+    let lua = script::new_state(shared, phase, tid, stats)?;
+    let opts = shared.opts.read().map_err(|_| "options lock poisoned".to_string())?;
+    let legacy = script::declared_options(&lua).ok().flatten().is_none();
+    script::export_options(&lua, &opts).map_err(|e| script::error_message(&e))?;
+    if legacy {
+        script::export_legacy_globals(&lua, &opts).map_err(|e| script::error_message(&e))?;
+    }
+    Ok(lua)
+}
+
+fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status {
+    println!("Initializing worker threads...");
+    println!();
+    let failed = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = (0..cfg.threads)
+        .map(|tid| {
+            let shared = shared.clone();
+            let cmd = cmd.to_string();
+            let failed = failed.clone();
+            thread::Builder::new()
+                .stack_size(cfg.stack_size)
+                .name(format!("command-{tid}"))
+                .spawn(move || {
+                    let r = client_state(&shared, Phase::Command, tid, Arc::new(ClientStats::default())).and_then(|lua| {
+                        let (f, _) = script::custom_command(&lua, &cmd).ok_or_else(|| format!("command '{cmd}' vanished"))?;
+                        match f.call::<Value>(()) {
+                            Ok(Value::Boolean(false)) => Err(String::new()),
+                            Ok(_) => Ok(()),
+                            Err(e) => Err(format!(
+                                "FATAL: `sysbench.cmdline.call_command' function failed: {}",
+                                script::error_message(&e)
+                            )),
+                        }
+                    });
+                    if let Err(msg) = r {
+                        if !msg.is_empty() {
+                            println!("{msg}");
+                        }
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                })
+        })
+        .collect();
+    for h in handles {
+        match h {
+            Ok(h) => {
+                let _ = h.join();
+            }
+            Err(e) => {
+                println!("FATAL: cannot start a thread: {e}");
+                failed.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    // sysbench exits 0 here even when threads failed; we do not.
+    if failed.load(Ordering::Relaxed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Open-loop arrival queue for `--rate`.
+struct RateQueue {
+    queue: Mutex<VecDeque<Instant>>,
+    ready: Condvar,
+    dropped: AtomicU64,
+    generated: AtomicU64,
+}
+
+/// What the clients share during `run`.
+struct Control {
+    shared: Arc<Shared>,
+    events_limit: u64,
+    events_started: AtomicU64,
+    warmup_end: Mutex<Option<Instant>>,
+    rate: Option<RateQueue>,
+    in_flight: AtomicU64,
+    running: Mutex<u32>,
+    done: Condvar,
+    ready: Mutex<(u32, u32)>, // (ready, failed)
+    ready_cv: Condvar,
+    go: Mutex<Option<bool>>, // Some(true) = start, Some(false) = abort
+    go_cv: Condvar,
+    threads_running: AtomicU32,
+}
+
+impl Control {
+    /// The next event's intended start, or None when the client must stop.
+    fn next_event(&self) -> Option<Instant> {
+        if self.shared.past_deadline() {
+            return None;
+        }
+        if self.events_limit > 0 {
+            let in_warmup = self.warmup_end.lock().ok().and_then(|w| *w).is_some_and(|w| Instant::now() < w);
+            if !in_warmup && self.events_started.fetch_add(1, Ordering::Relaxed) >= self.events_limit {
+                return None;
+            }
+        }
+        let Some(rq) = &self.rate else { return Some(Instant::now()) };
+        let mut q = rq.queue.lock().ok()?;
+        loop {
+            if let Some(t) = q.pop_front() {
+                return Some(t);
+            }
+            if self.shared.past_deadline() {
+                return None;
+            }
+            q = rq.ready.wait_timeout(q, Duration::from_millis(20)).ok()?.0;
+        }
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    !matches!(v, Value::Nil | Value::Boolean(false))
+}
+
+struct ClientOutcome {
+    init_error: Option<String>,
+    run_error: Option<String>,
+    finished: Option<Instant>,
+}
+
+fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> ClientOutcome {
+    let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
+    let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
+        if let Some(f) = script::global_fn(&lua, "thread_init") {
+            f.call::<()>(tid).map_err(|e| format!("FATAL: `thread_init' function failed: {}", script::error_message(&e)))?;
+        }
+        Ok(lua)
+    });
+    {
+        let mut r = ctl.ready.lock().unwrap_or_else(|p| p.into_inner());
+        r.0 += 1;
+        if lua.is_err() {
+            r.1 += 1;
+        }
+        ctl.ready_cv.notify_all();
+    }
+    let lua = match lua {
+        Ok(l) => l,
+        Err(msg) => {
+            println!("{msg}");
+            out.init_error = Some(msg);
+            return out;
+        }
+    };
+    // Barrier: wait for the main thread's go (or abort).
+    {
+        let mut go = ctl.go.lock().unwrap_or_else(|p| p.into_inner());
+        while go.is_none() {
+            go = ctl.go_cv.wait(go).unwrap_or_else(|p| p.into_inner());
+        }
+        if *go == Some(false) {
+            return out;
+        }
+    }
+    let event_once = lua
+        .globals()
+        .get::<mlua::Table>("sysbench")
+        .and_then(|sb| sb.get::<mlua::Function>("_event_once"));
+    let event_once = match event_once {
+        Ok(f) => f,
+        Err(e) => {
+            out.run_error = Some(script::error_message(&e));
+            return out;
+        }
+    };
+    while let Some(intended) = ctl.next_event() {
+        let start = Instant::now();
+        ctl.in_flight.fetch_add(1, Ordering::Relaxed);
+        let r = event_once.call::<Value>(tid);
+        ctl.in_flight.fetch_sub(1, Ordering::Relaxed);
+        match r {
+            Ok(v) if truthy(&v) => break,
+            Ok(_) => {
+                let end = Instant::now();
+                let latency = end.duration_since(intended).as_nanos() as u64;
+                let service = rated.then(|| end.duration_since(start).as_nanos() as u64);
+                stats.record_event(latency, service);
+            }
+            Err(e) => {
+                let msg = format!("FATAL: `thread_run' function failed: {}", script::error_message(&e));
+                println!("{msg}");
+                ctl.shared.failed.store(true, Ordering::Relaxed);
+                out.run_error = Some(msg);
+                out.finished = Some(Instant::now());
+                return out;
+            }
+        }
+    }
+    out.finished = Some(Instant::now());
+    if let Some(f) = script::global_fn(&lua, "thread_done") {
+        if let Err(e) = f.call::<()>(tid) {
+            let msg = format!("FATAL: `thread_done' function failed: {}", script::error_message(&e));
+            println!("{msg}");
+            ctl.shared.failed.store(true, Ordering::Relaxed);
+            out.run_error = Some(msg);
+        }
+    }
+    out
+}
+
+fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
+    let Some(rq) = &ctl.rate else { return };
+    rand::seed_thread(Phase::Worker, u32::MAX);
+    let mut next = Instant::now();
+    let gap = |u: f64| Duration::from_secs_f64(-(1.0 - u).ln() / rate);
+    next += gap(rand::uniform_double());
+    while !ctl.shared.past_deadline() {
+        let now = Instant::now();
+        if next <= now {
+            let mut q = rq.queue.lock().unwrap_or_else(|p| p.into_inner());
+            while next <= now {
+                rq.generated.fetch_add(1, Ordering::Relaxed);
+                if q.len() < backlog {
+                    q.push_back(next);
+                } else {
+                    rq.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                next += gap(rand::uniform_double());
+            }
+            drop(q);
+            rq.ready.notify_all();
+        }
+        // Sleep to the next arrival, at most 10 ms, so the deadline is noticed.
+        let wait = next.saturating_duration_since(Instant::now()).min(Duration::from_millis(10));
+        if !wait.is_zero() {
+            thread::sleep(wait);
+        }
+    }
+}
+
+/// `run`: the benchmark itself.
+pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
+    if let Some(f) = script::global_fn(main, "init") {
+        if let Err(e) = f.call::<Value>(()) {
+            return fail(&format!("FATAL: `init' function failed: {}", script::error_message(&e)));
+        }
+    }
+    if script::global_fn(main, "event").is_none() {
+        return fail(&format!("FATAL: cannot find the event() function in {}", shared.script.chunk_name));
+    }
+    let text = cfg.format == Format::Text;
+    print_header(cfg, text);
+
+    let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::default())).collect();
+    let rated = cfg.rate > 0.0;
+    let ctl = Arc::new(Control {
+        shared: shared.clone(),
+        events_limit: cfg.events,
+        events_started: AtomicU64::new(0),
+        warmup_end: Mutex::new(None),
+        rate: rated.then(|| RateQueue {
+            queue: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+            dropped: AtomicU64::new(0),
+            generated: AtomicU64::new(0),
+        }),
+        in_flight: AtomicU64::new(0),
+        running: Mutex::new(cfg.threads),
+        done: Condvar::new(),
+        ready: Mutex::new((0, 0)),
+        ready_cv: Condvar::new(),
+        go: Mutex::new(None),
+        go_cv: Condvar::new(),
+        threads_running: AtomicU32::new(cfg.threads),
+    });
+    if text {
+        println!("Initializing worker threads...");
+        println!();
+    }
+    let mut handles = Vec::with_capacity(cfg.threads as usize);
+    for tid in 0..cfg.threads {
+        let ctl2 = ctl.clone();
+        let st = stats[tid as usize].clone();
+        let h = thread::Builder::new().stack_size(cfg.stack_size).name(format!("client-{tid}")).spawn(move || {
+            let out = client(ctl2.clone(), tid, st, rated);
+            ctl2.threads_running.fetch_sub(1, Ordering::Relaxed);
+            let mut r = ctl2.running.lock().unwrap_or_else(|p| p.into_inner());
+            *r -= 1;
+            ctl2.done.notify_all();
+            out
+        });
+        match h {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                println!("FATAL: cannot start client thread {tid}: {e} (lower --threads or raise the process limits)");
+                std::process::exit(1);
+            }
+        }
+    }
+    // Wait for every client to be ready.
+    let init_deadline = Instant::now() + cfg.init_timeout;
+    let init_failed = {
+        let mut r = ctl.ready.lock().unwrap_or_else(|p| p.into_inner());
+        while r.0 < cfg.threads {
+            let left = init_deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                println!(
+                    "FATAL: Worker threads failed to initialize within {} seconds! (raise --thread-init-timeout)",
+                    cfg.init_timeout.as_secs()
+                );
+                std::process::exit(2);
+            }
+            r = ctl.ready_cv.wait_timeout(r, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        r.1 > 0
+    };
+    let start = Instant::now();
+    let run_start = start + cfg.warmup;
+    {
+        if !cfg.time.is_zero() {
+            *shared.deadline.write().unwrap_or_else(|p| p.into_inner()) = Some(run_start + cfg.time);
+        }
+        *ctl.warmup_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(run_start);
+        *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
+        ctl.go_cv.notify_all();
+    }
+    if init_failed {
+        for h in handles {
+            let _ = h.join();
+        }
+        println!("FATAL: Thread initialization failed!");
+        return ExitCode::from(1);
+    }
+    if text {
+        println!("Threads started!");
+        println!();
+    }
+    let generator = rated.then(|| {
+        let c = ctl.clone();
+        let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
+        thread::spawn(move || rate_generator(c, rate, backlog))
+    });
+
+    // The reporting loop.
+    let mut collector = Collector::new(stats.clone());
+    let mut intervals: Vec<IntervalRow> = Vec::new();
+    let mut warmup_done = cfg.warmup.is_zero();
+    let mut period_start = run_start;
+    let mut last_tick = run_start;
+    let far = start + Duration::from_secs(100 * 365 * 86400);
+    let mut next_tick = if cfg.report_interval.is_zero() { far } else { run_start + cfg.report_interval };
+    let mut checkpoints: VecDeque<Instant> = cfg.checkpoints.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
+    let forced_at = cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| run_start + cfg.time + g);
+    let sql = || shared.driver_used.load(Ordering::Relaxed);
+    loop {
+        let now = Instant::now();
+        if !warmup_done && now >= run_start {
+            collector.reset();
+            warmup_done = true;
+        }
+        if let Some(f) = forced_at {
+            if now >= f {
+                let unfinished = ctl.in_flight.load(Ordering::Relaxed);
+                println!("FATAL: The --max-time limit has expired, forcing shutdown...");
+                println!();
+                println!("Number of unfinished transactions on forced shutdown: {unfinished}");
+                let cum = collector.cumulative();
+                let fairness = collector.fairness();
+                let rate_sum = rate_summary(&ctl, cfg, &cum, now.duration_since(run_start).as_secs_f64());
+                let summary = Summary {
+                    sql: sql(),
+                    threads: cfg.threads,
+                    percentiles: &cfg.percentiles,
+                    histogram: cfg.histogram,
+                    total_time: now.duration_since(run_start).as_secs_f64(),
+                    period_time: now.duration_since(period_start).as_secs_f64(),
+                    cumulative: &cum,
+                    fairness: &fairness,
+                    intervals: &intervals,
+                    rate: rate_sum,
+                    server_version: shared.server_version.get().cloned(),
+                    aborted: Some(format!("forced shutdown with {unfinished} unfinished events")),
+                };
+                report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                std::process::exit(2);
+            }
+        }
+        if warmup_done && now >= next_tick {
+            let p = collector.drain_interval();
+            let row = IntervalRow::new(
+                now.duration_since(run_start).as_secs_f64(),
+                now.duration_since(last_tick).as_secs_f64(),
+                ctl.threads_running.load(Ordering::Relaxed),
+                &p,
+                &cfg.percentiles,
+                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, ctl.in_flight.load(Ordering::Relaxed))),
+            );
+            report::interval_line(cfg.format, &row, sql(), &cfg.percentiles, main);
+            intervals.push(row);
+            last_tick = now;
+            while next_tick <= now {
+                next_tick += cfg.report_interval;
+            }
+        }
+        if warmup_done && checkpoints.front().is_some_and(|c| now >= *c) {
+            checkpoints.pop_front();
+            let cum = collector.cumulative();
+            let fairness = collector.fairness();
+            println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
+            let summary = Summary {
+                sql: sql(),
+                threads: cfg.threads,
+                percentiles: &cfg.percentiles,
+                histogram: cfg.histogram,
+                total_time: now.duration_since(run_start).as_secs_f64(),
+                period_time: now.duration_since(period_start).as_secs_f64(),
+                cumulative: &cum,
+                fairness: &fairness,
+                intervals: &[],
+                rate: None,
+                server_version: None,
+                aborted: None,
+            };
+            report::text::final_report(&summary);
+            collector.reset();
+            period_start = now;
+        }
+        let running = ctl.running.lock().unwrap_or_else(|p| p.into_inner());
+        if *running == 0 {
+            break;
+        }
+        let mut wake = next_tick.min(checkpoints.front().copied().unwrap_or(far));
+        if !warmup_done {
+            wake = wake.min(run_start);
+        }
+        if let Some(f) = forced_at {
+            wake = wake.min(f);
+        }
+        let wait = wake.saturating_duration_since(Instant::now()).max(Duration::from_micros(100));
+        let _ = ctl.done.wait_timeout(running, wait);
+    }
+    let mut end = run_start;
+    let mut errors = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(out) => {
+                if let Some(f) = out.finished {
+                    end = end.max(f);
+                }
+                if let Some(e) = out.run_error {
+                    errors.push(e);
+                }
+            }
+            Err(_) => errors.push("a client thread panicked".into()),
+        }
+    }
+    if let Some(g) = generator {
+        let _ = g.join();
+    }
+    let failed = shared.failed.load(Ordering::Relaxed) || !errors.is_empty();
+    let status = if failed {
+        ExitCode::from(1)
+    } else {
+        let cum = collector.cumulative();
+        let fairness = collector.fairness();
+        let total = end.duration_since(run_start).as_secs_f64().max(1e-9);
+        let period = end.duration_since(period_start.min(end)).as_secs_f64().max(1e-9);
+        let rate_sum = rate_summary(&ctl, cfg, &cum, total);
+        let summary = Summary {
+            sql: sql(),
+            threads: cfg.threads,
+            percentiles: &cfg.percentiles,
+            histogram: cfg.histogram,
+            total_time: total,
+            period_time: period,
+            cumulative: &cum,
+            fairness: &fairness,
+            intervals: &intervals,
+            rate: rate_sum,
+            server_version: shared.server_version.get().cloned(),
+            aborted: None,
+        };
+        let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
+        if !report::cumulative_hook(main, &summary) {
+            report::final_report(cfg.format, &summary, &opts, &shared.script.name);
+        }
+        if let Some(r) = &summary.rate {
+            report::rate_warnings(r);
+        }
+        ExitCode::SUCCESS
+    };
+    if let Some(f) = script::global_fn(main, "done") {
+        if let Err(e) = f.call::<Value>(()) {
+            println!("FATAL: `done' function failed: {}", script::error_message(&e));
+            return ExitCode::from(1);
+        }
+    }
+    status
+}
+
+fn rate_summary(ctl: &Control, cfg: &RunConfig, cum: &crate::stats::Period, secs: f64) -> Option<RateSummary> {
+    let rq = ctl.rate.as_ref()?;
+    Some(RateSummary {
+        target: cfg.rate,
+        achieved: cum.get(Counter::Event) as f64 / secs.max(1e-9),
+        not_started: rq.queue.lock().map(|q| q.len() as u64).unwrap_or(0),
+        dropped: rq.dropped.load(Ordering::Relaxed),
+    })
+}
+
+fn print_header(cfg: &RunConfig, text: bool) {
+    if !text {
+        return;
+    }
+    println!("Running the test with following options:");
+    println!("Number of threads: {}", cfg.threads);
+    if !cfg.warmup.is_zero() {
+        println!("Warmup time: {}s", cfg.warmup.as_secs());
+    }
+    if cfg.rate > 0.0 {
+        println!("Target transaction rate: {}/sec", crate::script::format_lua_number(cfg.rate));
+    }
+    if !cfg.report_interval.is_zero() {
+        println!("Report intermediate results every {} second(s)", crate::script::format_lua_number(cfg.report_interval.as_secs_f64()));
+    }
+    if !cfg.checkpoints.is_empty() {
+        let list: Vec<String> = cfg.checkpoints.iter().map(|c| c.to_string()).collect();
+        println!("Report checkpoint(s) at {} seconds", list.join(", "));
+    }
+    println!("Initializing random number generator from seed ({}).", rand_seed_for_header());
+    println!();
+    if let Some(g) = cfg.forced_grace {
+        if !cfg.time.is_zero() {
+            println!("Forcing shutdown in {} seconds", (cfg.time + g + cfg.warmup).as_secs());
+        }
+    }
+    println!();
+}
+
+static SEED_FOR_HEADER: AtomicU64 = AtomicU64::new(0);
+
+/// Records the effective seed for the run header.
+pub fn set_header_seed(seed: u64) {
+    SEED_FOR_HEADER.store(seed, Ordering::Relaxed);
+}
+
+fn rand_seed_for_header() -> u64 {
+    SEED_FOR_HEADER.load(Ordering::Relaxed)
+}
+
+/// Validates the run-related options into a [`RunConfig`].
+pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
+    let threads = opts.int("threads");
+    if threads <= 0 || threads > 1_000_000 {
+        return Err(format!("FATAL: Invalid value for --threads: {threads}."));
+    }
+    let time = opts.int("time");
+    if time < 0 {
+        return Err(format!("FATAL: Invalid value for --time: {time}. Use 0 for no time limit or a number of seconds."));
+    }
+    let events = opts.int("events");
+    if events < 0 {
+        return Err(format!("FATAL: Invalid value for --events: {events}. Use 0 for no event limit."));
+    }
+    let warmup = opts.int("warmup_time");
+    if warmup < 0 {
+        return Err(format!("FATAL: Invalid value for --warmup-time: {warmup}."));
+    }
+    let rate = opts.double("rate");
+    if rate < 0.0 || !rate.is_finite() {
+        return Err(format!("FATAL: Invalid value for --rate: {}. Use a positive number of events per second, or 0 for no rate limit.", opts.raw("rate")));
+    }
+    let ri = opts.double("report_interval");
+    if ri < 0.0 {
+        return Err(format!("FATAL: Invalid value for --report-interval: {}.", opts.raw("report_interval")));
+    }
+    let mut checkpoints = Vec::new();
+    for c in opts.list("report_checkpoints") {
+        match c.parse::<u64>() {
+            Ok(v) => checkpoints.push(v),
+            Err(_) => return Err(format!("FATAL: Invalid value for --report-checkpoints: '{c}' (whole seconds expected).")),
+        }
+    }
+    checkpoints.sort_unstable();
+    let forced = opts.str("forced_shutdown").trim().to_string();
+    let forced_grace = match forced.as_str() {
+        "off" | "" => None,
+        "on" => Some(Duration::from_secs_f64(time as f64 * 0.05)),
+        s if s.ends_with('%') => match s[..s.len() - 1].parse::<f64>() {
+            Ok(p) if p >= 0.0 => Some(Duration::from_secs_f64(time as f64 * p / 100.0)),
+            _ => return Err(format!("FATAL: Invalid value for --forced-shutdown: {s} (use off, N seconds or N%).")),
+        },
+        s => match s.parse::<f64>() {
+            Ok(v) if v >= 0.0 => Some(Duration::from_secs_f64(v)),
+            _ => return Err(format!("FATAL: Invalid value for --forced-shutdown: {s} (use off, N seconds or N%).")),
+        },
+    };
+    let mut percentiles = Vec::new();
+    for p in opts.list("percentile") {
+        match p.parse::<f64>() {
+            Ok(v) if (0.0..=100.0).contains(&v) => {
+                if v > 0.0 {
+                    percentiles.push(v)
+                }
+            }
+            _ => return Err(format!("FATAL: Invalid value for --percentile: {p} (numbers in 0..100, e.g. 95,99,99.9; 0 disables)")),
+        }
+    }
+    let histogram = opts.bool("histogram");
+    if histogram && percentiles.is_empty() {
+        return Err("FATAL: --histogram cannot be used with --percentile=0".into());
+    }
+    let format = Format::parse(opts.str("format"))
+        .ok_or_else(|| format!("FATAL: Invalid value for --format: '{}' (use text, json or csv)", opts.str("format")))?;
+    let init_timeout = opts.int("thread_init_timeout").max(1) as u64;
+    Ok(RunConfig {
+        threads: threads as u32,
+        time: Duration::from_secs(time as u64),
+        events: events as u64,
+        warmup: Duration::from_secs(warmup as u64),
+        rate,
+        report_interval: Duration::from_secs_f64(ri),
+        checkpoints,
+        forced_grace,
+        percentiles,
+        histogram,
+        init_timeout: Duration::from_secs(init_timeout),
+        stack_size: (opts.int("thread_stack_size").max(0) as usize).max(256 * 1024),
+        format,
+        rate_backlog: 1_000_000,
+    })
+}

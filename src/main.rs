@@ -1,0 +1,174 @@
+//! dbbench: a database benchmark lab. This binary is the load engine with a
+//! sysbench 1.0.20-compatible command line; see ARCHITECTURE.md.
+
+mod cli;
+mod driver;
+mod engine;
+mod options;
+mod rand;
+mod report;
+mod script;
+mod stats;
+mod workloads;
+
+use options::Options;
+use std::process::ExitCode;
+
+/// dbbench's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The sysbench release whose command line, Lua API and report we follow.
+pub const SYSBENCH_COMPAT_VERSION: &str = "1.0.20";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let status = real_main(argv);
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    status
+}
+
+/// Prints `msg` on stderr (argument errors) and returns exit status 1.
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("{msg}");
+    ExitCode::from(1)
+}
+
+/// Prints `msg` on stdout (sysbench's FATAL lines go there) and returns 1.
+fn fatal(msg: &str) -> ExitCode {
+    println!("{msg}");
+    ExitCode::from(1)
+}
+
+fn real_main(argv: Vec<String>) -> ExitCode {
+    let parsed = match cli::parse(&argv[1..]) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e),
+    };
+    let mut opts = Options::default();
+    opts.declare(cli::general_options());
+    opts.declare(driver::all_options());
+    let unknown = match cli::apply(&mut opts, &parsed.assignments) {
+        Ok(u) => u,
+        Err(e) => return usage_error(&e),
+    };
+    if opts.bool("help") {
+        print!("{}", cli::help_text());
+        return ExitCode::SUCCESS;
+    }
+    if opts.bool("version") {
+        println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible)");
+        return ExitCode::SUCCESS;
+    }
+    let Some(test) = parsed.positionals.first() else {
+        return usage_error("Missing test name: give a built-in test (e.g. oltp_read_write) or a Lua script path. See 'dbbench --help'.");
+    };
+    if cli::RESERVED_SUBCOMMANDS.contains(&test.as_str()) && !std::path::Path::new(test).exists() {
+        return usage_error(&format!(
+            "dbbench {test}: this subcommand is planned but not part of this version yet; the load engine (dbbench <test> <command>) is available."
+        ));
+    }
+    if let Some(extra) = parsed.positionals.get(2) {
+        return usage_error(&format!("Unrecognized command line argument: {extra}"));
+    }
+    let command = parsed.positionals.get(1).cloned();
+
+    // Validate what does not depend on the script first, as sysbench does.
+    let mut cfg = match engine::run_config(&opts) {
+        Ok(c) => c,
+        Err(e) => return fatal(&e),
+    };
+    let Some(dist) = rand::Distribution::parse(opts.str("rand_type")) else {
+        return fatal(&format!(
+            "FATAL: Invalid random numbers distribution: {}. (use uniform, gaussian, special, pareto or zipfian)",
+            opts.str("rand_type")
+        ));
+    };
+    let given_seed = opts.int("rand_seed");
+    let seed = if given_seed != 0 {
+        given_seed as u64
+    } else {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    };
+    rand::configure(rand::RandConfig {
+        default: dist,
+        spec_iter: opts.int("rand_spec_iter").max(1) as u32,
+        spec_pct: opts.double("rand_spec_pct"),
+        spec_res: opts.double("rand_spec_res"),
+        pareto_h: opts.double("rand_pareto_h"),
+        zipf_exp: opts.double("rand_zipfian_exp"),
+        seed,
+    });
+    engine::set_header_seed(seed);
+
+    let source = match script::ScriptSource::resolve(test) {
+        Ok(s) => s,
+        Err(e) => return fatal(&e),
+    };
+    let header = format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
+    if cfg.format == report::Format::Text {
+        println!("{header}");
+    } else {
+        eprintln!("{header}");
+    }
+
+    let shared = script::Shared::new(opts, source, argv.clone(), command);
+    let main_stats = std::sync::Arc::new(stats::ClientStats::default());
+    let main = match script::new_state(&shared, rand::Phase::Main, 0, main_stats) {
+        Ok(l) => l,
+        Err(e) => return fatal(&e),
+    };
+
+    // Script options: declared ones are typed; a script that declares none
+    // gets every unknown option as a string (sysbench's legacy mode).
+    {
+        let mut opts = shared.opts.write().unwrap_or_else(|p| p.into_inner());
+        let declared = match script::declared_options(&main) {
+            Ok(d) => d,
+            Err(e) => return fatal(&e),
+        };
+        let legacy = declared.is_none();
+        let mut leftovers = Vec::new();
+        match declared {
+            Some(specs) => {
+                opts.declare(specs);
+                for mut a in unknown {
+                    if opts.spec(&a.name).is_none() {
+                        if let Some((_, new)) = cli::WORKLOAD_ALIASES.iter().find(|(o, _)| *o == a.name) {
+                            if opts.spec(new).is_some() {
+                                a.name = new.to_string();
+                            }
+                        }
+                    }
+                    if opts.spec(&a.name).is_none() && cli::IGNORED_LEGACY.contains(&a.name.as_str()) {
+                        continue;
+                    }
+                    leftovers.push(a);
+                }
+            }
+            None => {
+                for a in &unknown {
+                    opts.declare([options::OptionSpec::new(&a.name, options::OptKind::String, "", "")]);
+                }
+                leftovers = unknown;
+            }
+        }
+        match cli::apply(&mut opts, &leftovers) {
+            Ok(rest) => {
+                if let Some(a) = rest.first() {
+                    return usage_error(&format!("invalid option: {}", a.original));
+                }
+            }
+            Err(e) => return usage_error(&e),
+        }
+        if let Err(e) = script::export_options(&main, &opts) {
+            return fatal(&format!("FATAL: {}", script::error_message(&e)));
+        }
+        if legacy {
+            let _ = script::export_legacy_globals(&main, &opts);
+        }
+        match engine::run_config(&opts) {
+            Ok(c) => cfg = c,
+            Err(e) => return fatal(&e),
+        }
+    }
+    engine::dispatch(&shared, &main, &cfg)
+}

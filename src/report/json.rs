@@ -1,0 +1,96 @@
+//! `--format=json`: one document with every figure (schema in
+//! `docs/json-schema.md`, versioned by `schema_version`).
+
+use super::{pct_label, IntervalRow, Summary};
+use crate::options::Options;
+use crate::stats::{Counter, LatencyAcc};
+use serde_json::{json, Map, Value};
+
+/// Version of the JSON layout; bump on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn latency(acc: &LatencyAcc, pct: &[f64]) -> Value {
+    let mut p = Map::new();
+    for q in pct {
+        p.insert(pct_label(*q), json!(acc.percentile_ms(*q)));
+    }
+    json!({
+        "count": acc.count,
+        "min_ms": acc.min_ms(),
+        "avg_ms": acc.avg_ms(),
+        "max_ms": acc.max_ms(),
+        "sum_ms": acc.sum_ms(),
+        "percentiles_ms": p,
+        "above_histogram_range": acc.overflow,
+    })
+}
+
+fn interval(row: &IntervalRow, pct: &[f64]) -> Value {
+    let mut p = Map::new();
+    for (q, v) in pct.iter().zip(&row.percentiles) {
+        p.insert(pct_label(*q), json!(v));
+    }
+    json!({
+        "time_s": row.time,
+        "interval_s": row.dt,
+        "threads_running": row.threads,
+        "events": row.counts[Counter::Event as usize],
+        "reads": row.counts[Counter::Read as usize],
+        "writes": row.counts[Counter::Write as usize],
+        "other": row.counts[Counter::Other as usize],
+        "errors": row.counts[Counter::Error as usize],
+        "reconnects": row.counts[Counter::Reconnect as usize],
+        "tps": row.per_sec(Counter::Event),
+        "qps": row.qps(),
+        "latency_ms": {"min": row.min, "avg": row.avg, "max": row.max, "percentiles": p},
+        "queue_length": row.queue.map(|q| q.0),
+        "concurrency": row.queue.map(|q| q.1),
+    })
+}
+
+/// Prints the document.
+pub fn final_report(s: &Summary, opts: &Options, test: &str) {
+    let mut options = Map::new();
+    for spec in opts.specs() {
+        // Never write passwords into results.
+        let v = if spec.name.contains("password") { "<hidden>".to_string() } else { opts.raw(&spec.name).to_string() };
+        options.insert(spec.name.clone(), json!(v));
+    }
+    let c = |k: Counter| s.count(k);
+    let doc = json!({
+        "schema_version": SCHEMA_VERSION,
+        "tool": "dbbench",
+        "version": crate::VERSION,
+        "test": test,
+        "server_version": s.server_version,
+        "threads": s.threads,
+        "aborted": s.aborted,
+        "total_time_s": s.total_time,
+        "counters": {
+            "events": c(Counter::Event),
+            "reads": c(Counter::Read),
+            "writes": c(Counter::Write),
+            "other": c(Counter::Other),
+            "queries": s.cumulative.queries(),
+            "errors": c(Counter::Error),
+            "reconnects": c(Counter::Reconnect),
+        },
+        "rates_per_s": {
+            "events": s.per_sec(Counter::Event),
+            "queries": s.cumulative.queries() as f64 / s.period_time,
+            "errors": s.per_sec(Counter::Error),
+            "reconnects": s.per_sec(Counter::Reconnect),
+        },
+        "latency": latency(&s.cumulative.latency, s.percentiles),
+        "latency_measured_from": if s.rate.is_some() { "intended_start" } else { "actual_start" },
+        "service_time": s.rate.as_ref().map(|_| latency(&s.cumulative.service, s.percentiles)),
+        "rate": s.rate.as_ref().map(|r| json!({
+            "target_per_s": r.target, "achieved_per_s": r.achieved,
+            "arrivals_not_started": r.not_started, "arrivals_dropped": r.dropped,
+        })),
+        "fairness": s.fairness.iter().map(|(e, t)| json!({"events": e, "time_s": t})).collect::<Vec<_>>(),
+        "intervals": s.intervals.iter().map(|r| interval(r, s.percentiles)).collect::<Vec<_>>(),
+        "options": options,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+}

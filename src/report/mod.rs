@@ -1,0 +1,235 @@
+//! Reports: what a run measured, in sysbench's text layout (default), JSON
+//! or CSV. One file per format; this module holds the figures they share.
+//!
+//! Every latency figure is labelled by what it measures: under `--rate` the
+//! sysbench-compatible "Latency" block is measured from each event's
+//! intended start (queueing included) and a separate "Service time" block
+//! from its actual start; without `--rate` both are the same thing and only
+//! one is printed.
+
+pub mod csv;
+pub mod json;
+pub mod text;
+
+use crate::options::Options;
+use crate::stats::{Counter, Period};
+use mlua::Lua;
+
+/// Output format (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// sysbench 1.0's text layout.
+    Text,
+    /// One JSON document at the end (schema in docs/json-schema.md).
+    Json,
+    /// CSV rows: one per interval, then a total row.
+    Csv,
+}
+
+impl Format {
+    /// Parses `--format`.
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "text" | "" => Some(Format::Text),
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
+/// `--rate` outcome.
+#[derive(Debug, Clone)]
+pub struct RateSummary {
+    /// `--rate`.
+    pub target: f64,
+    /// Completed events per second.
+    pub achieved: f64,
+    /// Arrivals still queued when the run ended.
+    pub not_started: u64,
+    /// Arrivals dropped because the backlog was full.
+    pub dropped: u64,
+}
+
+/// One interval's figures.
+#[derive(Debug, Clone)]
+pub struct IntervalRow {
+    /// Seconds since the start of measurement (after warmup).
+    pub time: f64,
+    /// Measured length of this interval, seconds.
+    pub dt: f64,
+    /// Client threads still running.
+    pub threads: u32,
+    /// Counter deltas.
+    pub counts: crate::stats::Counts,
+    /// Interval latency percentiles (ms), as `--percentile`; None without events.
+    pub percentiles: Vec<Option<f64>>,
+    /// Interval min/avg/max latency (ms).
+    pub min: Option<f64>,
+    /// Interval mean latency (ms).
+    pub avg: Option<f64>,
+    /// Interval max latency (ms).
+    pub max: Option<f64>,
+    /// Under `--rate`: (queue length, events in flight) at the tick.
+    pub queue: Option<(u64, u64)>,
+}
+
+impl IntervalRow {
+    /// Figures of one drained interval.
+    pub fn new(time: f64, dt: f64, threads: u32, p: &Period, pct: &[f64], queue: Option<(u64, u64)>) -> IntervalRow {
+        IntervalRow {
+            time,
+            dt: dt.max(1e-9),
+            threads,
+            counts: p.counts,
+            percentiles: pct.iter().map(|q| p.latency.percentile_ms(*q)).collect(),
+            min: p.latency.min_ms(),
+            avg: p.latency.avg_ms(),
+            max: p.latency.max_ms(),
+            queue,
+        }
+    }
+    /// A counter's rate per second over the interval.
+    pub fn per_sec(&self, c: Counter) -> f64 {
+        self.counts[c as usize] as f64 / self.dt
+    }
+    /// Queries per second.
+    pub fn qps(&self) -> f64 {
+        self.per_sec(Counter::Read) + self.per_sec(Counter::Write) + self.per_sec(Counter::Other)
+    }
+}
+
+/// Everything the final report shows.
+pub struct Summary<'a> {
+    /// A DB driver was used (the SQL block is printed).
+    pub sql: bool,
+    /// `--threads`.
+    pub threads: u32,
+    /// `--percentile` values.
+    pub percentiles: &'a [f64],
+    /// `--histogram`.
+    pub histogram: bool,
+    /// Seconds since the start of measurement.
+    pub total_time: f64,
+    /// Seconds since the start or the last checkpoint (rates divide by this).
+    pub period_time: f64,
+    /// Cumulative figures.
+    pub cumulative: &'a Period,
+    /// Per-client (events, seconds).
+    pub fairness: &'a [(u64, f64)],
+    /// Interval rows, for JSON/CSV.
+    pub intervals: &'a [IntervalRow],
+    /// `--rate` outcome.
+    pub rate: Option<RateSummary>,
+    /// Server version of the first connection.
+    pub server_version: Option<String>,
+    /// Set when the run did not finish normally.
+    pub aborted: Option<String>,
+}
+
+impl Summary<'_> {
+    /// A counter's total.
+    pub fn count(&self, c: Counter) -> u64 {
+        self.cumulative.get(c)
+    }
+    /// A counter's rate per second.
+    pub fn per_sec(&self, c: Counter) -> f64 {
+        self.count(c) as f64 / self.period_time
+    }
+}
+
+/// Percentile label: `95` for whole numbers, `99.9` otherwise.
+pub fn pct_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as u64)
+    } else {
+        format!("{p}")
+    }
+}
+
+/// Prints one interval report (or calls the script's report_intermediate hook).
+pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], main: &Lua) {
+    if let Some(hook) = crate::script::hook(main, "report_intermediate") {
+        if let Ok(stat) = stat_table(main, row) {
+            if let Err(e) = hook.call::<()>(stat) {
+                println!("FATAL: report_intermediate hook failed: {}", crate::script::error_message(&e));
+            }
+            return;
+        }
+    }
+    match format {
+        Format::Text => text::interval_line(row, sql, pct),
+        Format::Csv => csv::interval_line(row, pct),
+        Format::Json => {}
+    }
+}
+
+fn stat_table(lua: &Lua, row: &IntervalRow) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    t.set("threads_running", row.threads)?;
+    t.set("time_interval", row.dt)?;
+    t.set("time_total", row.time)?;
+    t.set("latency_pct", row.percentiles.first().copied().flatten().unwrap_or(0.0) / 1000.0)?;
+    t.set("events", row.counts[Counter::Event as usize])?;
+    t.set("reads", row.counts[Counter::Read as usize])?;
+    t.set("writes", row.counts[Counter::Write as usize])?;
+    t.set("other", row.counts[Counter::Other as usize])?;
+    t.set("errors", row.counts[Counter::Error as usize])?;
+    t.set("reconnects", row.counts[Counter::Reconnect as usize])?;
+    t.set("queue_length", row.queue.map(|q| q.0).unwrap_or(0))?;
+    t.set("concurrency", row.queue.map(|q| q.1).unwrap_or(0))?;
+    Ok(t)
+}
+
+/// Calls the script's report_cumulative hook instead of the report; returns
+/// whether one was defined.
+pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
+    let Some(hook) = crate::script::hook(main, "report_cumulative") else { return false };
+    let r = (|| -> mlua::Result<()> {
+        let t = main.create_table()?;
+        t.set("threads_running", 0)?;
+        t.set("time_interval", s.period_time)?;
+        t.set("time_total", s.total_time)?;
+        let lat = &s.cumulative.latency;
+        t.set("latency_pct", s.percentiles.first().and_then(|p| lat.percentile_ms(*p)).unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_min", lat.min_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_max", lat.max_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_avg", lat.avg_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_sum", lat.sum_ms() / 1000.0)?;
+        for (name, c) in [
+            ("events", Counter::Event),
+            ("reads", Counter::Read),
+            ("writes", Counter::Write),
+            ("other", Counter::Other),
+            ("errors", Counter::Error),
+            ("reconnects", Counter::Reconnect),
+        ] {
+            t.set(name, s.count(c))?;
+        }
+        hook.call::<()>(t)
+    })();
+    if let Err(e) = r {
+        println!("FATAL: report_cumulative hook failed: {}", crate::script::error_message(&e));
+    }
+    true
+}
+
+/// Prints the final report in the chosen format.
+pub fn final_report(format: Format, s: &Summary, opts: &Options, test: &str) {
+    match format {
+        Format::Text => text::final_report(s),
+        Format::Json => json::final_report(s, opts, test),
+        Format::Csv => csv::final_report(s),
+    }
+}
+
+/// Warnings after a `--rate` run whose target was not met.
+pub fn rate_warnings(r: &RateSummary) {
+    if r.achieved < r.target * 0.95 || r.dropped > 0 {
+        eprintln!(
+            "WARNING: the target rate of {:.2} events/s was not reached (achieved {:.2}/s; {} arrivals not started, {} dropped). \
+             Latencies above include the queueing delay. Raise --threads or lower --rate.",
+            r.target, r.achieved, r.not_started, r.dropped
+        );
+    }
+}

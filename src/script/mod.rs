@@ -1,0 +1,386 @@
+//! Lua scripting: one LuaJIT state per client (and one main state), with the
+//! sysbench 1.0 API.
+//!
+//! A state is built by [`new_state`]: standard libraries (including `ffi`,
+//! which third-party suites use), the Rust primitives (`sysbench.rand`, the
+//! SQL handles in [`sql`]), the Lua prelude (`prelude.lua`: cmdline tables,
+//! hooks, the SQL wrappers and the restart protocol), a module searcher that
+//! resolves the built-in workloads, and finally the user's script body.
+//! States share nothing but [`Shared`] (read-mostly configuration, driver
+//! cache, failure flag).
+
+pub mod sql;
+
+use crate::driver::Driver;
+use crate::options::{OptKind, OptionSpec, Options};
+use crate::rand::{self, Phase};
+use crate::stats::ClientStats;
+use crate::workloads;
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Instant;
+
+/// The script to run: a built-in workload or a file.
+#[derive(Debug, Clone)]
+pub struct ScriptSource {
+    /// Name as the user gave it (`oltp_read_write` or `./my.lua`).
+    pub name: String,
+    /// Chunk name for error messages (`oltp_read_write.lua`, `./my.lua`).
+    pub chunk_name: String,
+    /// The Lua source.
+    pub code: String,
+    /// Directory of a file script (added to `package.path`), if any.
+    pub dir: Option<String>,
+}
+
+impl ScriptSource {
+    /// Resolves a test name: an existing file path first, then a built-in
+    /// workload (with or without `.lua`).
+    pub fn resolve(name: &str) -> Result<ScriptSource, String> {
+        let p = Path::new(name);
+        if p.is_file() {
+            let code = std::fs::read_to_string(p)
+                .map_err(|e| format!("FATAL: Cannot read benchmark '{name}': {e}"))?;
+            let dir = p.parent().map(|d| if d.as_os_str().is_empty() { ".".into() } else { d.display().to_string() });
+            return Ok(ScriptSource { name: name.to_string(), chunk_name: name.to_string(), code, dir });
+        }
+        let base = name.strip_suffix(".lua").unwrap_or(name);
+        match workloads::builtin(base) {
+            Some(code) => Ok(ScriptSource {
+                name: base.to_string(),
+                chunk_name: format!("{base}.lua"),
+                code: code.to_string(),
+                dir: None,
+            }),
+            None => Err(format!(
+                "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module \
+                 (built-in tests: run 'dbbench --help' for the list)"
+            )),
+        }
+    }
+}
+
+/// State shared by all Lua states of one process.
+pub struct Shared {
+    /// All options; script options are added once the main state declared them.
+    pub opts: RwLock<Options>,
+    /// The script.
+    pub script: ScriptSource,
+    /// The command line (argv[0] = program).
+    pub argv: Vec<String>,
+    /// The command (`prepare`, `run`, ...), if any.
+    pub command: Option<String>,
+    drivers: Mutex<HashMap<String, Arc<dyn Driver>>>,
+    /// A driver was created in this process (the report then has an SQL block).
+    pub driver_used: AtomicBool,
+    /// The first connection's server version.
+    pub server_version: OnceLock<String>,
+    /// Set when any client fails: everyone stops at the next event.
+    pub failed: AtomicBool,
+    /// No new event (and no reconnect attempt) after this instant.
+    pub deadline: RwLock<Option<Instant>>,
+}
+
+impl Shared {
+    /// A new shared context.
+    pub fn new(opts: Options, script: ScriptSource, argv: Vec<String>, command: Option<String>) -> Arc<Shared> {
+        Arc::new(Shared {
+            opts: RwLock::new(opts),
+            script,
+            argv,
+            command,
+            drivers: Mutex::new(HashMap::new()),
+            driver_used: AtomicBool::new(false),
+            server_version: OnceLock::new(),
+            failed: AtomicBool::new(false),
+            deadline: RwLock::new(None),
+        })
+    }
+
+    /// The driver of that name (default `--db-driver`), created on first use.
+    pub fn driver(&self, name: Option<&str>) -> Result<Arc<dyn Driver>, String> {
+        let opts = self.opts.read().map_err(|_| "options lock poisoned".to_string())?;
+        let name = name.map(str::to_string).unwrap_or_else(|| opts.str("db_driver").to_string());
+        let mut cache = self.drivers.lock().map_err(|_| "driver lock poisoned".to_string())?;
+        if let Some(d) = cache.get(&name) {
+            return Ok(d.clone());
+        }
+        let d = crate::driver::create(&name, &opts)?;
+        cache.insert(name, d.clone());
+        self.driver_used.store(true, Ordering::Relaxed);
+        Ok(d)
+    }
+
+    /// Whether the run should stop reconnecting / starting events.
+    pub fn past_deadline(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+            || self.deadline.read().ok().and_then(|d| *d).is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// Per-state context, stored as Lua app data.
+pub struct StateCtx {
+    /// Process-wide context.
+    pub shared: Arc<Shared>,
+    /// `sysbench.tid`.
+    pub tid: u32,
+    /// Where this state's statements are counted.
+    pub stats: Arc<ClientStats>,
+}
+
+/// Innermost message of a Lua error (without mlua's wrapping and traceback).
+pub fn error_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => error_message(cause),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::ExternalError(e) => e.to_string(),
+        mlua::Error::WithContext { cause, .. } => error_message(cause),
+        other => other.to_string(),
+    }
+}
+
+/// Builds a Lua state for `tid` and runs the script body in it.
+pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<ClientStats>) -> Result<Lua, String> {
+    rand::seed_thread(phase, tid);
+    // SAFETY: `ffi` must be available because sysbench scripts (and
+    // third-party suites) use it; scripts are trusted code the user runs.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+    lua.set_app_data(StateCtx { shared: shared.clone(), tid, stats });
+    install_api(&lua, shared, tid).map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
+    lua.load(&shared.script.code)
+        .set_name(format!("@{}", shared.script.chunk_name))
+        .exec()
+        .map_err(|e| format!("FATAL: {}", error_message(&e)))?;
+    Ok(lua)
+}
+
+fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
+    let g = lua.globals();
+    let sb = lua.create_table()?;
+    sb.set("tid", tid)?;
+    sb.set("version", crate::SYSBENCH_COMPAT_VERSION)?;
+    sb.set("version_string", format!("sysbench {} (dbbench {})", crate::SYSBENCH_COMPAT_VERSION, crate::VERSION))?;
+    sb.set("rand", rand_table(lua)?)?;
+    sb.set("_sql", sql::raw_table(lua)?)?;
+    let cmdline = lua.create_table()?;
+    let argv = lua.create_table()?;
+    for (i, a) in shared.argv.iter().enumerate() {
+        argv.raw_set(i as i64, a.as_str())?;
+    }
+    cmdline.set("argv", argv)?;
+    cmdline.set("command", shared.command.as_deref())?;
+    cmdline.set("script_path", shared.script.chunk_name.as_str())?;
+    sb.set("cmdline", cmdline)?;
+    g.set("sysbench", sb)?;
+
+    // Route Lua output through Rust's stdout so it interleaves correctly
+    // with the engine's own lines.
+    let print = lua.create_function(|_, args: mlua::Variadic<Value>| {
+        let mut out = std::io::stdout().lock();
+        for (i, v) in args.iter().enumerate() {
+            if i > 0 {
+                let _ = out.write_all(b"\t");
+            }
+            let _ = out.write_all(&lua_tostring(v));
+        }
+        let _ = out.write_all(b"\n");
+        Ok(())
+    })?;
+    g.set("print", print)?;
+    let write = lua.create_function(|_, args: mlua::Variadic<Value>| {
+        let mut out = std::io::stdout().lock();
+        for v in args.iter() {
+            let _ = out.write_all(&lua_tostring(v));
+        }
+        Ok(())
+    })?;
+    let io: Table = g.get("io")?;
+    io.set("write", write)?;
+
+    lua.load(include_str!("prelude.lua")).set_name("@dbbench/prelude.lua").exec()?;
+
+    // Built-in workloads are modules too (`require("oltp_common")`).
+    let package: Table = g.get("package")?;
+    if let Some(dir) = &shared.script.dir {
+        let path: String = package.get("path")?;
+        package.set("path", format!("{dir}/?.lua;{path}"))?;
+    }
+    let loaders: Table = package.get("loaders")?;
+    let searcher = lua.create_function(|lua, name: String| {
+        match workloads::builtin(&name) {
+            Some(code) => Ok(Value::Function(lua.load(code).set_name(format!("@{name}.lua")).into_function()?)),
+            None => Ok(Value::String(lua.create_string(format!("\n\tno built-in dbbench workload '{name}'"))?)),
+        }
+    })?;
+    loaders.raw_insert(2, searcher)?;
+    Ok(())
+}
+
+fn lua_tostring(v: &Value) -> Vec<u8> {
+    match v {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Nil => b"nil".to_vec(),
+        Value::Boolean(b) => b.to_string().into_bytes(),
+        Value::Integer(i) => i.to_string().into_bytes(),
+        Value::Number(n) => format_lua_number(*n).into_bytes(),
+        other => other.to_string().unwrap_or_default().into_bytes(),
+    }
+}
+
+/// Formats a number like Lua 5.1's `%.14g`.
+pub fn format_lua_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        let s = format!("{n:.14e}");
+        // Fall back to Rust's shortest repr, which matches %.14g for common values.
+        let _ = s;
+        format!("{n}")
+    }
+}
+
+fn rand_table(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    fn bounds(a: f64, b: f64) -> (u32, u32) {
+        (a.clamp(0.0, u32::MAX as f64) as u32, b.clamp(0.0, u32::MAX as f64) as u32)
+    }
+    macro_rules! dist {
+        ($name:literal, $f:path) => {
+            t.set(
+                $name,
+                lua.create_function(|_, (a, b): (f64, f64)| {
+                    let (a, b) = bounds(a, b);
+                    Ok($f(a, b) as f64)
+                })?,
+            )?;
+        };
+    }
+    dist!("uniform", rand::uniform);
+    dist!("gaussian", rand::gaussian);
+    dist!("special", rand::special);
+    dist!("pareto", rand::pareto);
+    dist!("zipfian", rand::zipfian);
+    dist!("default", rand::default);
+    t.set("unique", lua.create_function(|_, ()| Ok(rand::unique() as f64))?)?;
+    t.set("uniform_double", lua.create_function(|_, ()| Ok(rand::uniform_double()))?)?;
+    t.set("uniform_uint64", lua.create_function(|_, ()| Ok(rand::next_u64() as f64))?)?;
+    t.set(
+        "string",
+        lua.create_function(|lua, fmt: mlua::String| lua.create_string(rand::string(&fmt.as_bytes())))?,
+    )?;
+    t.set(
+        "varstring",
+        lua.create_function(|lua, (a, b): (f64, f64)| {
+            let (a, b) = bounds(a, b);
+            lua.create_string(rand::varstring(a, b))
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// Sets `sysbench.opt` from the options (after the body ran, as sysbench does).
+pub fn export_options(lua: &Lua, opts: &Options) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    for spec in opts.specs() {
+        let raw = opts.raw(&spec.name);
+        let v: Value = match spec.kind {
+            OptKind::Bool => Value::Boolean(opts.bool(&spec.name)),
+            OptKind::Int | OptKind::Size => Value::Number(opts.int(&spec.name) as f64),
+            OptKind::Double => Value::Number(opts.double(&spec.name)),
+            OptKind::String => Value::String(lua.create_string(raw)?),
+            OptKind::List => {
+                let l = lua.create_table()?;
+                for (i, item) in opts.list(&spec.name).iter().enumerate() {
+                    l.raw_set(i + 1, item.as_str())?;
+                }
+                Value::Table(l)
+            }
+            OptKind::File => Value::Nil,
+        };
+        t.set(spec.name.as_str(), v)?;
+    }
+    let sb: Table = lua.globals().get("sysbench")?;
+    sb.set("opt", t)
+}
+
+/// Legacy mode (a script that declares no options): options are also
+/// globals, as strings for undeclared ones; existing functions are kept.
+pub fn export_legacy_globals(lua: &Lua, opts: &Options) -> mlua::Result<()> {
+    let g = lua.globals();
+    let sb: Table = g.get("sysbench")?;
+    let opt: Table = sb.get("opt")?;
+    for pair in opt.pairs::<String, Value>() {
+        let (k, v) = pair?;
+        if !matches!(g.get::<Value>(k.as_str())?, Value::Function(_)) {
+            g.set(k, v)?;
+        }
+    }
+    let _ = opts;
+    Ok(())
+}
+
+/// Reads `sysbench.cmdline.options` after the body ran: `None` when the
+/// script declares none (legacy mode).
+pub fn declared_options(lua: &Lua) -> Result<Option<Vec<OptionSpec>>, String> {
+    let read = || -> mlua::Result<Option<Vec<OptionSpec>>> {
+        let sb: Table = lua.globals().get("sysbench")?;
+        let cmdline: Table = sb.get("cmdline")?;
+        let Value::Table(decl) = cmdline.get::<Value>("options")? else { return Ok(None) };
+        let mut specs = Vec::new();
+        for pair in decl.pairs::<String, Table>() {
+            let (name, d) = pair?;
+            let description: String = d.get::<Option<String>>(1)?.unwrap_or_default();
+            let default: Value = d.get(2)?;
+            let explicit: Option<i64> = d.get(3)?;
+            let (kind, default_text) = match &default {
+                Value::Boolean(b) => (OptKind::Bool, if *b { "on" } else { "off" }.to_string()),
+                Value::Integer(i) => (OptKind::Double, i.to_string()),
+                Value::Number(n) => (OptKind::Double, format_lua_number(*n)),
+                Value::String(s) => (OptKind::String, s.to_string_lossy()),
+                Value::Table(t) => {
+                    let items: Vec<String> = t.sequence_values::<Value>().filter_map(|v| v.ok()).map(|v| String::from_utf8_lossy(&lua_tostring(&v)).into_owned()).collect();
+                    (OptKind::List, items.join(","))
+                }
+                _ => (OptKind::String, String::new()),
+            };
+            let kind = explicit.and_then(OptKind::from_sysbench_code).unwrap_or(kind);
+            specs.push(OptionSpec { name: name.replace('-', "_"), kind, default: default_text, description });
+        }
+        Ok(Some(specs))
+    };
+    read().map_err(|e| format!("FATAL: invalid sysbench.cmdline.options in {}: {}", "script", error_message(&e)))
+}
+
+/// A global function of the state, if the script defines it.
+pub fn global_fn(lua: &Lua, name: &str) -> Option<Function> {
+    match lua.globals().get::<Value>(name) {
+        Ok(Value::Function(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// A hook from `sysbench.hooks`, if set.
+pub fn hook(lua: &Lua, name: &str) -> Option<Function> {
+    let sb: Table = lua.globals().get("sysbench").ok()?;
+    let hooks: Table = sb.get("hooks").ok()?;
+    match hooks.get::<Value>(name) {
+        Ok(Value::Function(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// `sysbench.cmdline.commands[name]`: (function, parallel?).
+pub fn custom_command(lua: &Lua, name: &str) -> Option<(Function, bool)> {
+    let sb: Table = lua.globals().get("sysbench").ok()?;
+    let cmdline: Table = sb.get("cmdline").ok()?;
+    let cmds: Table = cmdline.get("commands").ok()?;
+    let c: Table = cmds.get(name).ok()?;
+    let f: Function = c.get(1).ok()?;
+    let parallel = matches!(c.get::<Value>(2), Ok(Value::Boolean(true)));
+    Some((f, parallel))
+}

@@ -1,0 +1,384 @@
+//! `sysbench.sql` primitives: driver, connection, statement, parameter and
+//! result-set handles as Lua userdata.
+//!
+//! Every statement is counted here, as sysbench does: a result set (even
+//! empty) is a read, affected rows > 0 a write, anything else "other".
+//! Errors are classified by the driver; ignorable ones are rolled back (or
+//! the connection re-established) and counted *before* Lua sees them, and
+//! come back as an error table with `errcode = RESTART_EVENT`; the prelude
+//! raises it. Fatal errors print sysbench's `FATAL:` line with the server's
+//! code and message.
+
+use super::{StateCtx, Shared};
+use crate::driver::{Connection, DbError, Driver, ErrorAction, Outcome, ResultSet, StmtId, Value as DbValue};
+use crate::stats::{ClientStats, Counter};
+use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// sysbench.error.RESTART_EVENT / sysbench.sql.error.FATAL.
+const ERRCODE_RESTART: i64 = 1;
+const ERRCODE_FATAL: i64 = 2;
+
+/// The `sysbench._sql` table the prelude wraps.
+pub fn raw_table(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set(
+        "driver",
+        lua.create_function(|lua, name: Option<String>| {
+            let ctx = ctx(lua)?;
+            match ctx.shared.driver(name.as_deref()) {
+                Ok(d) => Ok(DriverUd { driver: d }),
+                Err(msg) => {
+                    println!("FATAL: {msg}");
+                    Err(mlua::Error::runtime("failed to initialize the DB driver"))
+                }
+            }
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn ctx(lua: &Lua) -> mlua::Result<mlua::AppDataRef<'_, StateCtx>> {
+    lua.app_data_ref::<StateCtx>().ok_or_else(|| mlua::Error::runtime("dbbench: state context missing"))
+}
+
+struct DriverUd {
+    driver: Arc<dyn Driver>,
+}
+
+impl UserData for DriverUd {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("name", |_, this, ()| Ok(this.driver.name()));
+        m.add_method("connect", |lua, this, ()| {
+            let ctx = ctx(lua)?;
+            match this.driver.connect() {
+                Ok(mut conn) => {
+                    if ctx.shared.server_version.get().is_none() {
+                        let _ = ctx.shared.server_version.set(conn.server_version());
+                    }
+                    Ok(ConUd(Rc::new(RefCell::new(ConState {
+                        conn: Some(conn),
+                        driver: this.driver.clone(),
+                        stats: ctx.stats.clone(),
+                        shared: ctx.shared.clone(),
+                    }))))
+                }
+                Err(e) => {
+                    println!("FATAL: {}", e.message);
+                    Err(mlua::Error::runtime("connection creation failed"))
+                }
+            }
+        });
+    }
+}
+
+struct ConState {
+    conn: Option<Box<dyn Connection>>,
+    driver: Arc<dyn Driver>,
+    stats: Arc<ClientStats>,
+    shared: Arc<Shared>,
+}
+
+impl ConState {
+    fn conn(&mut self) -> Result<&mut Box<dyn Connection>, DbError> {
+        self.conn.as_mut().ok_or_else(|| DbError {
+            kind: crate::driver::ErrorKind::ConnectionLost,
+            code: 0,
+            sqlstate: String::new(),
+            message: "the connection was closed by disconnect()".into(),
+        })
+    }
+
+    fn count(&self, o: &Outcome) {
+        self.stats.inc(match o {
+            Outcome::Rows(_) => Counter::Read,
+            Outcome::Affected(n) if *n > 0 => Counter::Write,
+            Outcome::Affected(_) => Counter::Other,
+        });
+    }
+
+    /// Applies the driver's policy to an error; returns the Lua error table.
+    fn handle_error(&mut self, lua: &Lua, err: DbError, sql: &str, func: &str) -> mlua::Result<Table> {
+        self.stats.inc(Counter::Error);
+        let action = self.driver.classify(&err);
+        let errcode = match action {
+            ErrorAction::Restart => {
+                // sysbench does not roll back before restarting (a later
+                // BEGIN would then commit half a transaction); we do.
+                if let Some(c) = self.conn.as_mut() {
+                    let _ = c.query("ROLLBACK");
+                }
+                ERRCODE_RESTART
+            }
+            ErrorAction::Reconnect => {
+                if self.reconnect_until_deadline() {
+                    ERRCODE_RESTART
+                } else {
+                    ERRCODE_FATAL
+                }
+            }
+            ErrorAction::Fatal => {
+                print_fatal(self.driver.name(), func, &err, sql);
+                ERRCODE_FATAL
+            }
+        };
+        let t = lua.create_table()?;
+        t.set("sql_errno", err.code)?;
+        t.set("sql_state", err.sqlstate.as_str())?;
+        t.set("sql_errmsg", err.message.as_str())?;
+        t.set("query", sql)?;
+        t.set("errcode", errcode)?;
+        Ok(t)
+    }
+
+    /// Reconnects, retrying until it works or the run ends (never past
+    /// `--time`: sysbench's retry loop ignores it).
+    fn reconnect_until_deadline(&mut self) -> bool {
+        let Some(c) = self.conn.as_mut() else { return false };
+        loop {
+            match c.reconnect() {
+                Ok(()) => {
+                    self.stats.inc(Counter::Reconnect);
+                    return true;
+                }
+                Err(e) => {
+                    if self.shared.past_deadline() {
+                        println!("FATAL: reconnect failed: {}", e.message);
+                        return false;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+    }
+
+    fn result(&mut self, lua: &Lua, r: Result<Outcome, DbError>, sql: &str, func: &str) -> mlua::Result<(Value, Value)> {
+        match r {
+            Ok(o) => {
+                self.count(&o);
+                match o {
+                    Outcome::Rows(rs) => Ok((Value::UserData(lua.create_userdata(ResultUd { rs, pos: 0 })?), Value::Nil)),
+                    Outcome::Affected(_) => Ok((Value::Nil, Value::Nil)),
+                }
+            }
+            Err(e) => Ok((Value::Nil, Value::Table(self.handle_error(lua, e, sql, func)?))),
+        }
+    }
+}
+
+fn print_fatal(driver: &str, func: &str, err: &DbError, sql: &str) {
+    match driver {
+        "mysql" => println!("FATAL: {func}() returned error {} ({}) for query '{sql}'", err.code, err.message),
+        "pgsql" => {
+            println!("FATAL: {func}() failed: {} {}", err.sqlstate, err.message);
+            println!("FATAL: failed query was: {sql}");
+        }
+        _ => println!("FATAL: {driver} {func} returned error {} ({}) for query '{sql}'", err.code, err.message),
+    }
+}
+
+fn func_name(driver: &str, prepared: bool) -> &'static str {
+    match (driver, prepared) {
+        ("mysql", false) => "mysql_drv_query",
+        ("mysql", true) => "mysql_stmt_execute",
+        ("pgsql", false) => "PQexec",
+        ("pgsql", true) => "PQexecPrepared",
+        (_, false) => "query",
+        (_, true) => "execute",
+    }
+}
+
+struct ConUd(Rc<RefCell<ConState>>);
+
+impl UserData for ConUd {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("query", |lua, this, sql: mlua::String| {
+            let sql = sql.to_str()?;
+            let mut st = this.0.borrow_mut();
+            let func = func_name(st.driver.name(), false);
+            let r = match st.conn() {
+                Ok(c) => c.query(&sql),
+                Err(e) => Err(e),
+            };
+            st.result(lua, r, &sql, func)
+        });
+        m.add_method("prepare", |lua, this, sql: String| {
+            let mut st = this.0.borrow_mut();
+            let r = match st.conn() {
+                Ok(c) => c.prepare(&sql),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(id) => {
+                    let ud = StmtUd { con: this.0.clone(), id, sql, params: Vec::new(), closed: false };
+                    Ok((Value::UserData(lua.create_userdata(ud)?), Value::Nil))
+                }
+                Err(e) => Ok((Value::Nil, Value::Table(st.handle_error(lua, e, &sql, "prepare")?))),
+            }
+        });
+        m.add_method("disconnect", |_, this, ()| {
+            this.0.borrow_mut().conn = None;
+            Ok(())
+        });
+        m.add_method("reconnect", |lua, this, ()| {
+            let mut st = this.0.borrow_mut();
+            let r = match st.conn() {
+                Ok(c) => c.reconnect(),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(()) => {
+                    st.stats.inc(Counter::Reconnect);
+                    Ok((Value::Boolean(true), Value::Nil))
+                }
+                Err(e) => Ok((Value::Nil, Value::Table(st.handle_error(lua, e, "<reconnect>", "reconnect")?))),
+            }
+        });
+    }
+}
+
+struct ParamSlot {
+    kind: i64,
+    max_len: usize,
+    value: DbValue,
+}
+
+/// sysbench.sql.type codes.
+const T_TINYINT: i64 = 1;
+const T_BIGINT: i64 = 4;
+const T_FLOAT: i64 = 5;
+const T_DOUBLE: i64 = 6;
+const T_CHAR: i64 = 11;
+const T_VARCHAR: i64 = 12;
+
+struct ParamUd(Rc<RefCell<ParamSlot>>);
+
+impl UserData for ParamUd {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("set", |_, this, v: Value| {
+            let mut p = this.0.borrow_mut();
+            p.value = match v {
+                Value::Nil => DbValue::Null,
+                Value::Integer(i) => to_kind(p.kind, i as f64, None),
+                Value::Number(n) => to_kind(p.kind, n, None),
+                Value::Boolean(b) => DbValue::Int(b as i64),
+                Value::String(s) => {
+                    let bytes = s.as_bytes();
+                    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(p.max_len)]).into_owned();
+                    match p.kind {
+                        T_TINYINT..=T_BIGINT => text.trim().parse::<i64>().map(DbValue::Int).unwrap_or(DbValue::Text(text)),
+                        T_FLOAT | T_DOUBLE => text.trim().parse::<f64>().map(DbValue::Double).unwrap_or(DbValue::Text(text)),
+                        _ => DbValue::Text(text),
+                    }
+                }
+                other => return Err(mlua::Error::runtime(format!("cannot bind a {} value", other.type_name()))),
+            };
+            Ok(())
+        });
+        m.add_method("set_rand_str", |_, this, fmt: mlua::String| {
+            let mut p = this.0.borrow_mut();
+            let mut s = crate::rand::string(&fmt.as_bytes());
+            s.truncate(p.max_len);
+            p.value = DbValue::Text(String::from_utf8_lossy(&s).into_owned());
+            Ok(())
+        });
+    }
+}
+
+fn to_kind(kind: i64, n: f64, _: Option<()>) -> DbValue {
+    match kind {
+        T_FLOAT | T_DOUBLE => DbValue::Double(n),
+        T_CHAR | T_VARCHAR => DbValue::Text(super::format_lua_number(n)),
+        _ => DbValue::Int(n as i64),
+    }
+}
+
+struct StmtUd {
+    con: Rc<RefCell<ConState>>,
+    id: StmtId,
+    sql: String,
+    params: Vec<Rc<RefCell<ParamSlot>>>,
+    closed: bool,
+}
+
+impl UserData for StmtUd {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("bind_create", |_, _this, (kind, max_len): (i64, Option<usize>)| {
+            if !(T_TINYINT..=T_VARCHAR).contains(&kind) || (7..=10).contains(&kind) {
+                return Err(mlua::Error::runtime(format!("Unsupported argument type: {kind}")));
+            }
+            let max_len = if kind == T_CHAR || kind == T_VARCHAR { max_len.unwrap_or(0) } else { usize::MAX };
+            Ok(ParamUd(Rc::new(RefCell::new(ParamSlot { kind, max_len, value: DbValue::Null }))))
+        });
+        m.add_method_mut("bind_param", |_, this, params: Variadic<AnyUserData>| {
+            this.params.clear();
+            for p in params.iter() {
+                let slot = p.borrow::<ParamUd>()?;
+                this.params.push(slot.0.clone());
+            }
+            Ok(())
+        });
+        m.add_method("execute", |lua, this, ()| {
+            if this.closed {
+                return Err(mlua::Error::runtime("execute() on a closed statement"));
+            }
+            let values: Vec<DbValue> = this.params.iter().map(|p| p.borrow().value.clone()).collect();
+            let mut st = this.con.borrow_mut();
+            let func = func_name(st.driver.name(), true);
+            let r = match st.conn() {
+                Ok(c) => c.execute(this.id, &values),
+                Err(e) => Err(e),
+            };
+            let sql = this.sql.clone();
+            st.result(lua, r, &sql, func)
+        });
+        m.add_method_mut("close", |_, this, ()| {
+            if !this.closed {
+                this.closed = true;
+                if let Some(c) = this.con.borrow_mut().conn.as_mut() {
+                    c.close_statement(this.id);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+struct ResultUd {
+    rs: ResultSet,
+    pos: usize,
+}
+
+impl UserData for ResultUd {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("nrows", |_, this| Ok(this.rs.rows.len()));
+        f.add_field_method_get("nfields", |_, this| Ok(this.rs.columns));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("fetch_row", |lua, this, ()| {
+            let Some(row) = this.rs.rows.get(this.pos) else { return Ok(Value::Nil) };
+            this.pos += 1;
+            let t = lua.create_table_with_capacity(row.len(), 0)?;
+            for (i, cell) in row.iter().enumerate() {
+                if let Some(bytes) = cell {
+                    t.raw_set(i + 1, lua.create_string(bytes)?)?;
+                }
+            }
+            Ok(Value::Table(t))
+        });
+        m.add_method_mut("free", |_, this, ()| {
+            this.rs = ResultSet::default();
+            this.pos = 0;
+            Ok(())
+        });
+    }
+}
+
+/// Marks the failure flag (used when a fatal SQL error ends a client).
+pub fn mark_failed(shared: &Shared) {
+    shared.failed.store(true, Ordering::Relaxed);
+}

@@ -1,0 +1,368 @@
+//! Per-client counters and latency histograms, and the collector that merges
+//! them into interval and cumulative figures.
+//!
+//! Each client owns a [`ClientStats`]: atomic counters (read by the collector
+//! without stopping the client) and latency accumulators behind uncontended
+//! mutexes. The collector drains the accumulators on every report tick, so
+//! per-interval figures are exact for that interval, and merges them into the
+//! cumulative accumulator. Nothing recorded before [`Collector::reset`] (the
+//! end of warmup, or a checkpoint) reaches any later figure.
+//!
+//! Latency histograms are HDR histograms in microseconds, 1 µs to 1 h with 3
+//! significant digits; min, max and sum are kept exactly in nanoseconds
+//! beside them.
+
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Statement and event counters, in sysbench's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// Statement returned a result set.
+    Read = 0,
+    /// Statement changed rows.
+    Write = 1,
+    /// Statement neither returned rows nor changed any (BEGIN, COMMIT, DDL...).
+    Other = 2,
+    /// Completed event ("transaction").
+    Event = 3,
+    /// Ignored (or fatal) SQL error.
+    Error = 4,
+    /// Reconnect after a lost connection.
+    Reconnect = 5,
+}
+
+/// Number of [`Counter`] kinds.
+pub const NCOUNTERS: usize = 6;
+
+/// Counter values, indexed by [`Counter`].
+pub type Counts = [u64; NCOUNTERS];
+
+/// Highest latency the histograms track (1 h, in µs); longer values are clamped
+/// into the top bucket and counted in [`LatencyAcc::overflow`].
+pub const HIST_MAX_US: u64 = 3_600_000_000;
+
+/// Latency accumulator: HDR histogram plus exact min/max/sum.
+#[derive(Debug, Clone)]
+pub struct LatencyAcc {
+    /// Histogram of latencies in µs.
+    pub hist: Histogram<u64>,
+    /// Number of recorded latencies.
+    pub count: u64,
+    /// Exact minimum, ns (u64::MAX when empty).
+    pub min_ns: u64,
+    /// Exact maximum, ns.
+    pub max_ns: u64,
+    /// Exact sum, ns.
+    pub sum_ns: u128,
+    /// Values above [`HIST_MAX_US`] (clamped in the histogram).
+    pub overflow: u64,
+}
+
+impl Default for LatencyAcc {
+    fn default() -> Self {
+        LatencyAcc {
+            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+            count: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            overflow: 0,
+        }
+    }
+}
+
+impl LatencyAcc {
+    /// Records one latency in nanoseconds.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        let us = (ns / 1000).max(1);
+        if us > HIST_MAX_US {
+            self.overflow += 1;
+        }
+        // Cannot fail: the value is clamped into the histogram's range.
+        let _ = self.hist.record(us.min(HIST_MAX_US));
+        self.count += 1;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += ns as u128;
+    }
+
+    /// Adds another accumulator into this one.
+    pub fn merge(&mut self, other: &LatencyAcc) {
+        if other.count == 0 {
+            return;
+        }
+        // Same bounds on both sides, so adding cannot fail.
+        let _ = self.hist.add(&other.hist);
+        self.count += other.count;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.sum_ns += other.sum_ns;
+        self.overflow += other.overflow;
+    }
+
+    /// Empties the accumulator, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.hist.reset();
+        self.count = 0;
+        self.min_ns = u64::MAX;
+        self.max_ns = 0;
+        self.sum_ns = 0;
+        self.overflow = 0;
+    }
+
+    /// Percentile `p` (0..100] in milliseconds, clamped to the exact
+    /// [min, max]; `None` without samples.
+    pub fn percentile_ms(&self, p: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let v_us = self.hist.value_at_quantile(p / 100.0);
+        // The histogram reports the bucket's upper edge; never report a value
+        // outside what was actually measured.
+        let ns = (v_us.saturating_mul(1000)).clamp(self.min_ns, self.max_ns);
+        Some(ns as f64 / 1e6)
+    }
+
+    /// Minimum in ms, `None` when empty.
+    pub fn min_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.min_ns as f64 / 1e6)
+    }
+    /// Maximum in ms, `None` when empty.
+    pub fn max_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.max_ns as f64 / 1e6)
+    }
+    /// Mean in ms, `None` when empty.
+    pub fn avg_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_ns as f64 / self.count as f64 / 1e6)
+    }
+    /// Sum in ms.
+    pub fn sum_ms(&self) -> f64 {
+        self.sum_ns as f64 / 1e6
+    }
+}
+
+/// One client's live statistics, shared between the client and the collector.
+#[derive(Debug, Default)]
+pub struct ClientStats {
+    counters: [AtomicU64; NCOUNTERS],
+    /// Event latency: from intended start under `--rate`, else from actual start.
+    latency: Mutex<LatencyAcc>,
+    /// Service time (actual start to end); only filled under `--rate`.
+    service: Mutex<LatencyAcc>,
+    /// Events whose latency was recorded, and their total latency, since the
+    /// last reset: the "threads fairness" figures.
+    fair_events: AtomicU64,
+    fair_time_ns: AtomicU64,
+}
+
+impl ClientStats {
+    /// Adds one to a counter.
+    #[inline]
+    pub fn inc(&self, c: Counter) {
+        self.counters[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Current value of a counter (monotonic since the start).
+    pub fn get(&self, c: Counter) -> u64 {
+        self.counters[c as usize].load(Ordering::Relaxed)
+    }
+
+    /// Records a completed event: counts it and its latency (and, under
+    /// `--rate`, its service time).
+    #[inline]
+    pub fn record_event(&self, latency_ns: u64, service_ns: Option<u64>) {
+        self.inc(Counter::Event);
+        if let Ok(mut l) = self.latency.lock() {
+            l.record(latency_ns);
+        }
+        if let Some(s) = service_ns {
+            if let Ok(mut acc) = self.service.lock() {
+                acc.record(s);
+            }
+        }
+        self.fair_events.fetch_add(1, Ordering::Relaxed);
+        self.fair_time_ns.fetch_add(latency_ns, Ordering::Relaxed);
+    }
+
+    fn counts(&self) -> Counts {
+        std::array::from_fn(|i| self.counters[i].load(Ordering::Relaxed))
+    }
+}
+
+/// A period's figures: counter deltas and latencies recorded in it.
+#[derive(Debug, Clone, Default)]
+pub struct Period {
+    /// Counter deltas over the period.
+    pub counts: Counts,
+    /// Event latency.
+    pub latency: LatencyAcc,
+    /// Service time (empty unless `--rate`).
+    pub service: LatencyAcc,
+}
+
+impl Period {
+    /// A counter's delta.
+    pub fn get(&self, c: Counter) -> u64 {
+        self.counts[c as usize]
+    }
+    /// Reads + writes + other.
+    pub fn queries(&self) -> u64 {
+        self.get(Counter::Read) + self.get(Counter::Write) + self.get(Counter::Other)
+    }
+}
+
+/// Merges all clients' statistics. Owned by the thread that reports.
+pub struct Collector {
+    clients: Vec<Arc<ClientStats>>,
+    /// Counter values at the last interval drain.
+    last_interval: Counts,
+    /// Counter values at the last reset (warmup end / checkpoint).
+    base: Counts,
+    /// Everything since the last reset.
+    cumulative: Period,
+}
+
+impl Collector {
+    /// A collector over the given clients.
+    pub fn new(clients: Vec<Arc<ClientStats>>) -> Collector {
+        Collector { clients, last_interval: [0; NCOUNTERS], base: [0; NCOUNTERS], cumulative: Period::default() }
+    }
+
+    fn sum_counts(&self) -> Counts {
+        let mut total = [0; NCOUNTERS];
+        for c in &self.clients {
+            for (t, v) in total.iter_mut().zip(c.counts()) {
+                *t += v;
+            }
+        }
+        total
+    }
+
+    /// Drains the clients' latencies recorded since the previous drain into
+    /// a new interval (also merged into the cumulative period).
+    pub fn drain_interval(&mut self) -> Period {
+        let mut p = Period::default();
+        for c in &self.clients {
+            if let Ok(mut l) = c.latency.lock() {
+                p.latency.merge(&l);
+                l.clear();
+            }
+            if let Ok(mut s) = c.service.lock() {
+                p.service.merge(&s);
+                s.clear();
+            }
+        }
+        let now = self.sum_counts();
+        for i in 0..NCOUNTERS {
+            p.counts[i] = now[i] - self.last_interval[i];
+        }
+        self.last_interval = now;
+        self.cumulative.latency.merge(&p.latency);
+        self.cumulative.service.merge(&p.service);
+        p
+    }
+
+    /// Discards everything recorded so far (warmup end, checkpoint).
+    pub fn reset(&mut self) {
+        self.drain_interval();
+        self.base = self.last_interval;
+        self.cumulative = Period::default();
+        for c in &self.clients {
+            c.fair_events.store(0, Ordering::Relaxed);
+            c.fair_time_ns.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Everything since the last reset (drains pending latencies first).
+    pub fn cumulative(&mut self) -> Period {
+        self.drain_interval();
+        let mut p = self.cumulative.clone();
+        for i in 0..NCOUNTERS {
+            p.counts[i] = self.last_interval[i] - self.base[i];
+        }
+        p
+    }
+
+    /// Per-client (events, seconds of event latency) since the last reset.
+    pub fn fairness(&self) -> Vec<(u64, f64)> {
+        self.clients
+            .iter()
+            .map(|c| (c.fair_events.load(Ordering::Relaxed), c.fair_time_ns.load(Ordering::Relaxed) as f64 / 1e9))
+            .collect()
+    }
+}
+
+/// Population mean and standard deviation.
+pub fn mean_stddev(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = xs.clone().count();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = xs.clone().sum::<f64>() / n as f64;
+    let var = xs.map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_clamped_to_exact_min_max() {
+        let mut a = LatencyAcc::default();
+        for ns in [1_234_567u64, 2_000_000, 3_000_001] {
+            a.record(ns);
+        }
+        assert_eq!(a.min_ms(), Some(1.234567));
+        assert_eq!(a.max_ms(), Some(3.000001));
+        let p100 = a.percentile_ms(100.0).unwrap();
+        assert!(p100 <= 3.000001 && p100 > 2.99, "{p100}");
+        let p1 = a.percentile_ms(1.0).unwrap();
+        assert!(p1 >= 1.234567 && p1 < 1.24, "{p1}");
+        assert!((a.avg_ms().unwrap() - 2.078189).abs() < 1e-6);
+    }
+
+    #[test]
+    fn empty_accumulator_has_no_figures() {
+        let a = LatencyAcc::default();
+        assert_eq!(a.percentile_ms(95.0), None);
+        assert_eq!(a.avg_ms(), None);
+    }
+
+    #[test]
+    fn three_significant_digits() {
+        let mut a = LatencyAcc::default();
+        for i in 1..=1000u64 {
+            a.record(i * 1_000_000); // 1..1000 ms
+        }
+        let p99 = a.percentile_ms(99.0).unwrap();
+        assert!((p99 - 990.0).abs() / 990.0 < 0.001, "{p99}");
+        let p999 = a.percentile_ms(99.9).unwrap();
+        assert!((p999 - 999.0).abs() / 999.0 < 0.001, "{p999}");
+    }
+
+    #[test]
+    fn collector_intervals_and_reset() {
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        c.inc(Counter::Read);
+        c.record_event(5_000_000, None);
+        let p = col.drain_interval();
+        assert_eq!(p.get(Counter::Read), 1);
+        assert_eq!(p.latency.count, 1);
+        col.reset();
+        c.inc(Counter::Write);
+        c.record_event(7_000_000, None);
+        let i = col.drain_interval();
+        assert_eq!(i.get(Counter::Read), 0);
+        assert_eq!(i.get(Counter::Write), 1);
+        let cum = col.cumulative();
+        assert_eq!(cum.get(Counter::Event), 1);
+        assert_eq!(cum.latency.count, 1);
+        assert_eq!(cum.latency.min_ms(), Some(7.0));
+        assert_eq!(col.fairness(), vec![(1, 0.007)]);
+    }
+}
