@@ -15,7 +15,8 @@
 #
 # Environment (defaults in brackets):
 #   DBBENCH [target/release/dbbench]   SYSBENCH [sysbench]
-#   WORKLOADS [oltp_point_select oltp_read_only]   THREADS [1 4 16 64 1024]
+#   WORKLOADS [oltp_point_select oltp_read_only]
+#   THREADS [1 4 16 64 1024] (set empty to run only the MANY_CLIENTS case)
 #   ROUNDS [3]  TIME [10] seconds per run   TABLES [4]  TABLE_SIZE [100000]
 #   WARMUP [5] seconds of unmeasured warm-up after prepare (0: none)
 #   PREPARE_WITH [sysbench]  which tool creates the tables (sysbench|dbbench)
@@ -38,7 +39,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 DBBENCH=${DBBENCH:-target/release/dbbench}
 SYSBENCH=${SYSBENCH:-sysbench}
 WORKLOADS=${WORKLOADS:-oltp_point_select oltp_read_only}
-THREADS=${THREADS:-1 4 16 64 1024}
+THREADS=${THREADS-1 4 16 64 1024}   # empty: only the MANY_CLIENTS case
 ROUNDS=${ROUNDS:-3}
 TIME=${TIME:-10}
 TABLES=${TABLES:-4}
@@ -235,7 +236,7 @@ median() {
         sort -g |
         awk '{ a[NR] = $1 } END {
             if (NR == 0) { print "NA"; exit }
-            print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+            printf "%.2f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
@@ -264,7 +265,7 @@ report_config() {
     rc=$(ratio "${C[dbbench]}" "${C[sysbench]}")
     rr=$(ratio "${R[dbbench]}" "${R[sysbench]}")
     rv=$(ratio "${V[dbbench]}" "${V[sysbench]}")
-    echo "dbbench/sysbench: QPS x$rq, client CPU/query x$rc, RSS x$rr, server CPU/query x$rv"
+    echo "ratios dbbench/sysbench: QPS $rq, client CPU/query $rc, RSS $rr, server CPU/query $rv"
     echo "raw rounds (tool round: qps, client us/q, RSS MiB, server us/q, elapsed s):"
     awk -F'\t' -v wl="$wl" -v th="$th" '$1 == wl && $2 == th {
         printf "  %-9s %s: %10s qps %9s us/q %8s MiB %9s us/q %7s s\n", $4, $3, $5, $7, $10, $11, $12 }' "$TSV"

@@ -106,9 +106,8 @@ port_in_use() {
 # 15432...).  A remaining race is handled by retrying the start.
 pick_port() {
     local p i
-    for i in $(seq 1 200); do
+    for ((i = 0; i < 200; i++)); do
         p=$((20000 + (RANDOM * 32768 + RANDOM) % 12768))
-        : "$i"
         [ "$p" = "${AVOID_PORT:-}" ] && continue
         port_in_use "$p" || { echo "$p"; return 0; }
     done

@@ -128,6 +128,10 @@ psql -X -q -h "$DBBENCH_TEST_PGSQL_HOST" -p "$DBBENCH_TEST_PGSQL_PORT" -U sbtest
     die "cannot connect to PostgreSQL as sbtest via $DBBENCH_TEST_PGSQL_HOST:$DBBENCH_TEST_PGSQL_PORT; log: $SERVER_DIR/postgresql.log"
 log "MariaDB: socket $DBBENCH_TEST_MYSQL_SOCKET, port $DBBENCH_TEST_MYSQL_PORT; PostgreSQL: $DBBENCH_TEST_PGSQL_HOST port $DBBENCH_TEST_PGSQL_PORT"
 
+# Tells the integration tests that servers are provided, so they must fail
+# (not skip) when they cannot use them.
+export DBBENCH_TEST_REQUIRE_SERVERS=1
+
 # ------------------------------------------------------------ tests
 if [ "${DBBENCH_SKIP_CARGO:-}" = 1 ]; then
     log "DBBENCH_SKIP_CARGO=1: skipping cargo build and cargo test"

@@ -20,6 +20,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const SYSBENCH_COMPAT_VERSION: &str = "1.0.20";
 
 fn main() -> ExitCode {
+    // A panic is a dbbench bug. End the whole process with a clear line
+    // rather than leave other client threads waiting at a barrier forever.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        eprintln!("FATAL: internal error (a dbbench bug, please report it): {info}");
+        std::process::exit(3);
+    }));
     let argv: Vec<String> = std::env::args().collect();
     let status = real_main(argv);
     let _ = std::io::Write::flush(&mut std::io::stdout());

@@ -170,8 +170,8 @@ pub fn normalize(name: &str) -> String {
 /// Parses sysbench booleans: on/true/1/"" (bare flag) and off/false/0.
 pub fn parse_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "" | "yes" => Some(true),
-        "off" | "false" | "0" | "no" => Some(false),
+        "on" | "true" | "1" | "" => Some(true),
+        "off" | "false" | "0" => Some(false),
         _ => None,
     }
 }

@@ -119,7 +119,10 @@ impl LatencyAcc {
         if self.count == 0 {
             return None;
         }
-        let v_us = self.hist.value_at_quantile(p / 100.0);
+        // p / 100 is inexact (99.9 / 100 = 0.9990000000000001), which would
+        // move the nearest-rank percentile one rank up; nudge it down.
+        let q = (p / 100.0 - 1e-12).clamp(0.0, 1.0);
+        let v_us = self.hist.value_at_quantile(q);
         // The histogram reports the bucket's upper edge; never report a value
         // outside what was actually measured.
         let ns = (v_us.saturating_mul(1000)).clamp(self.min_ns, self.max_ns);

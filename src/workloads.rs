@@ -24,6 +24,8 @@ pub const ALL: &[(&str, &str)] = &[
     ("update_non_index", include_str!("../workloads/update_non_index.lua")),
     ("insert", include_str!("../workloads/insert.lua")),
     ("delete", include_str!("../workloads/delete.lua")),
+    ("legacy_select_random_points", include_str!("../workloads/legacy_select_random_points.lua")),
+    ("legacy_select_random_ranges", include_str!("../workloads/legacy_select_random_ranges.lua")),
 ];
 
 /// The source of a built-in script by name.

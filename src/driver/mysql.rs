@@ -1,8 +1,746 @@
-//! TEMPORARY STUB (replaced by the real driver).
-use crate::options::{Options, OptionSpec};
-/// Options.
-pub fn options() -> Vec<OptionSpec> { Vec::new() }
-/// Generic options.
-pub fn generic_options() -> Vec<OptionSpec> { Vec::new() }
-/// Create.
-pub fn create(_o: &Options) -> Result<Box<dyn super::Driver>, String> { Err("mysql driver not built yet".into()) }
+//! MySQL / MariaDB driver on the synchronous `mysql` crate: one `mysql::Conn`
+//! per connection, server-side prepared statements kept by handle (the
+//! crate's statement cache is disabled, so executing never looks SQL up),
+//! results fully buffered as text cells.
+//!
+//! Endpoints: each new connection takes the next host:port (all ports of a
+//! host, then the next host) or, when `--mysql-socket` is set, the next
+//! socket. Unlike libmysqlclient, host `localhost` is reached by TCP on
+//! 127.0.0.1 (the client has no compiled-in default socket path); give
+//! `--mysql-socket` to use a unix socket.
+
+use std::fmt::{self, Write as _};
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use mysql::consts::ColumnType;
+use mysql::prelude::{Protocol, Queryable};
+use mysql::{ClientIdentity, Column, Conn, DriverError, Opts, OptsBuilder, Params, QueryResult, SslOpts, Statement};
+
+use super::sqlite::{closed_stmt, Slots, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated};
+use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, StmtId, Value};
+use crate::options::{OptKind, OptionSpec, Options};
+
+/// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
+const ER_UNSUPPORTED_PS: u16 = 1295;
+
+/// Options of the MySQL driver, with sysbench 1.0.20's defaults.
+pub fn options() -> Vec<OptionSpec> {
+    vec![
+        OptionSpec::new("mysql_host", OptKind::List, "localhost", "MySQL server host(s); connections go round-robin (localhost = TCP 127.0.0.1)"),
+        OptionSpec::new("mysql_port", OptKind::List, "3306", "MySQL server port(s), combined with every host"),
+        OptionSpec::new("mysql_socket", OptKind::List, "", "MySQL unix socket file(s); when set, hosts and ports are ignored"),
+        OptionSpec::new("mysql_user", OptKind::String, "sbtest", "MySQL user"),
+        OptionSpec::new("mysql_password", OptKind::String, "", "MySQL password"),
+        OptionSpec::new("mysql_db", OptKind::String, "sbtest", "MySQL database name"),
+        OptionSpec::new(
+            "mysql_ssl",
+            OptKind::Bool,
+            "off",
+            "Require TLS; uses client-cert.pem/client-key.pem and cacert.pem from the current directory if present, else does not verify the server certificate",
+        ),
+        OptionSpec::new("mysql_ssl_cipher", OptKind::String, "", "Accepted for compatibility and ignored: the TLS library chooses the cipher"),
+        OptionSpec::new("mysql_compression", OptKind::Bool, "off", "Use the compressed client/server protocol (zlib)"),
+        OptionSpec::new(
+            "mysql_ignore_errors",
+            OptKind::List,
+            "1213,1020,1205",
+            "MySQL error numbers that restart the event (2006/2013/2011/2055 reconnect first), or 'all'",
+        ),
+        OptionSpec::new("mysql_dry_run", OptKind::Bool, "off", "Do not connect: every statement succeeds without a server and counts as 'other'"),
+    ]
+}
+
+/// Where one connection goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// Host name or address, and port.
+    Tcp(String, u16),
+    /// Unix socket path.
+    Socket(String),
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
+            Endpoint::Socket(s) => write!(f, "socket {s}"),
+        }
+    }
+}
+
+/// The round-robin order: every socket, or every port of each host in turn.
+pub(crate) fn endpoints(hosts: &[String], ports: &[String], sockets: &[String]) -> Result<Vec<Endpoint>, String> {
+    if !sockets.is_empty() {
+        return Ok(sockets.iter().map(|s| Endpoint::Socket(s.clone())).collect());
+    }
+    let ports = ports
+        .iter()
+        .map(|p| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid --mysql-port value '{p}': use port numbers 1-65535")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let eps: Vec<Endpoint> = hosts.iter().flat_map(|h| ports.iter().map(move |p| Endpoint::Tcp(h.clone(), *p))).collect();
+    if eps.is_empty() {
+        return Err("--mysql-host and --mysql-port must name at least one host and port".into());
+    }
+    Ok(eps)
+}
+
+/// Errors that can be ignored: `None` means `all`.
+fn parse_ignore(items: &[String]) -> Result<Option<Vec<i64>>, String> {
+    if items.iter().any(|s| s.eq_ignore_ascii_case("all")) {
+        return Ok(None);
+    }
+    items
+        .iter()
+        .map(|s| s.parse::<i64>().map_err(|_| format!("invalid --mysql-ignore-errors item '{s}': use MySQL error numbers, or 'all'")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// TLS settings for `--mysql-ssl` (files looked up in the current directory).
+fn ssl_opts() -> SslOpts {
+    let mut ssl = SslOpts::default();
+    if Path::new("client-cert.pem").exists() && Path::new("client-key.pem").exists() {
+        ssl = ssl.with_client_identity(Some(ClientIdentity::new(Path::new("client-cert.pem"), Path::new("client-key.pem"))));
+    }
+    if Path::new("cacert.pem").exists() {
+        // Verify the chain against the given CA, but not the host name: servers
+        // usually carry auto-generated certificates (like libmysqlclient's VERIFY_CA).
+        ssl.with_root_cert_path(Some(Path::new("cacert.pem"))).with_danger_skip_domain_validation(true)
+    } else {
+        // ssl-mode REQUIRED semantics: encrypted, certificate not verified.
+        ssl.with_danger_accept_invalid_certs(true).with_danger_skip_domain_validation(true)
+    }
+}
+
+#[derive(Debug)]
+struct Config {
+    endpoints: Vec<Endpoint>,
+    user: String,
+    password: String,
+    db: String,
+    ssl: Option<SslOpts>,
+    compress: bool,
+    ignore: Option<Vec<i64>>,
+    ps_disabled: bool,
+    dry_run: bool,
+}
+
+impl Config {
+    fn opts(&self, ep: &Endpoint) -> Opts {
+        let non_empty = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+        let b = OptsBuilder::new()
+            .user(non_empty(&self.user))
+            .pass(non_empty(&self.password))
+            .db_name(non_empty(&self.db))
+            // Statements are kept by handle; a cache would only add lookups and hold server statements.
+            .stmt_cache_size(0)
+            // Go exactly where asked, not to the server's socket after a TCP handshake.
+            .prefer_socket(false)
+            .tcp_nodelay(true)
+            .ssl_opts(self.ssl.clone())
+            .compress(self.compress.then(mysql::Compression::default));
+        let b = match ep {
+            Endpoint::Tcp(h, p) => b.ip_or_hostname(Some(if h == "localhost" { "127.0.0.1" } else { h.as_str() })).tcp_port(*p),
+            Endpoint::Socket(s) => b.socket(Some(s.as_str())),
+        };
+        b.into()
+    }
+}
+
+/// The MySQL driver: configuration plus the round-robin counter.
+#[derive(Debug)]
+pub struct MysqlDriver {
+    cfg: Arc<Config>,
+    next: AtomicUsize,
+}
+
+/// Builds the driver from the options; the error is one line naming the bad option.
+pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
+    Ok(Box::new(MysqlDriver::new(opts)?))
+}
+
+impl MysqlDriver {
+    fn new(opts: &Options) -> Result<MysqlDriver, String> {
+        let cfg = Config {
+            endpoints: endpoints(&opts.list("mysql_host"), &opts.list("mysql_port"), &opts.list("mysql_socket"))?,
+            user: opts.str("mysql_user").to_string(),
+            password: opts.str("mysql_password").to_string(),
+            db: opts.str("mysql_db").to_string(),
+            ssl: opts.bool("mysql_ssl").then(ssl_opts),
+            compress: opts.bool("mysql_compression"),
+            ignore: parse_ignore(&opts.list("mysql_ignore_errors"))?,
+            ps_disabled: ps_mode_disabled(opts)?,
+            dry_run: opts.bool("mysql_dry_run"),
+        };
+        Ok(MysqlDriver { cfg: Arc::new(cfg), next: AtomicUsize::new(0) })
+    }
+
+    /// The endpoint for the next connection (round robin).
+    pub(crate) fn next_endpoint(&self) -> &Endpoint {
+        let eps = &self.cfg.endpoints;
+        &eps[self.next.fetch_add(1, Ordering::Relaxed) % eps.len()]
+    }
+}
+
+impl Driver for MysqlDriver {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
+        if self.cfg.dry_run {
+            return Ok(Box::new(DryRunConnection { next: 0 }));
+        }
+        let ep = self.next_endpoint().clone();
+        let opts = self.cfg.opts(&ep);
+        let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&ep, &self.cfg.user, e, false))?;
+        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default() }))
+    }
+
+    fn classify(&self, err: &DbError) -> ErrorAction {
+        if err.kind == ErrorKind::ConnectFailed {
+            return ErrorAction::Fatal;
+        }
+        let listed = self.cfg.ignore.as_ref().is_none_or(|codes| codes.contains(&err.code));
+        match (listed, err.kind) {
+            (false, _) => ErrorAction::Fatal,
+            (true, ErrorKind::ConnectionLost) => ErrorAction::Reconnect,
+            (true, _) => ErrorAction::Restart,
+        }
+    }
+}
+
+/// A lost connection, with libmysqlclient's client error numbers so that
+/// ignore lists written for sysbench (2006, 2013) keep working.
+fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
+    let (code, what) = if broken_pipe { (2006, "MySQL server has gone away") } else { (2013, "Lost connection to MySQL server during query") };
+    DbError { kind: ErrorKind::ConnectionLost, code, sqlstate: "HY000".into(), message: format!("{what} ({e})") }
+}
+
+/// Maps a `mysql` crate error: server errors keep errno and SQLSTATE.
+fn map_err(e: mysql::Error) -> DbError {
+    let other = |code: i64, message: String| DbError { kind: ErrorKind::Other, code, sqlstate: String::new(), message };
+    match e {
+        mysql::Error::MySqlError(me) => DbError {
+            kind: match me.code {
+                // Client-side "gone" codes, plus the server telling us it is killing
+                // the connection (MariaDB 1927, shutdown 1053, MySQL 8 idle timeout 4031).
+                2006 | 2013 | 2011 | 2055 | 1927 | 1053 | 4031 => ErrorKind::ConnectionLost,
+                1213 => ErrorKind::Deadlock,
+                1205 => ErrorKind::LockTimeout,
+                1062 => ErrorKind::UniqueViolation,
+                _ => ErrorKind::Other,
+            },
+            code: me.code.into(),
+            sqlstate: me.state,
+            message: me.message,
+        },
+        mysql::Error::IoError(io) => lost(&io, io.kind() == io::ErrorKind::BrokenPipe),
+        mysql::Error::CodecError(c) => lost(&c, false),
+        mysql::Error::TlsError(t) => lost(&t, false),
+        mysql::Error::DriverError(DriverError::MismatchedStmtParams(want, got)) => param_count_error(want.into(), got),
+        mysql::Error::DriverError(d @ DriverError::PacketOutOfSync) => other(2014, d.to_string()),
+        // The inner error reads better than the wrapper's `DriverError { .. }`.
+        mysql::Error::DriverError(d) => other(0, d.to_string()),
+        other_err => other(0, other_err.to_string()),
+    }
+}
+
+/// A failed connection attempt, naming where and as whom. Network-level
+/// failures get libmysqlclient's 2002 (socket) / 2003 (TCP). On reconnect
+/// those are reported as ConnectionLost (the server may come back), while
+/// a refusal by the server (bad password, unknown database) stays ConnectFailed.
+fn connect_error(ep: &Endpoint, user: &str, e: mysql::Error, reconnect: bool) -> DbError {
+    let network = |detail: String| {
+        let kind = if reconnect { ErrorKind::ConnectionLost } else { ErrorKind::ConnectFailed };
+        (kind, if matches!(ep, Endpoint::Socket(_)) { 2002 } else { 2003 }, "HY000".to_string(), detail)
+    };
+    let (kind, code, sqlstate, detail) = match e {
+        mysql::Error::MySqlError(me) => (ErrorKind::ConnectFailed, i64::from(me.code), me.state, me.message),
+        // 2026 = CR_SSL_CONNECTION_ERROR.
+        mysql::Error::DriverError(DriverError::TlsNotSupported) => {
+            (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), "the server does not support TLS, which --mysql-ssl=on requires".to_string())
+        }
+        mysql::Error::TlsError(t) => (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), format!("TLS handshake failed: {t}")),
+        mysql::Error::DriverError(d @ (DriverError::CouldNotConnect(_) | DriverError::ConnectTimeout)) => network(d.to_string()),
+        mysql::Error::IoError(io) => network(io.to_string()),
+        mysql::Error::CodecError(c) => network(c.to_string()),
+        mysql::Error::DriverError(d) => (ErrorKind::ConnectFailed, 0, String::new(), d.to_string()),
+        other => (ErrorKind::ConnectFailed, 0, String::new(), other.to_string()),
+    };
+    DbError { kind, code, sqlstate, message: format!("cannot connect to MySQL at {ep} as '{user}': {detail}") }
+}
+
+#[derive(Debug)]
+enum Stmt {
+    Server { sql: String, stmt: Statement },
+    Emulated(Emulated),
+}
+
+/// One MySQL connection and its statements (indexed by [`StmtId`]).
+pub struct MysqlConnection {
+    conn: Conn,
+    /// Kept for reconnect(): same endpoint and settings.
+    opts: Opts,
+    endpoint: Endpoint,
+    cfg: Arc<Config>,
+    stmts: Slots<Stmt>,
+}
+
+/// Prepares server-side, or `None` when the server cannot prepare this statement.
+fn prep(conn: &mut Conn, sql: &str) -> Result<Option<Statement>, DbError> {
+    match conn.prep(sql) {
+        Ok(s) => Ok(Some(s)),
+        Err(mysql::Error::MySqlError(me)) if me.code == ER_UNSUPPORTED_PS => Ok(None),
+        Err(e) => Err(map_err(e)),
+    }
+}
+
+fn to_mysql(v: &Value) -> mysql::Value {
+    match v {
+        Value::Null => mysql::Value::NULL,
+        Value::Int(i) => mysql::Value::Int(*i),
+        Value::Double(d) => mysql::Value::Double(*d),
+        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+    }
+}
+
+/// Fully buffers the first result (rows, or the affected count) and drains
+/// any further results of a multi-statement query, reporting their errors.
+fn collect<P: Protocol>(mut qr: QueryResult<'_, '_, '_, P>) -> Result<Outcome, mysql::Error> {
+    let ncols = qr.columns().as_ref().len();
+    let outcome = if ncols == 0 {
+        Outcome::Affected(qr.affected_rows())
+    } else {
+        let mut rows = Vec::new();
+        if let Some(set) = qr.iter() {
+            for row in set {
+                let row = row?;
+                let cols = row.columns();
+                rows.push(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)).collect());
+            }
+        }
+        Outcome::Rows(ResultSet { columns: ncols, rows })
+    };
+    while let Some(set) = qr.iter() {
+        for row in set {
+            row?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// A cell in MySQL's text representation; text/binary values are moved, not copied.
+fn cell(v: Option<mysql::Value>, col: &Column) -> Option<Vec<u8>> {
+    use mysql::Value as V;
+    Some(match v? {
+        V::NULL => return None,
+        V::Bytes(b) => b,
+        V::Int(i) => i.to_string().into_bytes(),
+        V::UInt(u) => u.to_string().into_bytes(),
+        V::Float(f) => f.to_string().into_bytes(),
+        V::Double(d) => f64_cell(d),
+        V::Date(y, mo, d, h, mi, s, us) => {
+            let mut t = format!("{y:04}-{mo:02}-{d:02}");
+            if !matches!(col.column_type(), ColumnType::MYSQL_TYPE_DATE | ColumnType::MYSQL_TYPE_NEWDATE) {
+                let _ = write!(t, " {h:02}:{mi:02}:{s:02}");
+                push_fraction(&mut t, us, col.decimals());
+            }
+            t.into_bytes()
+        }
+        V::Time(neg, days, h, m, s, us) => {
+            let mut t = format!("{}{:02}:{m:02}:{s:02}", if neg { "-" } else { "" }, days * 24 + u32::from(h));
+            push_fraction(&mut t, us, col.decimals());
+            t.into_bytes()
+        }
+    })
+}
+
+/// Appends `.ffffff` cut to the column's scale (31 = unspecified scale).
+fn push_fraction(t: &mut String, us: u32, decimals: u8) {
+    let digits = match decimals {
+        0..=6 => usize::from(decimals),
+        _ if us != 0 => 6,
+        _ => 0,
+    };
+    if digits > 0 {
+        let f = format!("{us:06}");
+        t.push('.');
+        t.push_str(&f[..digits]);
+    }
+}
+
+/// Appends a MySQL literal; strings are escaped for the server's mode.
+fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bool) {
+    match v {
+        // MySQL has no literal for NaN or infinities and would store 0: send NULL.
+        Value::Null => out.push_str("NULL"),
+        Value::Double(d) if !d.is_finite() => out.push_str("NULL"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Double(d) => push_f64(out, *d),
+        Value::Text(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' if no_backslash_escapes => out.push_str("''"),
+                    _ if no_backslash_escapes => out.push(c),
+                    '\0' => out.push_str("\\0"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\x1a' => out.push_str("\\Z"),
+                    '\\' | '\'' | '"' => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+    }
+}
+
+impl Connection for MysqlConnection {
+    fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        let qr = self.conn.query_iter(sql).map_err(map_err)?;
+        collect(qr).map_err(map_err)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let server = if self.cfg.ps_disabled { None } else { prep(&mut self.conn, sql)? };
+        let stmt = match server {
+            Some(stmt) => Stmt::Server { sql: sql.to_string(), stmt },
+            None => Stmt::Emulated(Emulated::new(sql, true)),
+        };
+        Ok(self.stmts.insert(stmt))
+    }
+
+    fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        match self.stmts.get(id) {
+            Some(Stmt::Server { stmt, .. }) => {
+                let params = if params.is_empty() { Params::Empty } else { Params::Positional(params.iter().map(to_mysql).collect()) };
+                let qr = self.conn.exec_iter(stmt, params).map_err(map_err)?;
+                collect(qr).map_err(map_err)
+            }
+            Some(Stmt::Emulated(e)) => {
+                let nbe = self.conn.no_backslash_escape();
+                let text = e.render(params, |out, v| push_literal(out, v, nbe))?;
+                self.query(&text)
+            }
+            None => Err(closed_stmt(id)),
+        }
+    }
+
+    fn close_statement(&mut self, id: StmtId) {
+        if let Some(Stmt::Server { stmt, .. }) = self.stmts.remove(id) {
+            // Best effort: on a dead connection the statement is gone anyway.
+            let _ = self.conn.close(stmt);
+        }
+    }
+
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        self.conn = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.cfg.user, e, true))?;
+        for slot in self.stmts.iter_mut() {
+            if let Stmt::Server { sql, stmt } = slot {
+                match prep(&mut self.conn, sql)? {
+                    Some(s) => *stmt = s,
+                    None => *slot = Stmt::Emulated(Emulated::new(sql, true)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn quote(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        push_literal(&mut out, &Value::Text(s.to_string()), self.conn.no_backslash_escape());
+        out
+    }
+
+    fn server_version(&mut self) -> String {
+        match self.conn.query_first::<String, _>("SELECT VERSION()") {
+            Ok(Some(v)) => v,
+            _ => {
+                let (a, b, c) = self.conn.server_version();
+                format!("{a}.{b}.{c}")
+            }
+        }
+    }
+}
+
+/// `--mysql-dry-run`: no server; every statement succeeds with no rows.
+struct DryRunConnection {
+    next: usize,
+}
+
+impl Connection for DryRunConnection {
+    fn query(&mut self, _sql: &str) -> Result<Outcome, DbError> {
+        Ok(Outcome::Affected(0))
+    }
+    fn prepare(&mut self, _sql: &str) -> Result<StmtId, DbError> {
+        self.next += 1;
+        Ok(StmtId(self.next - 1))
+    }
+    fn execute(&mut self, _stmt: StmtId, _params: &[Value]) -> Result<Outcome, DbError> {
+        Ok(Outcome::Affected(0))
+    }
+    fn close_statement(&mut self, _stmt: StmtId) {}
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        Ok(())
+    }
+    fn quote(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        push_literal(&mut out, &Value::Text(s.to_string()), false);
+        out
+    }
+    fn server_version(&mut self) -> String {
+        "dry-run".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sqlite::{generic_options, test_env};
+    use super::*;
+
+    fn opts(extra: &[(&str, &str)]) -> Options {
+        let mut o = Options::default();
+        o.declare(options());
+        o.declare(generic_options());
+        for (k, v) in extra {
+            o.set(k, v);
+        }
+        o
+    }
+
+    /// Options for the dev server over its unix socket, or None (skipped).
+    fn sock(extra: &[(&str, &str)]) -> Option<Options> {
+        let s = test_env("DBBENCH_TEST_MYSQL_SOCKET")?;
+        let mut o = opts(extra);
+        o.set("mysql_socket", &s);
+        Some(o)
+    }
+
+    /// Options for the dev server over TCP on 127.0.0.1, or None (skipped).
+    fn tcp(extra: &[(&str, &str)]) -> Option<Options> {
+        let p = test_env("DBBENCH_TEST_MYSQL_PORT")?;
+        let mut o = opts(extra);
+        o.set("mysql_host", "127.0.0.1");
+        o.set("mysql_port", &p);
+        Some(o)
+    }
+
+    fn connect(o: &Options) -> Box<dyn Connection> {
+        create(o).expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
+    }
+
+    fn rows(o: Result<Outcome, DbError>) -> Vec<Vec<Option<Vec<u8>>>> {
+        match o {
+            Ok(Outcome::Rows(rs)) => rs.rows,
+            other => panic!("expected rows, got {other:?}"),
+        }
+    }
+
+    fn txt(s: &str) -> Option<Vec<u8>> {
+        Some(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn round_robin_order() {
+        let d = MysqlDriver::new(&opts(&[("mysql_host", "a,b"), ("mysql_port", "1,2")])).expect("driver");
+        let got: Vec<String> = (0..5).map(|_| d.next_endpoint().to_string()).collect();
+        assert_eq!(got, ["a:1", "a:2", "b:1", "b:2", "a:1"]);
+        let d = MysqlDriver::new(&opts(&[("mysql_host", "h,h"), ("mysql_socket", "/s1,/s2")])).expect("driver");
+        let got: Vec<String> = (0..3).map(|_| d.next_endpoint().to_string()).collect();
+        assert_eq!(got, ["socket /s1", "socket /s2", "socket /s1"]);
+    }
+
+    #[test]
+    fn bad_options_are_one_line() {
+        for (k, v) in [("mysql_port", "33o6"), ("mysql_ignore_errors", "1213,deadlock"), ("db_ps_mode", "off")] {
+            let err = create(&opts(&[(k, v)])).err().expect("must fail");
+            assert!(!err.contains('\n') && err.contains(v.rsplit(',').next().unwrap_or(v)), "{err}");
+        }
+    }
+
+    #[test]
+    fn classify_follows_ignore_list() {
+        let e = |kind, code| DbError { kind, code, sqlstate: String::new(), message: String::new() };
+        let d = create(&opts(&[])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::Deadlock, 1213)), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::UniqueViolation, 1062)), ErrorAction::Fatal);
+        assert_eq!(d.classify(&e(ErrorKind::ConnectionLost, 2013)), ErrorAction::Fatal);
+        let d = create(&opts(&[("mysql_ignore_errors", "2013,1062")])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::ConnectionLost, 2013)), ErrorAction::Reconnect);
+        assert_eq!(d.classify(&e(ErrorKind::UniqueViolation, 1062)), ErrorAction::Restart);
+        let d = create(&opts(&[("mysql_ignore_errors", "all")])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::Other, 1064)), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::ConnectFailed, 1045)), ErrorAction::Fatal);
+    }
+
+    #[test]
+    fn statements_results_and_errors() {
+        let Some(o) = sock(&[]) else { return };
+        let mut c = connect(&o);
+        assert!(c.server_version().contains('.'));
+        c.query("DROP TABLE IF EXISTS dbb_my_basic").expect("drop");
+        assert_eq!(
+            c.query("CREATE TABLE dbb_my_basic (id INT PRIMARY KEY, k BIGINT, c CHAR(20), d DOUBLE, n DECIMAL(6,2), t DATETIME(3), dt DATE, tm TIME)"),
+            Ok(Outcome::Affected(0))
+        );
+        let ins = c.prepare("INSERT INTO dbb_my_basic (id, k, c, d) VALUES (?, ?, ?, ?)").expect("prepare");
+        assert_eq!(c.execute(ins, &[Value::Int(1), Value::Int(-5), Value::Text("x'y".into()), Value::Double(0.25)]), Ok(Outcome::Affected(1)));
+        assert_eq!(c.execute(ins, &[Value::Int(2), Value::Null, Value::Null, Value::Null]), Ok(Outcome::Affected(1)));
+        c.query("UPDATE dbb_my_basic SET n = 12.5, t = '2024-02-03 04:05:06.789', dt = '2024-02-03', tm = '-27:01:02' WHERE id = 1")
+            .expect("update");
+        let sel = c.prepare("SELECT id, k, c, d, n, t, dt, tm FROM dbb_my_basic WHERE id >= ? ORDER BY id").expect("prepare");
+        let want = vec![
+            vec![txt("1"), txt("-5"), txt("x'y"), txt("0.25"), txt("12.50"), txt("2024-02-03 04:05:06.789"), txt("2024-02-03"), txt("-27:01:02")],
+            vec![txt("2"), None, None, None, None, None, None, None],
+        ];
+        assert_eq!(rows(c.execute(sel, &[Value::Int(1)])), want);
+        // The text protocol gives the same cells.
+        assert_eq!(rows(c.query("SELECT id, k, c, d, n, t, dt, tm FROM dbb_my_basic ORDER BY id")), want);
+        // A result set is Rows even when empty; an UPDATE matching nothing is Affected(0).
+        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet { columns: 8, rows: vec![] })));
+        let upd = c.prepare("UPDATE dbb_my_basic SET k = k + 1 WHERE id = ?").expect("prepare");
+        assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
+        assert_eq!(c.execute(upd, &[Value::Int(1)]), Ok(Outcome::Affected(1)));
+        assert_eq!(c.execute(upd, &[]).map_err(|e| e.kind), Err(ErrorKind::Other));
+        // Multi-statement text: first result reported, the rest drained.
+        assert_eq!(rows(c.query("SELECT 1; SELECT 2; DO 3")), vec![vec![txt("1")]]);
+        assert_eq!(rows(c.query("SELECT 'next'")), vec![vec![txt("next")]]);
+
+        // Duplicate key → UniqueViolation; fatal by default, ignorable when listed.
+        let err = c.execute(ins, &[Value::Int(1), Value::Null, Value::Null, Value::Null]).expect_err("dup");
+        assert_eq!((err.kind, err.code, err.sqlstate.as_str()), (ErrorKind::UniqueViolation, 1062, "23000"));
+        assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Fatal);
+        let mut o2 = o.clone();
+        o2.set("mysql_ignore_errors", "1062");
+        assert_eq!(create(&o2).expect("driver").classify(&err), ErrorAction::Restart);
+
+        // Syntax error → Other, fatal.
+        let err = c.query("SELEKT 1").expect_err("syntax");
+        assert_eq!((err.kind, err.code), (ErrorKind::Other, 1064));
+        assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Fatal);
+        let err = c.prepare("SELEKT ?").expect_err("syntax");
+        assert_eq!(err.code, 1064);
+
+        // Closed statements fail cleanly; their ids are reused.
+        c.close_statement(upd);
+        assert!(c.execute(upd, &[Value::Int(1)]).is_err());
+        assert_eq!(c.prepare("SELECT 1").expect("prepare"), upd);
+        c.query("DROP TABLE dbb_my_basic").expect("drop");
+    }
+
+    #[test]
+    fn text_round_trips_in_both_ps_modes() {
+        let tricky = "it's \\ a \"test\" \0 \n \r \x1a ? done";
+        for mode in ["auto", "disable"] {
+            let Some(o) = sock(&[("db_ps_mode", mode)]) else { return };
+            let table = format!("dbb_my_rt_{mode}");
+            let mut c = connect(&o);
+            c.query(&format!("DROP TABLE IF EXISTS {table}")).expect("drop");
+            c.query(&format!("CREATE TABLE {table} (id INT, c VARCHAR(100), d DOUBLE)")).expect("create");
+            let ins = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?, ?)")).expect("prepare");
+            assert_eq!(c.execute(ins, &[Value::Int(1), Value::Text(tricky.into()), Value::Double(0.125)]), Ok(Outcome::Affected(1)));
+            let sel = c.prepare(&format!("SELECT c, d, '?' FROM {table} WHERE c = ? AND id = ?")).expect("prepare");
+            let got = rows(c.execute(sel, &[Value::Text(tricky.into()), Value::Int(1)]));
+            assert_eq!(got, vec![vec![txt(tricky), txt("0.125"), txt("?")]], "mode {mode}");
+            assert_eq!(rows(c.query(&format!("SELECT {}", c.quote(tricky)))), vec![vec![txt(tricky)]]);
+            c.query(&format!("DROP TABLE {table}")).expect("drop");
+        }
+    }
+
+    #[test]
+    fn unsupported_ps_falls_back_to_emulation() {
+        let Some(o) = sock(&[]) else { return };
+        let mut c = connect(&o);
+        // PREPARE cannot itself be prepared (ER_UNSUPPORTED_PS).
+        let s = c.prepare("PREPARE dbb_ps FROM 'SELECT ? + 1'").expect("emulated");
+        assert_eq!(c.execute(s, &[]), Ok(Outcome::Affected(0)));
+        assert_eq!(rows(c.query("EXECUTE dbb_ps USING 41")), vec![vec![txt("42")]]);
+    }
+
+    #[test]
+    fn connect_failures_are_clear() {
+        let Some(p) = test_env("DBBENCH_TEST_MYSQL_PORT") else { return };
+        let Some(o) = tcp(&[("mysql_password", "wrong")]) else { return };
+        let err = create(&o).expect("driver").connect().err().expect("bad password");
+        assert_eq!((err.kind, err.code), (ErrorKind::ConnectFailed, 1045));
+        assert!(err.message.contains(&format!("127.0.0.1:{p} as 'sbtest'")), "{err}");
+        let o = opts(&[("mysql_host", "127.0.0.1"), ("mysql_port", "1")]);
+        let d = create(&o).expect("driver");
+        let err = d.connect().err().expect("refused");
+        assert_eq!((err.kind, err.code), (ErrorKind::ConnectFailed, 2003));
+        assert!(err.message.starts_with("cannot connect to MySQL at 127.0.0.1:1 as 'sbtest': "), "{err}");
+        assert_eq!(d.classify(&err), ErrorAction::Fatal);
+        eprintln!("refused: {err}");
+        let o = opts(&[("mysql_socket", "/nonexistent/my.sock")]);
+        let err = create(&o).expect("driver").connect().err().expect("no socket");
+        assert_eq!((err.kind, err.code), (ErrorKind::ConnectFailed, 2002));
+        assert!(err.message.contains("socket /nonexistent/my.sock"), "{err}");
+        let Some(o) = tcp(&[("mysql_db", "dbb_no_such_db")]) else { return };
+        let err = create(&o).expect("driver").connect().err().expect("unknown db");
+        assert_eq!((err.kind, err.code), (ErrorKind::ConnectFailed, 1049));
+        // The dev server has no TLS: a required TLS connection must fail clearly.
+        let Some(o) = tcp(&[("mysql_ssl", "on")]) else { return };
+        match create(&o).expect("driver").connect() {
+            Ok(_) => {} // a TLS-enabled server is fine too
+            Err(err) => {
+                assert_eq!((err.kind, err.code), (ErrorKind::ConnectFailed, 2026));
+                assert!(err.message.contains("TLS"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn killed_connection_reconnects_with_statements() {
+        let Some(o) = tcp(&[("mysql_ignore_errors", "2013,2006,1927")]) else { return };
+        let drv = create(&o).expect("driver");
+        let mut a = drv.connect().expect("a");
+        let mut b = drv.connect().expect("b");
+        let s = a.prepare("SELECT ? + 1").expect("prepare");
+        let e = a.prepare("SELECT CONNECTION_ID()").expect("prepare");
+        let id = rows(a.execute(e, &[])).remove(0).remove(0).expect("id");
+        b.query(&format!("KILL {}", String::from_utf8_lossy(&id))).expect("kill");
+        let err = a.execute(s, &[Value::Int(1)]).expect_err("killed");
+        eprintln!("killed connection: {err}");
+        assert_eq!(err.kind, ErrorKind::ConnectionLost, "{err}");
+        assert_eq!(drv.classify(&err), ErrorAction::Reconnect);
+        a.reconnect().expect("reconnect");
+        assert_eq!(rows(a.execute(s, &[Value::Int(1)])), vec![vec![txt("2")]]);
+        let id2 = rows(a.execute(e, &[])).remove(0).remove(0);
+        assert_ne!(id2, Some(id));
+    }
+
+    #[test]
+    fn socket_list_round_robin_connects() {
+        let Some(s) = test_env("DBBENCH_TEST_MYSQL_SOCKET") else { return };
+        let Some(p) = test_env("DBBENCH_TEST_MYSQL_PORT") else { return };
+        let o = opts(&[("mysql_host", "127.0.0.1,localhost"), ("mysql_port", &p), ("mysql_compression", "on")]);
+        let d = create(&o).expect("driver");
+        for _ in 0..3 {
+            let mut c = d.connect().expect("tcp connect");
+            assert_eq!(rows(c.query("SELECT 1")), vec![vec![txt("1")]]);
+        }
+        let d = create(&opts(&[("mysql_socket", &format!("{s},{s}"))])).expect("driver");
+        for _ in 0..3 {
+            d.connect().expect("socket connect");
+        }
+    }
+
+    #[test]
+    fn dry_run_needs_no_server() {
+        let o = opts(&[("mysql_dry_run", "on"), ("mysql_port", "1")]);
+        let mut c = connect(&o);
+        let s = c.prepare("SELECT ?").expect("prepare");
+        assert_eq!(c.execute(s, &[Value::Int(1)]), Ok(Outcome::Affected(0)));
+        assert_eq!(c.query("SELECT 1"), Ok(Outcome::Affected(0)));
+    }
+}

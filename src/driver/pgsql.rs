@@ -1,8 +1,740 @@
-//! TEMPORARY STUB (replaced by the real driver).
-use crate::options::{Options, OptionSpec};
-/// Options.
-pub fn options() -> Vec<OptionSpec> { Vec::new() }
-/// Generic options.
-pub fn generic_options() -> Vec<OptionSpec> { Vec::new() }
-/// Create.
-pub fn create(_o: &Options) -> Result<Box<dyn super::Driver>, String> { Err("pgsql driver not built yet".into()) }
+//! PostgreSQL driver on the synchronous `postgres` crate.
+//!
+//! Parameters: statements are prepared with their parameter types left to
+//! the server, and every parameter is sent in *text* format (as libpq and
+//! sysbench do). The server parses the text for whatever type it inferred,
+//! so an `Int` bound to an INT4 column, a NUMERIC or even a DATE column all
+//! work, with no client-side type matching.
+//!
+//! Results arrive in binary format (the crate always asks for it) and are
+//! converted back to PostgreSQL's text form for the common types (bool,
+//! integers, floats, numeric, date/time, uuid, bytea, json/jsonb and all
+//! text types); any other type's cell is its raw binary value.
+//!
+//! TLS is not built in: `--pgsql-sslmode` accepts disable/allow/prefer (all
+//! connect without TLS) and rejects require/verify-ca/verify-full.
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+use std::io;
+use std::sync::Arc;
+
+use postgres::config::SslMode;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::private::BytesMut;
+use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+
+use super::sqlite::{closed_stmt, Slots, placeholders, ps_mode_disabled, push_f64, Emulated};
+use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, StmtId, Value};
+use crate::options::{OptKind, OptionSpec, Options};
+
+type BoxError = Box<dyn StdError + Sync + Send>;
+
+/// Options of the PostgreSQL driver, with their defaults.
+pub fn options() -> Vec<OptionSpec> {
+    vec![
+        OptionSpec::new("pgsql_host", OptKind::String, "localhost", "PostgreSQL server host, or a unix socket directory (starting with /)"),
+        OptionSpec::new("pgsql_port", OptKind::Int, "5432", "PostgreSQL server port"),
+        OptionSpec::new("pgsql_user", OptKind::String, "sbtest", "PostgreSQL user"),
+        OptionSpec::new("pgsql_password", OptKind::String, "", "PostgreSQL password"),
+        OptionSpec::new("pgsql_db", OptKind::String, "sbtest", "PostgreSQL database name"),
+        OptionSpec::new(
+            "pgsql_sslmode",
+            OptKind::String,
+            "prefer",
+            "SSL mode {disable, allow, prefer}: all connect without TLS (not built in); require/verify-* are rejected",
+        ),
+        OptionSpec::new(
+            "pgsql_ignore_errors",
+            OptKind::List,
+            "40P01,23505,40001",
+            "SQLSTATEs (or 2-character classes like 40) that roll back and restart the event, or 'all'; lost connections always reconnect",
+        ),
+    ]
+}
+
+/// `None` = `all`; else SQLSTATEs or 2-character classes, upper case.
+fn parse_ignore(items: &[String]) -> Result<Option<Vec<String>>, String> {
+    if items.iter().any(|s| s.eq_ignore_ascii_case("all")) {
+        return Ok(None);
+    }
+    items
+        .iter()
+        .map(|s| {
+            if matches!(s.len(), 2 | 5) && s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                Ok(s.to_ascii_uppercase())
+            } else {
+                Err(format!("invalid --pgsql-ignore-errors item '{s}': use 5-character SQLSTATEs, 2-character classes, or 'all'"))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+#[derive(Debug)]
+struct Config {
+    pg: postgres::Config,
+    /// Where we connect, for messages: `host:port` or `socket dir/.s.PGSQL.port`.
+    target: String,
+    user: String,
+    db: String,
+    ignore: Option<Vec<String>>,
+    ps_disabled: bool,
+}
+
+/// The PostgreSQL driver (a single server; no round robin).
+#[derive(Debug)]
+pub struct PgsqlDriver {
+    cfg: Arc<Config>,
+}
+
+/// Builds the driver from the options; the error is one line naming the bad option.
+pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
+    let host = opts.str("pgsql_host").trim().to_string();
+    let port_raw = opts.raw("pgsql_port").trim();
+    let port = port_raw
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
+    match opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str() {
+        "disable" | "allow" | "prefer" => {}
+        m @ ("require" | "verify-ca" | "verify-full") => {
+            return Err(format!("--pgsql-sslmode={m} needs TLS, which dbbench does not include: use disable, allow or prefer"))
+        }
+        m => return Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow or prefer")),
+    }
+    let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
+    let mut pg = postgres::Config::new();
+    pg.host(if host.is_empty() { "localhost" } else { &host })
+        .port(port)
+        .user(&user)
+        .dbname(&db)
+        .application_name("dbbench")
+        .ssl_mode(SslMode::Disable);
+    let password = opts.str("pgsql_password");
+    if !password.is_empty() {
+        pg.password(password);
+    }
+    let target = if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
+    let cfg = Config {
+        pg,
+        target,
+        user,
+        db,
+        ignore: parse_ignore(&opts.list("pgsql_ignore_errors"))?,
+        ps_disabled: ps_mode_disabled(opts)?,
+    };
+    Ok(Box::new(PgsqlDriver { cfg: Arc::new(cfg) }))
+}
+
+impl Driver for PgsqlDriver {
+    fn name(&self) -> &'static str {
+        "pgsql"
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
+        let client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, false))?;
+        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default() }))
+    }
+
+    fn classify(&self, err: &DbError) -> ErrorAction {
+        match err.kind {
+            ErrorKind::ConnectFailed => ErrorAction::Fatal,
+            ErrorKind::ConnectionLost => ErrorAction::Reconnect,
+            _ => {
+                let listed = self.cfg.ignore.as_ref().is_none_or(|items| {
+                    items.iter().any(|i| if i.len() == 2 { err.sqlstate.starts_with(i.as_str()) } else { *i == err.sqlstate })
+                });
+                if listed {
+                    ErrorAction::Restart
+                } else {
+                    ErrorAction::Fatal
+                }
+            }
+        }
+    }
+}
+
+fn is_io(e: &postgres::Error) -> bool {
+    e.is_closed() || e.source().is_some_and(|s| s.is::<io::Error>())
+}
+
+/// Maps a `postgres` error: server errors keep their SQLSTATE; a closed
+/// connection or an I/O failure is ConnectionLost (SQLSTATE 08006).
+fn map_err(e: postgres::Error) -> DbError {
+    if let Some(db) = e.as_db_error() {
+        let state = db.code().code();
+        let kind = match state {
+            "40P01" => ErrorKind::Deadlock,
+            "40001" => ErrorKind::Serialization,
+            "23505" => ErrorKind::UniqueViolation,
+            "55P03" => ErrorKind::LockTimeout,
+            // Class 08 and admin shutdown / crash shutdown / cannot connect now.
+            s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => ErrorKind::ConnectionLost,
+            _ => ErrorKind::Other,
+        };
+        return DbError { kind, code: 0, sqlstate: state.to_string(), message: db.message().to_string() };
+    }
+    let (kind, sqlstate) = if is_io(&e) { (ErrorKind::ConnectionLost, "08006") } else { (ErrorKind::Other, "") };
+    DbError { kind, code: 0, sqlstate: sqlstate.into(), message: e.to_string() }
+}
+
+/// A failed connection attempt, naming target, user and database. On
+/// reconnect, network failures are ConnectionLost (the server may come
+/// back); refusals by the server (password, database) stay ConnectFailed.
+fn connect_error(cfg: &Config, e: postgres::Error, reconnect: bool) -> DbError {
+    let (kind, sqlstate, detail) = match e.as_db_error() {
+        Some(db) => (ErrorKind::ConnectFailed, db.code().code().to_string(), db.message().to_string()),
+        None if reconnect && is_io(&e) => (ErrorKind::ConnectionLost, "08001".to_string(), e.to_string()),
+        None => (ErrorKind::ConnectFailed, "08001".to_string(), e.to_string()),
+    };
+    DbError {
+        kind,
+        code: 0,
+        sqlstate,
+        message: format!("cannot connect to PostgreSQL at {} as '{}', database '{}': {detail}", cfg.target, cfg.user, cfg.db),
+    }
+}
+
+/// A parameter sent in text format, whatever type the server inferred.
+#[derive(Debug)]
+struct Param<'a>(&'a Value);
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match self.0 {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(i) => write!(out, "{i}")?,
+            Value::Double(d) => out.extend_from_slice(f64_text(*d).as_bytes()),
+            Value::Text(s) => out.extend_from_slice(s.as_bytes()),
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// PostgreSQL's text for a float8.
+fn f64_text(d: f64) -> String {
+    match d {
+        _ if d.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => {
+            let mut s = String::new();
+            push_f64(&mut s, d);
+            s
+        }
+    }
+}
+
+/// One result cell converted to text; NULL is `None`.
+struct Cell(Option<Vec<u8>>);
+
+impl<'a> FromSql<'a> for Cell {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Cell, BoxError> {
+        text_of(ty, raw).map(|t| Cell(Some(t)))
+    }
+
+    fn from_sql_null(_ty: &Type) -> Result<Cell, BoxError> {
+        Ok(Cell(None))
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+}
+
+fn fixed<const N: usize>(raw: &[u8]) -> Result<[u8; N], BoxError> {
+    raw.try_into().map_err(|_| format!("unexpected {}-byte binary value, expected {N} bytes", raw.len()).into())
+}
+
+/// Binary → PostgreSQL text format for the types benchmarks use.
+fn text_of(ty: &Type, raw: &[u8]) -> Result<Vec<u8>, BoxError> {
+    let s = match *ty {
+        Type::BOOL => (if fixed::<1>(raw)?[0] != 0 { "t" } else { "f" }).to_string(),
+        Type::INT2 => i16::from_be_bytes(fixed(raw)?).to_string(),
+        Type::INT4 => i32::from_be_bytes(fixed(raw)?).to_string(),
+        Type::INT8 => i64::from_be_bytes(fixed(raw)?).to_string(),
+        Type::OID => u32::from_be_bytes(fixed(raw)?).to_string(),
+        Type::FLOAT4 => match f32::from_be_bytes(fixed(raw)?) {
+            // Shortest f32 text ("0.1", not 0.10000000149011612).
+            f if f.is_finite() => f.to_string(),
+            f => f64_text(f64::from(f)),
+        },
+        Type::FLOAT8 => f64_text(f64::from_be_bytes(fixed(raw)?)),
+        Type::NUMERIC => numeric_text(raw)?,
+        Type::DATE => match i32::from_be_bytes(fixed(raw)?) {
+            i32::MAX => "infinity".into(),
+            i32::MIN => "-infinity".into(),
+            d => date_text(i64::from(d)),
+        },
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => match i64::from_be_bytes(fixed(raw)?) {
+            i64::MAX => "infinity".into(),
+            i64::MIN => "-infinity".into(),
+            us => {
+                let mut s = date_text(us.div_euclid(86_400_000_000));
+                s.push(' ');
+                time_text(&mut s, us.rem_euclid(86_400_000_000));
+                if *ty == Type::TIMESTAMPTZ {
+                    // Binary timestamptz is UTC; the session time zone is not applied.
+                    s.push_str("+00");
+                }
+                s
+            }
+        },
+        Type::TIME => {
+            let mut s = String::new();
+            time_text(&mut s, i64::from_be_bytes(fixed(raw)?));
+            s
+        }
+        Type::UUID => {
+            let b: [u8; 16] = fixed(raw)?;
+            let mut s = String::with_capacity(36);
+            for (i, x) in b.iter().enumerate() {
+                if matches!(i, 4 | 6 | 8 | 10) {
+                    s.push('-');
+                }
+                let _ = write!(s, "{x:02x}");
+            }
+            s
+        }
+        Type::BYTEA => {
+            let mut s = String::with_capacity(2 + 2 * raw.len());
+            s.push_str("\\x");
+            for x in raw {
+                let _ = write!(s, "{x:02x}");
+            }
+            s
+        }
+        // Binary jsonb is a version byte (1) followed by the JSON text.
+        Type::JSONB => return Ok(raw.get(1..).unwrap_or_default().to_vec()),
+        // Text types (text, varchar, bpchar, name, json, xml, ...) are sent as their text.
+        _ => return Ok(raw.to_vec()),
+    };
+    Ok(s.into_bytes())
+}
+
+/// `YYYY-MM-DD` for a day count relative to 2000-01-01 (PostgreSQL's epoch).
+fn date_text(pg_days: i64) -> String {
+    // Civil-from-days over the proleptic Gregorian calendar, days since 0000-03-01.
+    let z = pg_days + 10_957 + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// `HH:MM:SS[.ffffff]` (trailing zeros trimmed, as PostgreSQL prints).
+fn time_text(s: &mut String, us: i64) {
+    let secs = us.div_euclid(1_000_000);
+    let _ = write!(s, "{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    let frac = us.rem_euclid(1_000_000);
+    if frac != 0 {
+        let f = format!("{frac:06}");
+        s.push('.');
+        s.push_str(f.trim_end_matches('0'));
+    }
+}
+
+/// Binary NUMERIC (base-10000 digits) → decimal text with the value's scale.
+fn numeric_text(raw: &[u8]) -> Result<String, BoxError> {
+    let word = |i: usize| raw.get(2 * i..2 * i + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or("truncated numeric value");
+    let (ndigits, weight, sign, dscale) = (usize::from(word(0)?), word(1)? as i16, word(2)?, usize::from(word(3)?));
+    match sign {
+        0xC000 => return Ok("NaN".into()),
+        0xD000 => return Ok("Infinity".into()),
+        0xF000 => return Ok("-Infinity".into()),
+        _ => {}
+    }
+    let digit = |i: i64| -> Result<u16, &'static str> {
+        if i < 0 || i >= ndigits as i64 {
+            Ok(0)
+        } else {
+            word(4 + i as usize)
+        }
+    };
+    let mut s = String::new();
+    if sign == 0x4000 {
+        s.push('-');
+    }
+    let weight = i64::from(weight);
+    if weight < 0 {
+        s.push('0');
+    }
+    for i in 0..=weight {
+        let d = digit(i)?;
+        let _ = if i == 0 { write!(s, "{d}") } else { write!(s, "{d:04}") };
+    }
+    if dscale > 0 {
+        s.push('.');
+        let start = s.len();
+        let mut i = weight + 1;
+        while s.len() - start < dscale {
+            let _ = write!(s, "{:04}", digit(i)?);
+            i += 1;
+        }
+        s.truncate(start + dscale);
+    }
+    Ok(s)
+}
+
+/// Appends a PostgreSQL literal. Strings with a backslash use the `E''`
+/// form so the result does not depend on `standard_conforming_strings`.
+fn push_literal(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("NULL"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Double(d) if d.is_finite() => push_f64(out, *d),
+        Value::Double(d) => {
+            out.push('\'');
+            out.push_str(&f64_text(*d));
+            out.push('\'');
+        }
+        Value::Text(s) => {
+            if s.contains('\\') {
+                out.push('E');
+            }
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("''"),
+                    '\\' => out.push_str("\\\\"),
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+    }
+}
+
+/// Rewrites `?` placeholders (outside literals and comments) as `$1..$n`.
+fn translate(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut last = 0;
+    for (n, pos) in placeholders(sql, false).into_iter().enumerate() {
+        out.push_str(&sql[last..pos]);
+        let _ = write!(out, "${}", n + 1);
+        last = pos + 1;
+    }
+    out.push_str(&sql[last..]);
+    out
+}
+
+#[derive(Debug)]
+enum Stmt {
+    /// The translated SQL (for re-preparing) and the server statement.
+    Server { sql: String, stmt: Statement },
+    Emulated(Emulated),
+}
+
+/// One PostgreSQL connection and its statements (indexed by [`StmtId`]).
+pub struct PgsqlConnection {
+    client: Client,
+    cfg: Arc<Config>,
+    stmts: Slots<Stmt>,
+}
+
+impl Connection for PgsqlConnection {
+    fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        // Simple query protocol: text cells; with several statements, the first one's result counts.
+        let msgs = self.client.simple_query(sql).map_err(map_err)?;
+        let (mut rows, mut done) = (None::<ResultSet>, None::<u64>);
+        for m in msgs {
+            match m {
+                SimpleQueryMessage::RowDescription(cols) if rows.is_none() && done.is_none() => {
+                    rows = Some(ResultSet { columns: cols.len(), rows: Vec::new() });
+                }
+                SimpleQueryMessage::Row(r) if done.is_none() => {
+                    if let Some(rs) = rows.as_mut() {
+                        rs.rows.push((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(|s| s.as_bytes().to_vec())).collect());
+                    }
+                }
+                SimpleQueryMessage::CommandComplete(n) if done.is_none() => done = Some(n),
+                _ => {}
+            }
+        }
+        Ok(match rows {
+            Some(rs) => Outcome::Rows(rs),
+            None => Outcome::Affected(done.unwrap_or(0)),
+        })
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let stmt = if self.cfg.ps_disabled {
+            Stmt::Emulated(Emulated::new(sql, false))
+        } else {
+            let sql = translate(sql);
+            let stmt = self.client.prepare(&sql).map_err(map_err)?;
+            Stmt::Server { sql, stmt }
+        };
+        Ok(self.stmts.insert(stmt))
+    }
+
+    fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        let stmt = match self.stmts.get(id) {
+            Some(Stmt::Server { stmt, .. }) => stmt,
+            Some(Stmt::Emulated(e)) => {
+                let text = e.render(params, push_literal)?;
+                return self.query(&text);
+            }
+            None => return Err(closed_stmt(id)),
+        };
+        let ncols = stmt.columns().len();
+        let mut it = self.client.query_raw(stmt, params.iter().map(Param)).map_err(map_err)?;
+        if ncols == 0 {
+            while it.next().map_err(map_err)?.is_some() {}
+            return Ok(Outcome::Affected(it.rows_affected().unwrap_or(0)));
+        }
+        let mut rs = ResultSet { columns: ncols, rows: Vec::new() };
+        while let Some(row) = it.next().map_err(map_err)? {
+            let mut cells = Vec::with_capacity(ncols);
+            for i in 0..ncols {
+                let cell: Cell = row.try_get(i).map_err(map_err)?;
+                cells.push(cell.0);
+            }
+            rs.rows.push(cells);
+        }
+        Ok(Outcome::Rows(rs))
+    }
+
+    fn close_statement(&mut self, id: StmtId) {
+        // Dropping a postgres::Statement closes it on the server.
+        self.stmts.remove(id);
+    }
+
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        self.client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, true))?;
+        for slot in self.stmts.iter_mut() {
+            if let Stmt::Server { sql, stmt } = slot {
+                *stmt = self.client.prepare(sql).map_err(map_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn quote(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        push_literal(&mut out, &Value::Text(s.to_string()));
+        out
+    }
+
+    fn server_version(&mut self) -> String {
+        match self.query("SHOW server_version") {
+            Ok(Outcome::Rows(rs)) => rs
+                .rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next().flatten())
+                .map(|v| String::from_utf8_lossy(&v).into_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sqlite::{generic_options, test_env};
+    use super::*;
+
+    fn opts(extra: &[(&str, &str)]) -> Options {
+        let mut o = Options::default();
+        o.declare(options());
+        o.declare(generic_options());
+        for (k, v) in extra {
+            o.set(k, v);
+        }
+        o
+    }
+
+    /// Options for the dev server, or None (skipped).
+    fn server(extra: &[(&str, &str)]) -> Option<Options> {
+        let host = test_env("DBBENCH_TEST_PGSQL_HOST")?;
+        let port = test_env("DBBENCH_TEST_PGSQL_PORT")?;
+        let mut o = opts(extra);
+        o.set("pgsql_host", &host);
+        o.set("pgsql_port", &port);
+        Some(o)
+    }
+
+    fn connect(o: &Options) -> Box<dyn Connection> {
+        create(o).expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
+    }
+
+    fn rows(o: Result<Outcome, DbError>) -> Vec<Vec<Option<Vec<u8>>>> {
+        match o {
+            Ok(Outcome::Rows(rs)) => rs.rows,
+            other => panic!("expected rows, got {other:?}"),
+        }
+    }
+
+    fn txt(s: &str) -> Option<Vec<u8>> {
+        Some(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn translate_placeholders() {
+        assert_eq!(translate("SELECT c FROM t WHERE id = ? AND c = '?' AND k IN (?, ?)"), "SELECT c FROM t WHERE id = $1 AND c = '?' AND k IN ($2, $3)");
+    }
+
+    #[test]
+    fn bad_options_are_one_line() {
+        for (k, v) in [("pgsql_port", "x"), ("pgsql_sslmode", "require"), ("pgsql_sslmode", "bogus"), ("pgsql_ignore_errors", "4OOOOO")] {
+            let err = create(&opts(&[(k, v)])).err().expect("must fail");
+            assert!(!err.contains('\n') && err.contains(v), "{err}");
+        }
+    }
+
+    #[test]
+    fn classify_follows_ignore_list() {
+        let e = |kind, s: &str| DbError { kind, code: 0, sqlstate: s.into(), message: String::new() };
+        let d = create(&opts(&[])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::Deadlock, "40P01")), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::UniqueViolation, "23505")), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::Other, "42601")), ErrorAction::Fatal);
+        assert_eq!(d.classify(&e(ErrorKind::ConnectionLost, "57P01")), ErrorAction::Reconnect);
+        assert_eq!(d.classify(&e(ErrorKind::ConnectFailed, "28P01")), ErrorAction::Fatal);
+        let d = create(&opts(&[("pgsql_ignore_errors", "40,42601")])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::Serialization, "40001")), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::Other, "42601")), ErrorAction::Restart);
+        assert_eq!(d.classify(&e(ErrorKind::UniqueViolation, "23505")), ErrorAction::Fatal);
+        let d = create(&opts(&[("pgsql_ignore_errors", "all")])).expect("driver");
+        assert_eq!(d.classify(&e(ErrorKind::Other, "42P01")), ErrorAction::Restart);
+    }
+
+    #[test]
+    fn statements_results_and_errors() {
+        let Some(o) = server(&[]) else { return };
+        let mut c = connect(&o);
+        assert!(c.server_version().starts_with(char::is_numeric));
+        c.query("DROP TABLE IF EXISTS dbb_pg_basic").expect("drop");
+        assert_eq!(
+            c.query("CREATE TABLE dbb_pg_basic (id INTEGER PRIMARY KEY, k BIGINT, s SMALLINT, c CHAR(10), v VARCHAR(20), d FLOAT8, f REAL, n NUMERIC(12,4), b BOOLEAN, ts TIMESTAMP, dt DATE, u UUID, j JSONB, by BYTEA)"),
+            Ok(Outcome::Affected(0))
+        );
+        // Ints bound to INTEGER/SMALLINT/NUMERIC columns and text to a DATE column all work.
+        let ins = c.prepare("INSERT INTO dbb_pg_basic (id, k, s, c, v, d, f, n, dt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").expect("prepare");
+        let p = [Value::Int(1), Value::Int(-5_000_000_000), Value::Int(7), Value::Text("ab".into()), Value::Text("x'y".into()), Value::Double(0.25), Value::Double(0.1), Value::Int(3), Value::Text("1999-12-31".into())];
+        assert_eq!(c.execute(ins, &p), Ok(Outcome::Affected(1)));
+        let nulls = [Value::Int(2), Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null];
+        assert_eq!(c.execute(ins, &nulls), Ok(Outcome::Affected(1)));
+        c.query("UPDATE dbb_pg_basic SET n = -12345678.0125, b = true, ts = '2024-02-29 04:05:06.789', u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', j = '{\"a\": 1}', by = '\\x00ff' WHERE id = 1")
+            .expect("update");
+        let cols = "id, k, s, c, v, d, f, n, b, ts, dt, u, j, by";
+        let sel = c.prepare(&format!("SELECT {cols} FROM dbb_pg_basic WHERE id >= ? ORDER BY id")).expect("prepare");
+        let want = vec![
+            ["1", "-5000000000", "7", "ab        ", "x'y", "0.25", "0.1", "-12345678.0125", "t", "2024-02-29 04:05:06.789", "1999-12-31", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "{\"a\": 1}", "\\x00ff"]
+                .map(txt)
+                .to_vec(),
+            [vec![txt("2")], vec![None; 13]].concat(),
+        ];
+        assert_eq!(rows(c.execute(sel, &[Value::Int(1)])), want);
+        // The simple protocol returns the server's own text: it must agree.
+        assert_eq!(rows(c.query(&format!("SELECT {cols} FROM dbb_pg_basic ORDER BY id"))), want);
+        for (expr, text) in [("0.0001::numeric", "0.0001"), ("100000000::numeric", "100000000"), ("'NaN'::numeric", "NaN"), ("sum(x) FROM generate_series(1,3) x", "6"), ("avg(x) FROM generate_series(1,2) x", "1.5000000000000000"), ("'-infinity'::float8", "-Infinity"), ("'0001-01-01'::date", "0001-01-01"), ("'12:00:01.5'::time", "12:00:01.5")] {
+            let s = c.prepare(&format!("SELECT {expr}")).expect("prepare");
+            assert_eq!(rows(c.execute(s, &[])), vec![vec![txt(text)]], "{expr}");
+            c.close_statement(s);
+        }
+        // Rows even when empty; UPDATE matching nothing → Affected(0).
+        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet { columns: 14, rows: vec![] })));
+        let upd = c.prepare("UPDATE dbb_pg_basic SET k = k + 1 WHERE id = ?").expect("prepare");
+        assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
+        assert_eq!(c.execute(upd, &[Value::Int(1)]), Ok(Outcome::Affected(1)));
+        assert_eq!(c.query("UPDATE dbb_pg_basic SET k = 0 WHERE id < 0"), Ok(Outcome::Affected(0)));
+        assert_eq!(c.query("SELECT 1 WHERE false"), Ok(Outcome::Rows(ResultSet { columns: 1, rows: vec![] })));
+        assert_eq!(rows(c.query("SELECT 1; SELECT 2")), vec![vec![txt("1")]]);
+        assert_eq!(c.execute(upd, &[]).map_err(|e| e.kind), Err(ErrorKind::Other));
+
+        // Duplicate key → UniqueViolation, ignorable by default.
+        let err = c.execute(ins, &nulls).expect_err("dup");
+        assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::UniqueViolation, "23505"));
+        assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Restart);
+        let mut strict = o.clone();
+        strict.set("pgsql_ignore_errors", "40P01");
+        assert_eq!(create(&strict).expect("driver").classify(&err), ErrorAction::Fatal);
+        // Syntax error → Other, fatal.
+        let err = c.prepare("SELEKT ?").expect_err("syntax");
+        assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::Other, "42601"));
+        assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Fatal);
+        assert_eq!(c.query("SELEKT 1").map_err(|e| e.sqlstate), Err("42601".to_string()));
+        c.close_statement(upd);
+        assert!(c.execute(upd, &[Value::Int(1)]).is_err());
+        c.query("DROP TABLE dbb_pg_basic").expect("drop");
+    }
+
+    #[test]
+    fn text_round_trips_in_both_ps_modes() {
+        let tricky = "it's \\ a \"test\" \n \r \x1a ? done";
+        for mode in ["auto", "disable"] {
+            let Some(o) = server(&[("db_ps_mode", mode)]) else { return };
+            let table = format!("dbb_pg_rt_{mode}");
+            let mut c = connect(&o);
+            c.query(&format!("DROP TABLE IF EXISTS {table}")).expect("drop");
+            c.query(&format!("CREATE TABLE {table} (id INT, c VARCHAR(100), d FLOAT8)")).expect("create");
+            let ins = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?, ?)")).expect("prepare");
+            assert_eq!(c.execute(ins, &[Value::Int(1), Value::Text(tricky.into()), Value::Double(0.125)]), Ok(Outcome::Affected(1)));
+            let sel = c.prepare(&format!("SELECT c, d, '?' FROM {table} WHERE c = ? AND id = ?")).expect("prepare");
+            let got = rows(c.execute(sel, &[Value::Text(tricky.into()), Value::Int(1)]));
+            assert_eq!(got, vec![vec![txt(tricky), txt("0.125"), txt("?")]], "mode {mode}");
+            assert_eq!(rows(c.query(&format!("SELECT {}", c.quote(tricky)))), vec![vec![txt(tricky)]]);
+            c.query(&format!("DROP TABLE {table}")).expect("drop");
+        }
+    }
+
+    #[test]
+    fn connect_failures_are_clear() {
+        let Some(o) = server(&[("pgsql_db", "dbb_no_such_db")]) else { return };
+        let err = create(&o).expect("driver").connect().err().expect("unknown db");
+        assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::ConnectFailed, "3D000"));
+        assert!(err.message.contains("as 'sbtest', database 'dbb_no_such_db'"), "{err}");
+        let Some(o) = server(&[("pgsql_user", "dbb_no_such_user")]) else { return };
+        let err = create(&o).expect("driver").connect().err().expect("unknown user");
+        assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::ConnectFailed, "28000"), "{err}");
+        // TCP works too, and a refused port is a clear ConnectFailed.
+        let Some(port) = test_env("DBBENCH_TEST_PGSQL_PORT") else { return };
+        let mut c = connect(&opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", &port)]));
+        assert_eq!(rows(c.query("SELECT 1")), vec![vec![txt("1")]]);
+        let d = create(&opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", "1")])).expect("driver");
+        let err = d.connect().err().expect("refused");
+        assert_eq!(err.kind, ErrorKind::ConnectFailed);
+        assert!(err.message.starts_with("cannot connect to PostgreSQL at 127.0.0.1:1 as 'sbtest', database 'sbtest': "), "{err}");
+        assert_eq!(d.classify(&err), ErrorAction::Fatal);
+    }
+
+    #[test]
+    fn terminated_backend_reconnects_with_statements() {
+        let Some(o) = server(&[]) else { return };
+        let drv = create(&o).expect("driver");
+        let mut a = drv.connect().expect("a");
+        let mut b = drv.connect().expect("b");
+        let s = a.prepare("SELECT ?::int + 1").expect("prepare");
+        let pid = rows(a.query("SELECT pg_backend_pid()")).remove(0).remove(0).expect("pid");
+        let pid = String::from_utf8_lossy(&pid).into_owned();
+        assert_eq!(rows(b.query(&format!("SELECT pg_terminate_backend({pid})"))), vec![vec![txt("t")]]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let err = a.execute(s, &[Value::Int(1)]).expect_err("terminated");
+        eprintln!("terminated backend: {err}");
+        assert_eq!(err.kind, ErrorKind::ConnectionLost, "{err}");
+        assert_eq!(drv.classify(&err), ErrorAction::Reconnect);
+        a.reconnect().expect("reconnect");
+        assert_eq!(rows(a.execute(s, &[Value::Int(1)])), vec![vec![txt("2")]]);
+    }
+}

@@ -1,8 +1,791 @@
-//! TEMPORARY STUB (replaced by the real driver).
-use crate::options::{Options, OptionSpec};
-/// Options.
-pub fn options() -> Vec<OptionSpec> { Vec::new() }
-/// Generic options.
-pub fn generic_options() -> Vec<OptionSpec> { Vec::new() }
-/// Create.
-pub fn create(_o: &Options) -> Result<Box<dyn super::Driver>, String> { Err("sqlite driver not built yet".into()) }
+//! Embedded SQLite driver (the default driver), on `rusqlite` with a bundled
+//! SQLite, plus the pieces every driver shares: the generic `--db-ps-mode`
+//! option, `?` placeholder scanning and client-side statement emulation.
+//!
+//! Prepared statements live in rusqlite's per-connection statement cache
+//! (`prepare_cached`), keyed by SQL text: a `Statement` borrows its
+//! `Connection`, so it cannot be stored next to it without unsafe code. The
+//! cache is grown so that every open statement fits; the price is one hash
+//! lookup per execution.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{ffi, Connection as SqlConn, ErrorCode, OpenFlags};
+
+use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, StmtId, Value};
+use crate::options::{OptKind, OptionSpec, Options};
+
+/// Options shared by all drivers (declared once, here): `--db-ps-mode`.
+pub fn generic_options() -> Vec<OptionSpec> {
+    vec![OptionSpec::new(
+        "db_ps_mode",
+        OptKind::String,
+        "auto",
+        "Prepared statements usage mode {auto, disable}: disable = emulate them client-side with escaped literals",
+    )]
+}
+
+/// Options of the SQLite driver, with their defaults.
+pub fn options() -> Vec<OptionSpec> {
+    vec![
+        OptionSpec::new("sqlite_db", OptKind::String, "./dbbench.sqlite", "SQLite database file (created if missing)"),
+        OptionSpec::new(
+            "sqlite_journal_mode",
+            OptKind::String,
+            "wal",
+            "SQLite journal mode {delete, truncate, persist, memory, wal, off}, set on every connection",
+        ),
+        OptionSpec::new(
+            "sqlite_synchronous",
+            OptKind::String,
+            "normal",
+            "SQLite synchronous mode {off, normal, full, extra}, set on every connection",
+        ),
+        OptionSpec::new(
+            "sqlite_busy_timeout",
+            OptKind::Int,
+            "5000",
+            "Milliseconds SQLite waits for a lock before reporting SQLITE_BUSY",
+        ),
+        OptionSpec::new(
+            "sqlite_begin",
+            OptKind::String,
+            "deferred",
+            "How a plain BEGIN runs {deferred, immediate, exclusive}; immediate avoids lock-upgrade deadlocks in read-write transactions",
+        ),
+        OptionSpec::new(
+            "sqlite_ignore_errors",
+            OptKind::List,
+            "busy,locked,unique",
+            "Errors that restart the event: busy, locked, unique, constraint, SQLite result codes, or 'all'",
+        ),
+    ]
+}
+
+/// Reads `--db-ps-mode`: `Ok(true)` when prepared statements are emulated.
+pub(crate) fn ps_mode_disabled(opts: &Options) -> Result<bool, String> {
+    match opts.str("db_ps_mode").trim().to_ascii_lowercase().as_str() {
+        "auto" | "" => Ok(false),
+        "disable" => Ok(true),
+        other => Err(format!("invalid --db-ps-mode value '{other}': use 'auto' or 'disable'")),
+    }
+}
+
+/// Byte offsets of the `?` placeholders in `sql`, skipping string literals,
+/// quoted identifiers and comments. `mysql` enables MySQL's lexical rules:
+/// backslash escapes inside strings and `#` comments.
+pub(crate) fn placeholders(sql: &str, mysql: bool) -> Vec<usize> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'?' => out.push(i),
+            q @ (b'\'' | b'"' | b'`') => {
+                // A doubled quote closes and reopens the literal, so it needs no special case.
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if mysql && q != b'`' && b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_line(b, i),
+            b'#' if mysql => i = skip_line(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+fn skip_line(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// A statement emulated client-side: the SQL and where its `?`s are.
+#[derive(Debug, Clone)]
+pub(crate) struct Emulated {
+    /// The statement text with `?` placeholders.
+    pub sql: String,
+    /// Byte offsets of the placeholders.
+    pub holes: Vec<usize>,
+}
+
+impl Emulated {
+    /// Scans `sql` once so that [`Emulated::render`] is a plain copy.
+    pub fn new(sql: &str, mysql: bool) -> Emulated {
+        Emulated { holes: placeholders(sql, mysql), sql: sql.to_string() }
+    }
+
+    /// Substitutes the parameters as literals; `literal` appends one value.
+    pub fn render(&self, params: &[Value], literal: impl Fn(&mut String, &Value)) -> Result<String, DbError> {
+        if params.len() != self.holes.len() {
+            return Err(param_count_error(self.holes.len(), params.len()));
+        }
+        let mut out = String::with_capacity(self.sql.len() + 16 * params.len());
+        let mut last = 0;
+        for (&pos, v) in self.holes.iter().zip(params) {
+            out.push_str(&self.sql[last..pos]);
+            literal(&mut out, v);
+            last = pos + 1;
+        }
+        out.push_str(&self.sql[last..]);
+        Ok(out)
+    }
+}
+
+/// A connection's statement table: ids stay stable while a statement is
+/// open (also across reconnects); ids of closed statements are reused.
+#[derive(Debug)]
+pub(crate) struct Slots<T> {
+    items: Vec<Option<T>>,
+    free: Vec<usize>,
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots { items: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> Slots<T> {
+    /// Stores a statement and returns its id.
+    pub fn insert(&mut self, v: T) -> StmtId {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i] = Some(v);
+                StmtId(i)
+            }
+            None => {
+                self.items.push(Some(v));
+                StmtId(self.items.len() - 1)
+            }
+        }
+    }
+
+    /// The open statement with this id.
+    pub fn get(&self, id: StmtId) -> Option<&T> {
+        self.items.get(id.0).and_then(Option::as_ref)
+    }
+
+    /// Takes the statement out; its id becomes free.
+    pub fn remove(&mut self, id: StmtId) -> Option<T> {
+        let v = self.items.get_mut(id.0).and_then(Option::take);
+        if v.is_some() {
+            self.free.push(id.0);
+        }
+        v
+    }
+
+    /// Every open statement.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
+
+    /// Every open statement, mutably.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.items.iter_mut().flatten()
+    }
+
+    /// Number of open statements.
+    pub fn len(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+}
+
+/// The error for a parameter count mismatch (a script bug, so kind Other).
+pub(crate) fn param_count_error(expected: usize, got: usize) -> DbError {
+    DbError {
+        kind: ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("statement expects {expected} parameter(s), {got} given"),
+    }
+}
+
+/// Appends a number the way all three databases read it back exactly:
+/// integers without a fraction, tiny/huge magnitudes in exponent form.
+pub(crate) fn push_f64(out: &mut String, x: f64) {
+    let a = x.abs();
+    // Writing into a String cannot fail.
+    let _ = if a == 0.0 || (1e-5..1e16).contains(&a) { write!(out, "{x}") } else { write!(out, "{x:?}") };
+}
+
+/// `push_f64` into a fresh byte vector (result cells).
+pub(crate) fn f64_cell(x: f64) -> Vec<u8> {
+    let mut s = String::new();
+    push_f64(&mut s, x);
+    s.into_bytes()
+}
+
+/// Looks up a test environment variable. Unset: prints why the test is
+/// skipped and returns `None`, unless `CI=true`, where it fails the test.
+#[cfg(test)]
+pub(crate) fn test_env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ if std::env::var("CI").as_deref() == Ok("true") => panic!("{name} not set (required when CI=true)"),
+        _ => {
+            eprintln!("skipped: {name} not set");
+            None
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+/// One accepted `--sqlite-ignore-errors` item.
+#[derive(Debug, Clone, PartialEq)]
+enum Ignore {
+    All,
+    /// Primary result code (busy = 5, locked = 6, constraint = 19) or an extended code.
+    Code(i64),
+    /// Unique / primary key violations only.
+    Unique,
+}
+
+fn parse_ignore(items: &[String]) -> Result<Vec<Ignore>, String> {
+    items
+        .iter()
+        .map(|s| match s.to_ascii_lowercase().as_str() {
+            "all" => Ok(Ignore::All),
+            "busy" => Ok(Ignore::Code(ffi::SQLITE_BUSY as i64)),
+            "locked" => Ok(Ignore::Code(ffi::SQLITE_LOCKED as i64)),
+            "constraint" => Ok(Ignore::Code(ffi::SQLITE_CONSTRAINT as i64)),
+            "unique" => Ok(Ignore::Unique),
+            n => n.parse::<i64>().map(Ignore::Code).map_err(|_| {
+                format!(
+                    "invalid --sqlite-ignore-errors item '{s}': use busy, locked, unique, constraint, a SQLite result code, or 'all'"
+                )
+            }),
+        })
+        .collect()
+}
+
+fn pick<'a>(opts: &Options, name: &str, allowed: &[&'a str]) -> Result<&'a str, String> {
+    let v = opts.str(name).trim().to_ascii_lowercase();
+    allowed.iter().copied().find(|a| *a == v).ok_or_else(|| {
+        format!("invalid --{} value '{}': use one of {}", name.replace('_', "-"), opts.str(name), allowed.join(", "))
+    })
+}
+
+#[derive(Debug)]
+struct Config {
+    path: String,
+    journal_mode: &'static str,
+    synchronous: &'static str,
+    busy_timeout: Duration,
+    /// Replacement for a plain `BEGIN`, `None` for deferred.
+    begin: Option<&'static str>,
+    ignore: Vec<Ignore>,
+    ps_disabled: bool,
+}
+
+/// The SQLite driver: every connection opens the same database file.
+#[derive(Debug)]
+pub struct SqliteDriver {
+    cfg: Arc<Config>,
+}
+
+/// Builds the driver from the options; the error is one line naming the bad option.
+pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
+    let path = opts.str("sqlite_db").to_string();
+    if path.is_empty() {
+        return Err("--sqlite-db is empty: give the path of the SQLite database file".into());
+    }
+    let busy = opts.raw("sqlite_busy_timeout").trim();
+    let busy_ms = busy
+        .parse::<u64>()
+        .map_err(|_| format!("invalid --sqlite-busy-timeout value '{busy}': use a number of milliseconds"))?;
+    let begin = match pick(opts, "sqlite_begin", &["deferred", "immediate", "exclusive"])? {
+        "immediate" => Some("BEGIN IMMEDIATE"),
+        "exclusive" => Some("BEGIN EXCLUSIVE"),
+        _ => None,
+    };
+    let cfg = Config {
+        path,
+        journal_mode: pick(opts, "sqlite_journal_mode", &["delete", "truncate", "persist", "memory", "wal", "off"])?,
+        synchronous: pick(opts, "sqlite_synchronous", &["off", "normal", "full", "extra"])?,
+        busy_timeout: Duration::from_millis(busy_ms),
+        begin,
+        ignore: parse_ignore(&opts.list("sqlite_ignore_errors"))?,
+        ps_disabled: ps_mode_disabled(opts)?,
+    };
+    Ok(Box::new(SqliteDriver { cfg: Arc::new(cfg) }))
+}
+
+impl Driver for SqliteDriver {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
+        Ok(Box::new(SqliteConnection { conn: open(&self.cfg)?, cfg: self.cfg.clone(), stmts: Slots::default() }))
+    }
+
+    fn classify(&self, err: &DbError) -> ErrorAction {
+        if err.kind == ErrorKind::ConnectFailed {
+            return ErrorAction::Fatal;
+        }
+        let hit = self.cfg.ignore.iter().any(|i| match i {
+            Ignore::All => true,
+            Ignore::Unique => err.kind == ErrorKind::UniqueViolation,
+            // A number matches the extended code or its primary code (low byte).
+            Ignore::Code(c) => err.code == *c || (err.code & 0xff) == *c,
+        });
+        if hit {
+            ErrorAction::Restart
+        } else {
+            ErrorAction::Fatal
+        }
+    }
+}
+
+/// Opens the file and applies the pragmas; any failure is ConnectFailed.
+fn open(cfg: &Config) -> Result<SqlConn, DbError> {
+    let fail = |e: rusqlite::Error| {
+        let base = map_err(e);
+        DbError {
+            kind: ErrorKind::ConnectFailed,
+            message: format!("cannot open SQLite database '{}': {}", cfg.path, base.message),
+            ..base
+        }
+    };
+    // NO_MUTEX: a connection is only ever used by its own client thread.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = SqlConn::open_with_flags(&cfg.path, flags).map_err(fail)?;
+    // busy_timeout first, so the journal_mode change waits for other connections' locks.
+    conn.busy_timeout(cfg.busy_timeout).map_err(fail)?;
+    // Switching the journal mode takes an exclusive lock, and SQLite does not
+    // always call the busy handler for it (e.g. while parallel `prepare`
+    // threads open a new file together), so only switch when the mode
+    // differs, and retry a busy switch for a bounded time ourselves.
+    let current: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).map_err(fail)?;
+    let deadline = std::time::Instant::now() + cfg.busy_timeout.max(Duration::from_secs(5));
+    loop {
+        // Values come from fixed lists, so formatting them into SQL is safe.
+        let sql = if current.eq_ignore_ascii_case(cfg.journal_mode) {
+            format!("PRAGMA synchronous={};", cfg.synchronous)
+        } else {
+            format!("PRAGMA journal_mode={}; PRAGMA synchronous={};", cfg.journal_mode, cfg.synchronous)
+        };
+        match conn.execute_batch(&sql) {
+            Ok(()) => return Ok(conn),
+            Err(e) => {
+                let busy = matches!(&e, rusqlite::Error::SqliteFailure(fe, _)
+                    if matches!(fe.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked));
+                if !busy || std::time::Instant::now() >= deadline {
+                    return Err(fail(e));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+/// Maps a rusqlite error: the code is SQLite's extended result code.
+fn map_err(e: rusqlite::Error) -> DbError {
+    match e {
+        rusqlite::Error::SqliteFailure(fe, msg) => {
+            let kind = match fe.code {
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorKind::Busy,
+                ErrorCode::ConstraintViolation
+                    if matches!(fe.extended_code, ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY) =>
+                {
+                    ErrorKind::UniqueViolation
+                }
+                _ => ErrorKind::Other,
+            };
+            DbError { kind, code: fe.extended_code as i64, sqlstate: String::new(), message: msg.unwrap_or_else(|| fe.to_string()) }
+        }
+        other => DbError { kind: ErrorKind::Other, code: 0, sqlstate: String::new(), message: other.to_string() },
+    }
+}
+
+#[derive(Debug)]
+enum Stmt {
+    /// SQL text, the key of the statement in rusqlite's cache.
+    Cached(String),
+    Emulated(Emulated),
+}
+
+/// Binds a [`Value`] without copying it.
+struct Param<'a>(&'a Value);
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Double(d) => ValueRef::Real(*d),
+            Value::Text(s) => ValueRef::Text(s.as_bytes()),
+        }))
+    }
+}
+
+/// One SQLite connection with its statement table.
+pub struct SqliteConnection {
+    conn: SqlConn,
+    cfg: Arc<Config>,
+    stmts: Slots<Stmt>,
+}
+
+impl SqliteConnection {
+    /// Applies `--sqlite-begin` to a plain `BEGIN [TRANSACTION]`.
+    fn rewrite<'a>(&self, sql: &'a str) -> &'a str {
+        match self.cfg.begin {
+            Some(b) if is_plain_begin(sql) => b,
+            _ => sql,
+        }
+    }
+
+    /// Prepares into the cache (errors surface at prepare time, as with a server).
+    fn warm(&self, sql: &str) -> Result<(), DbError> {
+        // rusqlite's default capacity is 16; keep room for every open statement
+        // (plus the one being added) so that none is evicted and re-prepared.
+        let open = self.stmts.len() + 1;
+        if open > 16 {
+            self.conn.set_prepared_statement_cache_capacity(open * 2);
+        }
+        self.conn.prepare_cached(sql).map(drop).map_err(map_err)
+    }
+}
+
+fn is_plain_begin(sql: &str) -> bool {
+    let mut words = sql.trim().trim_end_matches(';').split_ascii_whitespace();
+    matches!(words.next(), Some(w) if w.eq_ignore_ascii_case("begin"))
+        && match words.next() {
+            None => true,
+            Some(w) => w.eq_ignore_ascii_case("transaction") && words.next().is_none(),
+        }
+}
+
+/// Runs a bound statement: rows when it has columns, else the rows it changed.
+fn run(conn: &SqlConn, st: &mut rusqlite::Statement<'_>) -> Result<Outcome, DbError> {
+    let ncols = st.column_count();
+    if ncols == 0 {
+        // sqlite3_changes() keeps the count of the last INSERT/UPDATE/DELETE, so a
+        // following COMMIT would report it again; total_changes() tells whether
+        // this statement changed anything.
+        let before = conn.total_changes();
+        st.raw_execute().map_err(map_err)?;
+        let n = if conn.total_changes() == before { 0 } else { conn.changes() };
+        return Ok(Outcome::Affected(n));
+    }
+    let mut rs = ResultSet { columns: ncols, rows: Vec::new() };
+    let mut rows = st.raw_query();
+    while let Some(row) = rows.next().map_err(map_err)? {
+        let mut cells = Vec::with_capacity(ncols);
+        for i in 0..ncols {
+            cells.push(match row.get_ref(i).map_err(map_err)? {
+                ValueRef::Null => None,
+                ValueRef::Integer(v) => Some(v.to_string().into_bytes()),
+                ValueRef::Real(v) => Some(f64_cell(v)),
+                ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
+            });
+        }
+        rs.rows.push(cells);
+    }
+    Ok(Outcome::Rows(rs))
+}
+
+/// SQLite literal for client-side emulation: `'` doubled, numbers as text.
+fn push_literal(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("NULL"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        // SQLite has no literal for NaN (it becomes NULL anyway); 9e999 overflows to ±Inf.
+        Value::Double(d) if d.is_nan() => out.push_str("NULL"),
+        Value::Double(d) if d.is_infinite() => out.push_str(if *d > 0.0 { "9e999" } else { "-9e999" }),
+        Value::Double(d) => push_f64(out, *d),
+        Value::Text(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                if c == '\'' {
+                    out.push('\'');
+                }
+                out.push(c);
+            }
+            out.push('\'');
+        }
+    }
+}
+
+impl Connection for SqliteConnection {
+    fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        let sql = self.rewrite(sql);
+        // Not cached: ad-hoc text (bulk inserts) would evict the prepared statements.
+        match self.conn.prepare(sql) {
+            Ok(mut st) => run(&self.conn, &mut st),
+            Err(rusqlite::Error::MultipleStatement) => {
+                let before = self.conn.total_changes();
+                self.conn.execute_batch(sql).map_err(map_err)?;
+                Ok(Outcome::Affected(self.conn.total_changes() - before))
+            }
+            Err(e) => Err(map_err(e)),
+        }
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let sql = self.rewrite(sql);
+        let stmt = if self.cfg.ps_disabled {
+            Stmt::Emulated(Emulated::new(sql, false))
+        } else {
+            self.warm(sql)?;
+            Stmt::Cached(sql.to_string())
+        };
+        Ok(self.stmts.insert(stmt))
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        let sql = match self.stmts.get(stmt) {
+            Some(Stmt::Cached(sql)) => sql,
+            Some(Stmt::Emulated(e)) => {
+                let text = e.render(params, push_literal)?;
+                return self.query(&text);
+            }
+            None => return Err(closed_stmt(stmt)),
+        };
+        let mut st = self.conn.prepare_cached(sql).map_err(map_err)?;
+        if st.parameter_count() != params.len() {
+            return Err(param_count_error(st.parameter_count(), params.len()));
+        }
+        for (i, p) in params.iter().enumerate() {
+            st.raw_bind_parameter(i + 1, Param(p)).map_err(map_err)?;
+        }
+        run(&self.conn, &mut st)
+    }
+
+    fn close_statement(&mut self, stmt: StmtId) {
+        // The compiled statement stays in the LRU cache until evicted: rusqlite
+        // cannot drop a single entry, and reusing it is harmless.
+        self.stmts.remove(stmt);
+    }
+
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        self.conn = open(&self.cfg)?;
+        // Statements are SQL keys: only the new connection's cache needs filling.
+        for s in self.stmts.iter() {
+            if let Stmt::Cached(sql) = s {
+                self.warm(sql)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn quote(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        push_literal(&mut out, &Value::Text(s.to_string()));
+        out
+    }
+
+    fn server_version(&mut self) -> String {
+        rusqlite::version().to_string()
+    }
+}
+
+/// Executing a closed or unknown statement is a script bug.
+pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
+    DbError {
+        kind: ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("prepared statement #{} is closed or was never prepared", stmt.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_db(name: &str) -> String {
+        let dir = std::env::temp_dir().join(format!("dbbench-sqlite-test-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join(format!("{name}.sqlite"));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+        p.display().to_string()
+    }
+
+    fn opts(path: &str, extra: &[(&str, &str)]) -> Options {
+        let mut o = Options::default();
+        o.declare(options());
+        o.declare(generic_options());
+        o.set("sqlite_db", path);
+        for (k, v) in extra {
+            o.set(k, v);
+        }
+        o
+    }
+
+    fn rows(o: Outcome) -> Vec<Vec<Option<Vec<u8>>>> {
+        match o {
+            Outcome::Rows(rs) => rs.rows,
+            other => panic!("expected rows, got {other:?}"),
+        }
+    }
+
+    fn txt(s: &str) -> Option<Vec<u8>> {
+        Some(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn placeholders_skip_quotes_and_comments() {
+        assert_eq!(placeholders("a=? and b='?' and c=\"?\" and `?`=?", false), vec![2, 32]);
+        assert_eq!(placeholders("x='\\'?', ?", true), vec![9]);
+        assert_eq!(placeholders("x='\\'?', ?", false), vec![5]);
+        assert_eq!(placeholders("-- ?\n? /* ? */ ?", false), vec![5, 15]);
+        assert_eq!(placeholders("# ?\n?", true), vec![4]);
+    }
+
+    #[test]
+    fn numbers_format_round_trip() {
+        for (x, s) in [(1.0, "1"), (0.1, "0.1"), (-2.5, "-2.5"), (1e300, "1e300"), (1e-7, "1e-7"), (0.0, "0")] {
+            let mut out = String::new();
+            push_f64(&mut out, x);
+            assert_eq!(out, s);
+            assert_eq!(out.parse::<f64>().ok(), Some(x));
+        }
+    }
+
+    #[test]
+    fn bad_options_are_one_line() {
+        for (k, v) in [
+            ("sqlite_journal_mode", "fast"),
+            ("sqlite_synchronous", "2"),
+            ("sqlite_busy_timeout", "x"),
+            ("sqlite_begin", "later"),
+            ("sqlite_ignore_errors", "oops"),
+            ("db_ps_mode", "on"),
+        ] {
+            let err = create(&opts("x.sqlite", &[(k, v)])).err().expect("must fail");
+            assert!(!err.contains('\n') && err.contains(v), "{err}");
+        }
+    }
+
+    #[test]
+    fn prepared_statements_and_outcomes() {
+        let path = temp_db("basic");
+        let drv = create(&opts(&path, &[])).expect("driver");
+        let mut c = drv.connect().expect("connect");
+        assert!(c.server_version().starts_with('3'));
+        assert_eq!(c.query("CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, c TEXT, d REAL)"), Ok(Outcome::Affected(0)));
+        let ins = c.prepare("INSERT INTO t (id, k, c, d) VALUES (?, ?, ?, ?)").expect("prepare");
+        let p = |id, c: Value| vec![Value::Int(id), Value::Int(id * 10), c, Value::Double(0.5)];
+        assert_eq!(c.execute(ins, &p(1, Value::Text("it's".into()))), Ok(Outcome::Affected(1)));
+        assert_eq!(c.execute(ins, &p(2, Value::Null)), Ok(Outcome::Affected(1)));
+        assert_eq!(c.query("SELECT 1 WHERE 0"), Ok(Outcome::Rows(ResultSet { columns: 1, rows: vec![] })));
+        let sel = c.prepare("SELECT id, k, c, d FROM t WHERE id >= ? ORDER BY id").expect("prepare");
+        assert_eq!(
+            rows(c.execute(sel, &[Value::Int(1)]).expect("select")),
+            vec![vec![txt("1"), txt("10"), txt("it's"), txt("0.5")], vec![txt("2"), txt("20"), None, txt("0.5")]]
+        );
+        assert_eq!(rows(c.execute(sel, &[Value::Int(9)]).expect("empty")), Vec::<Vec<_>>::new());
+        let upd = c.prepare("UPDATE t SET k = k + 1 WHERE id = ?").expect("prepare");
+        assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
+        assert_eq!(c.query("BEGIN"), Ok(Outcome::Affected(0)));
+        assert_eq!(c.execute(upd, &[Value::Int(1)]), Ok(Outcome::Affected(1)));
+        // COMMIT right after a write must not repeat the write's count.
+        assert_eq!(c.query("COMMIT"), Ok(Outcome::Affected(0)));
+        assert_eq!(c.execute(sel, &[]).map_err(|e| e.kind), Err(ErrorKind::Other));
+
+        // Duplicate key → UniqueViolation, ignorable by default.
+        let err = c.execute(ins, &p(1, Value::Null)).expect_err("duplicate");
+        assert_eq!((err.kind, err.code), (ErrorKind::UniqueViolation, ffi::SQLITE_CONSTRAINT_PRIMARYKEY as i64));
+        assert_eq!(drv.classify(&err), ErrorAction::Restart);
+        let strict = create(&opts(&path, &[("sqlite_ignore_errors", "busy")])).expect("driver");
+        assert_eq!(strict.classify(&err), ErrorAction::Fatal);
+
+        // Syntax error → Other, fatal.
+        let err = c.query("SELEKT 1").expect_err("syntax");
+        assert_eq!(err.kind, ErrorKind::Other);
+        assert!(err.message.contains("syntax"), "{err}");
+        assert_eq!(drv.classify(&err), ErrorAction::Fatal);
+
+        // Statements survive a reconnect, ids stay valid; closed ids are reused.
+        c.reconnect().expect("reconnect");
+        assert_eq!(rows(c.execute(sel, &[Value::Int(2)]).expect("after reconnect")).len(), 1);
+        c.close_statement(upd);
+        assert!(c.execute(upd, &[Value::Int(1)]).is_err());
+        assert_eq!(c.prepare("SELECT 1").expect("prepare"), upd);
+    }
+
+    #[test]
+    fn many_statements_stay_cached() {
+        let path = temp_db("many");
+        let drv = create(&opts(&path, &[])).expect("driver");
+        let mut c = drv.connect().expect("connect");
+        let ids: Vec<_> = (0..100).map(|i| c.prepare(&format!("SELECT {i} + ?")).expect("prepare")).collect();
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(rows(c.execute(*id, &[Value::Int(1)]).expect("exec")), vec![vec![txt(&(i + 1).to_string())]]);
+        }
+    }
+
+    #[test]
+    fn ps_mode_disable_emulates_with_escaping() {
+        let path = temp_db("emul");
+        let drv = create(&opts(&path, &[("db_ps_mode", "disable")])).expect("driver");
+        let mut c = drv.connect().expect("connect");
+        c.query("CREATE TABLE e (id INTEGER, c TEXT, d REAL)").expect("ddl");
+        let tricky = "it's a \\ back'slash '' ? \"q\"";
+        let ins = c.prepare("INSERT INTO e VALUES (?, ?, ?)").expect("prepare");
+        let params = [Value::Int(-7), Value::Text(tricky.into()), Value::Double(1e-7)];
+        assert_eq!(c.execute(ins, &params), Ok(Outcome::Affected(1)));
+        assert_eq!(c.execute(ins, &[Value::Null, Value::Null, Value::Null]), Ok(Outcome::Affected(1)));
+        let sel = c.prepare("SELECT c, d FROM e WHERE id = ? AND c = ?").expect("prepare");
+        let got = rows(c.execute(sel, &[Value::Int(-7), Value::Text(tricky.into())]).expect("select"));
+        assert_eq!(got, vec![vec![txt(tricky), txt("1e-7")]]);
+        assert_eq!(c.quote("a'b"), "'a''b'");
+        assert_eq!(c.execute(sel, &[Value::Int(1)]).map_err(|e| e.kind), Err(ErrorKind::Other));
+    }
+
+    #[test]
+    fn busy_is_mapped_and_begin_mode_applies() {
+        let path = temp_db("busy");
+        let drv = create(&opts(&path, &[("sqlite_busy_timeout", "0"), ("sqlite_begin", "immediate")])).expect("driver");
+        let mut a = drv.connect().expect("a");
+        let mut b = drv.connect().expect("b");
+        a.query("CREATE TABLE b (id INTEGER PRIMARY KEY)").expect("ddl");
+        // With sqlite_begin=immediate a plain BEGIN takes the write lock at once...
+        a.query("BEGIN").expect("begin a");
+        a.query("INSERT INTO b VALUES (1)").expect("insert");
+        // ...so the second writer fails at its BEGIN, with busy_timeout=0 immediately.
+        let err = b.query("begin transaction;").expect_err("busy");
+        assert_eq!((err.kind, err.code), (ErrorKind::Busy, ffi::SQLITE_BUSY as i64));
+        assert_eq!(drv.classify(&err), ErrorAction::Restart);
+        a.query("COMMIT").expect("commit");
+        b.query("BEGIN").expect("begin b");
+        b.query("COMMIT").expect("commit b");
+        assert!(is_plain_begin(" Begin ;") && !is_plain_begin("BEGIN DEFERRED") && !is_plain_begin("BEGINX"));
+    }
+
+    #[test]
+    fn unopenable_file_is_connect_failed() {
+        let drv = create(&opts("/nonexistent-dir/x/y.sqlite", &[])).expect("driver");
+        let err = drv.connect().err().expect("must fail");
+        assert_eq!(err.kind, ErrorKind::ConnectFailed);
+        assert!(err.message.contains("/nonexistent-dir/x/y.sqlite"), "{err}");
+        assert_eq!(drv.classify(&err), ErrorAction::Fatal);
+    }
+}

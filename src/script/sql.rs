@@ -68,7 +68,7 @@ impl UserData for DriverUd {
                     }))))
                 }
                 Err(e) => {
-                    println!("FATAL: {}", e.message);
+                    println!("FATAL: {}", with_codes(&e));
                     Err(mlua::Error::runtime("connection creation failed"))
                 }
             }
@@ -147,7 +147,7 @@ impl ConState {
                 }
                 Err(e) => {
                     if self.shared.past_deadline() {
-                        println!("FATAL: reconnect failed: {}", e.message);
+                        println!("FATAL: reconnect failed: {}", with_codes(&e));
                         return false;
                     }
                     std::thread::sleep(Duration::from_millis(10));
@@ -167,6 +167,16 @@ impl ConState {
             }
             Err(e) => Ok((Value::Nil, Value::Table(self.handle_error(lua, e, sql, func)?))),
         }
+    }
+}
+
+/// The message followed by the server's error code and SQLSTATE, if any.
+fn with_codes(e: &DbError) -> String {
+    match (e.code, e.sqlstate.is_empty()) {
+        (0, true) => e.message.clone(),
+        (0, false) => format!("{} (SQLSTATE {})", e.message, e.sqlstate),
+        (c, true) => format!("{} (error {c})", e.message),
+        (c, false) => format!("{} (error {c}, SQLSTATE {})", e.message, e.sqlstate),
     }
 }
 

@@ -1,0 +1,230 @@
+//! Command line, script errors and engine mechanics, without a database
+//! server (driver-less scripts and the embedded SQLite driver).
+
+mod common;
+use common::*;
+
+fn script(body: &str) -> (std::path::PathBuf, String) {
+    let dir = tempdir("script");
+    let path = dir.join("t.lua");
+    std::fs::write(&path, body).unwrap();
+    (dir, path.display().to_string())
+}
+
+const SLEEPY: &str = r#"
+local ffi = require("ffi")
+ffi.cdef("int usleep(unsigned int);")
+sysbench.cmdline.options = { ms = {"sleep per event, ms", 1} }
+function event() ffi.C.usleep(sysbench.opt.ms * 1000) end
+"#;
+
+#[test]
+fn version_and_help_exit_zero() {
+    let r = dbbench(&["--version"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("dbbench "), "{}", r.stdout);
+    let r = dbbench(&["--help"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("--threads=N"));
+    assert!(r.stdout.contains("oltp_read_write"));
+    assert!(r.stdout.contains("--mysql-host"));
+}
+
+#[test]
+fn fails_with_unknown_option() {
+    let r = dbbench(&["oltp_point_select", "run", "--foo=1"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.trim(), "invalid option: --foo=1");
+}
+
+#[test]
+fn fails_with_unknown_test_and_command() {
+    let r = dbbench(&["no_such_test", "run"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: Cannot find benchmark 'no_such_test'"), "{}", r.stdout);
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "frobnicate"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.trim(), "Unknown command: frobnicate");
+    let r = dbbench(&[&s, "run", "extra"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.trim(), "Unrecognized command line argument: extra");
+}
+
+#[test]
+fn fails_with_bad_numbers() {
+    let r = dbbench(&["oltp_point_select", "run", "--threads=0"]);
+    assert_eq!((r.code, r.stdout.trim_end().lines().last()), (1, Some("FATAL: Invalid value for --threads: 0.")));
+    let r = dbbench(&["oltp_point_select", "run", "--threads=2.5"]);
+    assert_eq!((r.code, r.stderr.trim()), (1, "Invalid value for the 'threads' option: '2.5'"));
+    let r = dbbench(&["oltp_point_select", "run", "--time=-1"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: Invalid value for --time: -1."), "{}", r.stdout);
+    let r = dbbench(&["oltp_point_select", "run", "--rate=abc"]);
+    assert_eq!((r.code, r.stderr.trim()), (1, "Invalid value for the 'rate' option: 'abc'"));
+    let r = dbbench(&["oltp_point_select", "run", "--rate=-5"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: Invalid value for --rate: -5."), "{}", r.stdout);
+    let r = dbbench(&["oltp_point_select", "run", "--percentile=101"]);
+    assert_eq!(r.code, 1);
+    let r = dbbench(&["oltp_point_select", "run", "--histogram", "--percentile=0"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("--histogram cannot be used with --percentile=0"));
+}
+
+#[test]
+fn lua_syntax_error_names_file_and_line() {
+    let (_d, s) = script("function event()\n  local x = = 1\nend\n");
+    let r = dbbench(&[&s, "run"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("t.lua:2:"), "{}", r.stdout);
+}
+
+#[test]
+fn lua_runtime_error_in_event_fails_the_run_without_report() {
+    let (_d, s) = script("function event()\n  error('boom')\nend\nfunction done() print('done ran') end\n");
+    let r = dbbench(&[&s, "run", "--threads=2", "--time=5"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: `thread_run' function failed:"), "{}", r.stdout);
+    assert!(r.stdout.contains("t.lua:2: boom"), "{}", r.stdout);
+    assert!(!r.stdout.contains("General statistics"));
+    assert!(r.stdout.contains("done ran"));
+}
+
+#[test]
+fn thread_init_error_stops_the_run() {
+    let (_d, s) = script("function thread_init() error('no init for you') end\nfunction event() end\n");
+    let r = dbbench(&[&s, "run", "--threads=3", "--time=5"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: Thread initialization failed!"), "{}", r.stdout);
+    assert!(r.stdout.contains("no init for you"));
+}
+
+#[test]
+fn missing_event_function() {
+    let (_d, s) = script("sysbench.cmdline.options = {}\n");
+    let r = dbbench(&[&s, "run"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: cannot find the event() function in"), "{}", r.stdout);
+}
+
+#[test]
+fn exact_event_count_across_threads() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--events=1000", "--threads=7", "--time=0", "--ms=0"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.number("total number of events:"), Some(1000.0));
+    // No driver was used: no SQL block, as sysbench.
+    assert!(!r.stdout.contains("SQL statistics"));
+}
+
+#[test]
+fn event_returning_true_stops_only_that_thread() {
+    let (_d, s) = script("function event(tid) if tid == 0 then return true end end\n");
+    let r = dbbench(&[&s, "run", "--time=1", "--threads=2", "--format=json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    // Thread 0 stopped at once (the stopping call is not an event); thread 1 ran on.
+    assert_eq!(v["fairness"][0]["events"], 0);
+    assert!(v["fairness"][1]["events"].as_u64().unwrap() > 0);
+    assert_eq!(v["counters"]["events"], v["fairness"][1]["events"]);
+}
+
+#[test]
+fn time_limit_and_percentile_list() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=2", "--threads=2", "--percentile=50,99.9", "--report-interval=1"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let total = r.number("total time:").unwrap();
+    assert!((2.0..2.5).contains(&total), "{total}");
+    assert!(r.stdout.contains("         50th percentile:"), "{}", r.stdout);
+    assert!(r.stdout.contains("        99.9th percentile:"), "{}", r.stdout);
+    let lines: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert!(lines.len() >= 2, "{}", r.stdout);
+    assert!(lines[0].contains("eps:") && lines[0].contains("lat (ms,50%):") && lines[0].contains("lat (ms,99.9%):"));
+    // Every percentile line ends at column 53 like sysbench's.
+    for l in r.stdout.lines().filter(|l| l.contains("th percentile:")) {
+        assert_eq!(l.len(), 53, "{l:?}");
+    }
+}
+
+#[test]
+fn warmup_is_excluded_from_every_figure() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=1", "--warmup-time=1", "--threads=1", "--ms=10", "--format=json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let events = v["counters"]["events"].as_u64().unwrap();
+    // ~10 ms per event: one measured second holds ~90-100 events, not ~190.
+    assert!((50..=110).contains(&events), "{events}");
+    assert!((0.9..1.3).contains(&v["total_time_s"].as_f64().unwrap()));
+}
+
+#[test]
+fn rate_is_open_loop_and_reports_service_time() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=2", "--threads=2", "--rate=200", "--ms=1", "--format=json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let achieved = v["rate"]["achieved_per_s"].as_f64().unwrap();
+    assert!((150.0..250.0).contains(&achieved), "{achieved}");
+    assert_eq!(v["latency_measured_from"], "intended_start");
+    let lat = v["latency"]["avg_ms"].as_f64().unwrap();
+    let svc = v["service_time"]["avg_ms"].as_f64().unwrap();
+    assert!(lat >= svc, "{lat} < {svc}");
+}
+
+#[test]
+fn unreachable_rate_warns_but_does_not_abort() {
+    let (_d, s) = script(SLEEPY);
+    // One thread at 10 ms per event can do ~100/s, far below 1000/s.
+    let r = dbbench(&[&s, "run", "--time=1", "--threads=1", "--rate=1000", "--ms=10"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.stderr.contains("WARNING: the target rate of 1000.00 events/s was not reached"), "{}", r.stderr);
+    // Queueing is visible in the latency, not hidden.
+    let lat = r.number("avg:").unwrap();
+    assert!(lat > 50.0, "{}", r.stdout);
+}
+
+#[test]
+fn forced_shutdown_reports_and_exits_2() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=1", "--forced-shutdown=1", "--threads=1", "--ms=3000"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("Forcing shutdown in 2 seconds"));
+    assert!(r.stdout.contains("FATAL: The --max-time limit has expired, forcing shutdown..."));
+    assert!(r.stdout.contains("Number of unfinished transactions on forced shutdown: 1"));
+}
+
+#[test]
+fn legacy_mode_exports_unknown_options_as_globals() {
+    let (_d, s) = script("function event() end\nfunction prepare() print('size=' .. oltp_table_size .. ' type=' .. type(oltp_table_size)) end\n");
+    let r = dbbench(&[&s, "prepare", "--oltp-table-size=500", "--num-threads=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("size=500 type=string"), "{}", r.stdout);
+    assert!(r.stdout.contains("WARNING: --num-threads is deprecated, use --threads instead"));
+}
+
+#[test]
+fn custom_and_parallel_commands() {
+    let body = "sysbench.cmdline.options = {}\n\
+                function cmd() print('tid ' .. sysbench.tid) end\n\
+                function bad() error('nope') end\n\
+                sysbench.cmdline.commands = { hello = {cmd, sysbench.cmdline.PARALLEL_COMMAND}, fail = {bad, sysbench.cmdline.PARALLEL_COMMAND} }\n";
+    let (_d, s) = script(body);
+    let r = dbbench(&[&s, "hello", "--threads=3"]);
+    assert_eq!(r.code, 0);
+    for t in 0..3 {
+        assert!(r.stdout.contains(&format!("tid {t}")), "{}", r.stdout);
+    }
+    // sysbench exits 0 when a parallel command fails; we do not.
+    let r = dbbench(&[&s, "fail", "--threads=2"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+}
+
+#[test]
+fn reserved_subcommands_say_they_are_planned() {
+    let r = dbbench(&["lab", "run", "x.toml"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("planned"), "{}", r.stderr);
+}

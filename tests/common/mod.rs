@@ -1,0 +1,165 @@
+//! Shared helpers for the integration tests: running the real binary, and
+//! reaching the real MariaDB and PostgreSQL servers that `scripts/servers.sh`
+//! starts (their addresses come from DBBENCH_TEST_* variables). Without those
+//! variables a server test is skipped with a printed reason, except under
+//! CI=true, where a missing server is a failure.
+
+#![allow(dead_code)]
+
+use std::process::Command;
+
+/// What a dbbench run printed and returned.
+pub struct Run {
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The number after `label` on the first line containing it.
+    pub fn number(&self, label: &str) -> Option<f64> {
+        let line = self.stdout.lines().find(|l| l.contains(label))?;
+        let rest = &line[line.find(label)? + label.len()..];
+        rest.split_whitespace().next()?.trim_end_matches('s').parse().ok()
+    }
+    /// The read/write/other counts of the final report.
+    pub fn rwo(&self) -> (u64, u64, u64) {
+        let n = |l: &str| self.number(l).unwrap_or_else(|| panic!("no '{l}' in output:\n{}", self.stdout)) as u64;
+        (n("read:"), n("write:"), n("other:"))
+    }
+}
+
+/// Runs dbbench with `args` in `dir` (bounded by the args themselves).
+pub fn dbbench_in(dir: &std::path::Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_dbbench"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run dbbench");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs dbbench with `args` in a fresh temporary directory.
+pub fn dbbench(args: &[&str]) -> Run {
+    let dir = tempdir("run");
+    let r = dbbench_in(&dir, args);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+/// A new empty temporary directory.
+pub fn tempdir(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!("dbbench-test-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+/// An environment variable that names a test server, or None (test skipped)
+/// outside CI. Under CI=true its absence fails the test.
+pub fn server_env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ => {
+            if std::env::var("CI").as_deref() == Ok("true") || std::env::var("DBBENCH_TEST_REQUIRE_SERVERS").as_deref() == Ok("1") {
+                panic!("{name} is not set: CI must start the test servers (scripts/servers.sh up)");
+            }
+            eprintln!("skipped: {name} not set (start servers with scripts/servers.sh up DIR and source DIR/env)");
+            None
+        }
+    }
+}
+
+/// Creates (fresh) database `db` on the MariaDB test server and returns the
+/// dbbench options that reach it.
+pub fn mysql_db(db: &str) -> Option<Vec<String>> {
+    let sock = server_env("DBBENCH_TEST_MYSQL_SOCKET")?;
+    let opts = mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest"));
+    let mut c = mysql::Conn::new(opts).expect("connect to the MariaDB test server");
+    use mysql::prelude::Queryable;
+    c.query_drop(format!("DROP DATABASE IF EXISTS {db}")).unwrap();
+    c.query_drop(format!("CREATE DATABASE {db}")).unwrap();
+    Some(vec![
+        "--db-driver=mysql".into(),
+        format!("--mysql-socket={sock}"),
+        "--mysql-user=sbtest".into(),
+        format!("--mysql-db={db}"),
+    ])
+}
+
+/// Runs one query on the MariaDB test server and returns the first column of
+/// every row as text.
+pub fn mysql_query(db: &str, sql: &str) -> Vec<String> {
+    let sock = std::env::var("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
+    let opts = mysql::OptsBuilder::new().socket(Some(sock)).user(Some("sbtest")).db_name(Some(db));
+    let mut c = mysql::Conn::new(opts).unwrap();
+    use mysql::prelude::Queryable;
+    let rows: Vec<mysql::Row> = c.query(sql).unwrap();
+    rows.into_iter()
+        .map(|r| match r.as_ref(0) {
+            Some(mysql::Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+            Some(mysql::Value::Int(i)) => i.to_string(),
+            Some(mysql::Value::UInt(i)) => i.to_string(),
+            Some(v) => format!("{v:?}"),
+            None => String::new(),
+        })
+        .collect()
+}
+
+fn pg_client(db: &str) -> postgres::Client {
+    let host = std::env::var("DBBENCH_TEST_PGSQL_HOST").unwrap();
+    let port = std::env::var("DBBENCH_TEST_PGSQL_PORT").unwrap();
+    postgres::Config::new()
+        .host(&host)
+        .port(port.parse().unwrap())
+        .user("sbtest")
+        .dbname(db)
+        .connect(postgres::NoTls)
+        .expect("connect to the PostgreSQL test server")
+}
+
+/// Creates (fresh) database `db` on the PostgreSQL test server and returns
+/// the dbbench options that reach it.
+pub fn pgsql_db(db: &str) -> Option<Vec<String>> {
+    let host = server_env("DBBENCH_TEST_PGSQL_HOST")?;
+    let port = server_env("DBBENCH_TEST_PGSQL_PORT")?;
+    let mut c = pg_client("sbtest");
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {db}")).unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+    Some(vec![
+        "--db-driver=pgsql".into(),
+        format!("--pgsql-host={host}"),
+        format!("--pgsql-port={port}"),
+        "--pgsql-user=sbtest".into(),
+        format!("--pgsql-db={db}"),
+    ])
+}
+
+/// Runs one query on the PostgreSQL test server; first column as text.
+pub fn pgsql_query(db: &str, sql: &str) -> Vec<String> {
+    let mut c = pg_client(db);
+    c.simple_query(sql)
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Joins base options and extra string slices into one argument list.
+pub fn args<'a>(base: &'a [String], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = extra.to_vec();
+    v.extend(base.iter().map(String::as_str));
+    v
+}

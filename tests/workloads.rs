@@ -1,0 +1,276 @@
+//! Every built-in workload through prepare/run/cleanup against real
+//! databases: embedded SQLite always, MariaDB and PostgreSQL when the test
+//! servers are up (required under CI). Statement mixes are checked by
+//! counting, and prepared data by seed.
+
+mod common;
+use common::*;
+
+/// (workload, per-event reads, writes, other) at defaults with a prepared
+/// table; None where the mix depends on the data (delete/insert-once).
+const MIXES: &[(&str, Option<(u64, u64, u64)>)] = &[
+    ("oltp_read_only", Some((14, 0, 2))),
+    ("oltp_read_write", Some((14, 4, 2))),
+    ("oltp_write_only", Some((0, 4, 2))),
+    ("oltp_point_select", Some((1, 0, 0))),
+    ("oltp_update_index", Some((0, 1, 0))),
+    ("oltp_update_non_index", Some((0, 1, 0))),
+    ("oltp_insert", Some((0, 1, 0))),
+    ("oltp_delete", None),
+    ("select_random_points", Some((1, 0, 0))),
+    ("select_random_ranges", Some((1, 0, 0))),
+    ("oltp_simple", Some((1, 0, 0))),
+    ("select", Some((1, 0, 0))),
+    ("oltp_complex_ro", Some((14, 0, 2))),
+    ("oltp_complex_rw", Some((14, 4, 2))),
+    ("update_index", Some((0, 1, 0))),
+    ("update_non_index", Some((0, 1, 0))),
+    ("insert", Some((0, 1, 0))),
+    ("delete", None),
+];
+
+const EVENTS: u64 = 50;
+
+/// prepare, run --events=50, cleanup for every workload; checks the mixes.
+fn all_workloads(base: &[String], dir: &std::path::Path) {
+    for (w, mix) in MIXES {
+        // Uniform ids: with the 'special' default, an UPDATE may hit the row
+        // the previous one just changed to the same value and count as other.
+        let common = ["--table-size=1000", "--rand-type=uniform", "--rand-seed=7"];
+        let mut a = args(base, &[w, "prepare"]);
+        a.extend(common);
+        let r = dbbench_in(dir, &a);
+        assert_eq!(r.code, 0, "{w} prepare failed:\n{}{}", r.stdout, r.stderr);
+
+        let ev = format!("--events={EVENTS}");
+        let mut a = args(base, &[w, "run", &ev, "--time=0", "--threads=1"]);
+        a.extend(common);
+        let r = dbbench_in(dir, &a);
+        assert_eq!(r.code, 0, "{w} run failed:\n{}{}", r.stdout, r.stderr);
+        assert_eq!(r.number("total number of events:"), Some(EVENTS as f64), "{w}:\n{}", r.stdout);
+        let (rd, wr, ot) = r.rwo();
+        match mix {
+            Some((er, ew, eo)) => assert_eq!((rd, wr, ot), (er * EVENTS, ew * EVENTS, eo * EVENTS), "{w} statement mix"),
+            // One DELETE per event: a write while the row exists, else other.
+            None => assert_eq!(rd + wr + ot, EVENTS, "{w} statement count"),
+        }
+        assert_eq!(r.number("ignored errors:"), Some(0.0), "{w}:\n{}", r.stdout);
+
+        let mut a = args(base, &[w, "cleanup"]);
+        a.extend(common);
+        let r = dbbench_in(dir, &a);
+        assert_eq!(r.code, 0, "{w} cleanup failed:\n{}{}", r.stdout, r.stderr);
+    }
+    // bulk_insert: serial prepare of one table per thread, rows in thread_done.
+    for cmd in ["prepare", "run", "cleanup"] {
+        let r = dbbench_in(dir, &args(base, &["bulk_insert", cmd, "--threads=2", "--events=2000", "--time=0"]));
+        assert_eq!(r.code, 0, "bulk_insert {cmd}:\n{}{}", r.stdout, r.stderr);
+    }
+}
+
+/// The documented sysbench figure: oltp_read_write, 100 events at defaults.
+fn read_write_100(base: &[String], dir: &std::path::Path) {
+    let r = dbbench_in(dir, &args(base, &["oltp_read_write", "prepare", "--tables=2", "--table-size=2000", "--threads=2"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Creating table 'sbtest1'..."), "{}", r.stdout);
+    assert!(r.stdout.contains("Inserting 2000 records into 'sbtest2'"), "{}", r.stdout);
+    let r = dbbench_in(dir, &args(base, &["oltp_read_write", "run", "--tables=2", "--table-size=2000", "--events=100", "--time=0", "--rand-type=uniform"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.rwo(), (1400, 400, 200), "{}", r.stdout);
+    assert!(r.stdout.contains("    transactions:                        100    ("), "{}", r.stdout);
+    let r = dbbench_in(dir, &args(base, &["oltp_read_write", "cleanup", "--tables=2"]));
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("Dropping table 'sbtest2'..."), "{}", r.stdout);
+}
+
+#[test]
+fn sqlite_all_workloads() {
+    let dir = tempdir("sqlite-all");
+    all_workloads(&["--sqlite-db=all.sqlite".to_string()], &dir);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sqlite_read_write_counts() {
+    let dir = tempdir("sqlite-rw");
+    read_write_100(&[], &dir); // the default driver is the embedded SQLite
+    assert!(dir.join("dbbench.sqlite").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sqlite_prepare_is_deterministic_by_seed() {
+    let dir = tempdir("sqlite-seed");
+    let dump = |file: &str, seed: &str| {
+        let db = format!("--sqlite-db={file}");
+        let r = dbbench_in(&dir, &["oltp_read_only", "prepare", &db, "--tables=3", "--threads=2", "--table-size=500", seed]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let c = rusqlite::Connection::open(dir.join(file)).unwrap();
+        let mut rows = Vec::new();
+        for t in 1..=3 {
+            let s: String = c
+                .query_row(&format!("SELECT group_concat(id || ':' || k || ':' || c || ':' || pad, ',') FROM (SELECT * FROM sbtest{t} ORDER BY id)"), [], |r| r.get(0))
+                .unwrap();
+            rows.push(s);
+        }
+        rows
+    };
+    let a = dump("a.sqlite", "--rand-seed=42");
+    let b = dump("b.sqlite", "--rand-seed=42");
+    let c = dump("c.sqlite", "--rand-seed=43");
+    assert_eq!(a, b, "same seed must give identical data");
+    assert_ne!(a, c, "another seed must give other data");
+    assert!(a[0].split(',').count() == 500);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sqlite_concurrent_writers_count_busy_as_errors_not_failures() {
+    let dir = tempdir("sqlite-busy");
+    let db = "--sqlite-db=busy.sqlite";
+    let r = dbbench_in(&dir, &["oltp_write_only", "prepare", db, "--table-size=100"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let r = dbbench_in(&dir, &["oltp_write_only", "run", db, "--table-size=100", "--threads=4", "--time=2", "--sqlite-busy-timeout=0"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.number("transactions:").unwrap() > 0.0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sqlite_missing_table_is_a_clear_fatal_error() {
+    let dir = tempdir("sqlite-missing");
+    let r = dbbench_in(&dir, &["oltp_point_select", "run", "--events=10", "--time=0"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("no such table: sbtest1"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn mysql_all_workloads() {
+    let Some(base) = mysql_db("dbb_all") else { return };
+    all_workloads(&base, &tempdir("mysql-all"));
+}
+
+#[test]
+fn mysql_read_write_counts() {
+    let Some(base) = mysql_db("dbb_rw") else { return };
+    read_write_100(&base, &tempdir("mysql-rw"));
+}
+
+#[test]
+fn mysql_myisam_and_legacy_spellings() {
+    let Some(base) = mysql_db("dbb_myisam") else { return };
+    let dir = tempdir("mysql-myisam");
+    // The seeds' 0.5-era command line, unchanged.
+    let legacy = ["--oltp-table-size=1000", "--mysql-table-engine=MyISAM", "--mysql-engine-trx=no", "--myisam-max-rows=50000000", "--rand-seed=303"];
+    let mut a = args(&base, &["--test=oltp_complex_ro", "prepare"]);
+    a.extend(legacy);
+    let r = dbbench_in(&dir, &a);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let engine = mysql_query("dbb_myisam", "SELECT engine FROM information_schema.tables WHERE table_schema='dbb_myisam' AND table_name='sbtest'");
+    assert_eq!(engine, vec!["MyISAM"]);
+    let mut a = args(&base, &["--test=oltp_complex_ro", "run", "--num-threads=2", "--max-requests=40", "--max-time=0"]);
+    a.extend(legacy);
+    let r = dbbench_in(&dir, &a);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.rwo(), (14 * 40, 0, 2 * 40), "{}", r.stdout);
+    assert!(r.stdout.contains("WARNING: --num-threads is deprecated"));
+    let mut a = args(&base, &["--test=oltp_complex_ro", "cleanup"]);
+    a.extend(legacy);
+    assert_eq!(dbbench_in(&dir, &a).code, 0);
+}
+
+#[test]
+fn mysql_prepare_is_deterministic_by_seed() {
+    let checksum = |db: &str, seed: &str| {
+        let base = mysql_db(db)?;
+        let r = dbbench(&args(&base, &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed]));
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        Some(mysql_query(db, "SELECT MD5(GROUP_CONCAT(id, k, c, pad ORDER BY id)) FROM sbtest2"))
+    };
+    let Some(a) = checksum("dbb_seed_a", "--rand-seed=5") else { return };
+    let b = checksum("dbb_seed_b", "--rand-seed=5").unwrap();
+    let c = checksum("dbb_seed_c", "--rand-seed=6").unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn mysql_bad_connections_fail_with_one_clear_line() {
+    let Some(base) = mysql_db("dbb_conn") else { return };
+    let port = std::env::var("DBBENCH_TEST_MYSQL_PORT").unwrap();
+    let wrong_pw = ["--db-driver=mysql", "--mysql-host=127.0.0.1", &format!("--mysql-port={port}"), "--mysql-user=sbpass", "--mysql-password=wrong", "oltp_point_select", "run", "--time=1"];
+    let r = dbbench(&wrong_pw);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("1045"), "{}", r.stdout);
+    assert!(!r.stdout.contains("panicked"));
+    let r = dbbench(&["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=1", "oltp_point_select", "run", "--time=1"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("FATAL"), "{}", r.stdout);
+    // Missing table: the server's code and message.
+    let r = dbbench(&args(&base, &["oltp_point_select", "run", "--events=5", "--time=0"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("1146"), "{}", r.stdout);
+}
+
+#[test]
+fn mysql_many_clients_and_rate() {
+    let Some(base) = mysql_db("dbb_many") else { return };
+    let dir = tempdir("mysql-many");
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_point_select", "prepare", "--table-size=1000"])).code, 0);
+    let r = dbbench_in(&dir, &args(&base, &["oltp_point_select", "run", "--table-size=1000", "--threads=200", "--time=2", "--rate=2000", "--report-interval=1"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("queue length:"), "{}", r.stdout);
+    let tps = r.number("transactions:").unwrap();
+    assert!(tps > 1000.0, "{}", r.stdout);
+}
+
+#[test]
+fn pgsql_all_workloads() {
+    let Some(base) = pgsql_db("dbb_all") else { return };
+    all_workloads(&base, &tempdir("pgsql-all"));
+}
+
+#[test]
+fn pgsql_read_write_counts() {
+    let Some(base) = pgsql_db("dbb_rw") else { return };
+    read_write_100(&base, &tempdir("pgsql-rw"));
+}
+
+#[test]
+fn pgsql_prepare_is_deterministic_by_seed() {
+    let checksum = |db: &str, seed: &str| {
+        let base = pgsql_db(db)?;
+        let r = dbbench(&args(&base, &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed]));
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        Some(pgsql_query(db, "SELECT md5(string_agg(id || ':' || k || c || pad, ',' ORDER BY id)) FROM sbtest2"))
+    };
+    let Some(a) = checksum("dbb_seed_a", "--rand-seed=5") else { return };
+    let b = checksum("dbb_seed_b", "--rand-seed=5").unwrap();
+    let c = checksum("dbb_seed_c", "--rand-seed=6").unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn pgsql_deadlocks_restart_events_and_count_as_errors() {
+    let Some(base) = pgsql_db("dbb_dead") else { return };
+    let dir = tempdir("pgsql-dead");
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_write_only", "prepare", "--table-size=10"])).code, 0);
+    // 8 clients updating 10 rows in transactions: deadlocks and restarts.
+    let r = dbbench_in(&dir, &args(&base, &["oltp_write_only", "run", "--table-size=10", "--threads=8", "--time=3"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.number("transactions:").unwrap() > 0.0);
+}
+
+#[test]
+fn pgsql_bad_connections_fail_with_one_clear_line() {
+    let Some(base) = pgsql_db("dbb_conn") else { return };
+    let port = std::env::var("DBBENCH_TEST_PGSQL_PORT").unwrap();
+    let r = dbbench(&["--db-driver=pgsql", "--pgsql-host=127.0.0.1", &format!("--pgsql-port={port}"), "--pgsql-user=sbpass", "--pgsql-password=wrong", "oltp_point_select", "run", "--time=1"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("password authentication failed"), "{}", r.stdout);
+    let r = dbbench(&args(&base, &["oltp_point_select", "run", "--events=5", "--time=0"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("42P01"), "{}", r.stdout);
+}
