@@ -383,6 +383,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         return fail(&format!("FATAL: cannot find the event() function in {}", shared.script.chunk_name));
     }
     let text = cfg.format == Format::Text;
+    if cfg.time.is_zero() && cfg.events == 0 {
+        println!("WARNING: Both event and time limits are disabled, running an endless test");
+    }
     print_header(cfg, text);
 
     let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::default())).collect();

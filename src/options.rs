@@ -28,18 +28,6 @@ pub enum OptKind {
 }
 
 impl OptKind {
-    /// sysbench's numeric `ARG_*` code for this kind.
-    pub fn sysbench_code(self) -> i64 {
-        match self {
-            OptKind::Bool => 1,
-            OptKind::Int => 2,
-            OptKind::Size => 3,
-            OptKind::Double => 4,
-            OptKind::String => 5,
-            OptKind::List => 6,
-            OptKind::File => 7,
-        }
-    }
     /// Kind from sysbench's numeric `ARG_*` code.
     pub fn from_sysbench_code(code: i64) -> Option<OptKind> {
         Some(match code {
@@ -113,11 +101,6 @@ impl Options {
         self.values.insert(normalize(name), value.to_string());
     }
 
-    /// Whether the user gave a value for this option.
-    pub fn is_set(&self, name: &str) -> bool {
-        self.values.contains_key(&normalize(name))
-    }
-
     /// Raw text of an option: the given value, else the declared default, else "".
     pub fn raw(&self, name: &str) -> &str {
         let n = normalize(name);
@@ -125,11 +108,6 @@ impl Options {
             return v;
         }
         self.specs.get(&n).map(|s| s.default.as_str()).unwrap_or("")
-    }
-
-    /// Names of options the user set that have no declaration.
-    pub fn undeclared(&self) -> Vec<String> {
-        self.values.keys().filter(|k| !self.specs.contains_key(*k)).cloned().collect()
     }
 
     /// String value.

@@ -103,16 +103,6 @@ impl LatencyAcc {
         self.overflow += other.overflow;
     }
 
-    /// Empties the accumulator, keeping its allocation.
-    pub fn clear(&mut self) {
-        self.hist.reset();
-        self.count = 0;
-        self.min_ns = u64::MAX;
-        self.max_ns = 0;
-        self.sum_ns = 0;
-        self.overflow = 0;
-    }
-
     /// Percentile `p` (0..100] in milliseconds, clamped to the exact
     /// [min, max]; `None` without samples.
     pub fn percentile_ms(&self, p: f64) -> Option<f64> {
@@ -166,11 +156,6 @@ impl ClientStats {
     #[inline]
     pub fn inc(&self, c: Counter) {
         self.counters[c as usize].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Current value of a counter (monotonic since the start).
-    pub fn get(&self, c: Counter) -> u64 {
-        self.counters[c as usize].load(Ordering::Relaxed)
     }
 
     /// Records a completed event: counts it and its latency (and, under
@@ -249,18 +234,21 @@ impl Collector {
     pub fn drain_interval(&mut self) -> Period {
         let mut p = Period::default();
         for c in &self.clients {
-            if let Ok(mut l) = c.latency.lock() {
-                p.latency.merge(&l);
-                l.clear();
-            }
-            if let Ok(mut s) = c.service.lock() {
-                p.service.merge(&s);
-                s.clear();
+            // Swap in a fresh accumulator rather than zeroing the old one:
+            // a new histogram's buckets are untouched zero pages, so a client
+            // only holds the pages its own latencies touch (RSS at thousands
+            // of clients), and the lock is held only for the swap.
+            for (acc, into) in [(&c.latency, &mut p.latency), (&c.service, &mut p.service)] {
+                let taken = match acc.lock() {
+                    Ok(mut l) if l.count > 0 => std::mem::take(&mut *l),
+                    _ => continue,
+                };
+                into.merge(&taken);
             }
         }
         let now = self.sum_counts();
-        for i in 0..NCOUNTERS {
-            p.counts[i] = now[i] - self.last_interval[i];
+        for ((d, n), last) in p.counts.iter_mut().zip(now).zip(self.last_interval) {
+            *d = n - last;
         }
         self.last_interval = now;
         self.cumulative.latency.merge(&p.latency);

@@ -126,8 +126,6 @@ impl Shared {
 pub struct StateCtx {
     /// Process-wide context.
     pub shared: Arc<Shared>,
-    /// `sysbench.tid`.
-    pub tid: u32,
     /// Where this state's statements are counted.
     pub stats: Arc<ClientStats>,
 }
@@ -150,7 +148,7 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
     // SAFETY: `ffi` must be available because sysbench scripts (and
     // third-party suites) use it; scripts are trusted code the user runs.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
-    lua.set_app_data(StateCtx { shared: shared.clone(), tid, stats });
+    lua.set_app_data(StateCtx { shared: shared.clone(), stats });
     install_api(&lua, shared, tid).map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
     lua.load(&shared.script.code)
         .set_name(format!("@{}", shared.script.chunk_name))
@@ -232,14 +230,13 @@ fn lua_tostring(v: &Value) -> Vec<u8> {
     }
 }
 
-/// Formats a number like Lua 5.1's `%.14g`.
+/// Formats a number as Lua prints it: integers without a decimal point,
+/// others in their shortest exact form (Lua 5.1 uses `%.14g`, which agrees
+/// for the values option defaults and parameters take).
 pub fn format_lua_number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         format!("{}", n as i64)
     } else {
-        let s = format!("{n:.14e}");
-        // Fall back to Rust's shortest repr, which matches %.14g for common values.
-        let _ = s;
         format!("{n}")
     }
 }
@@ -271,7 +268,7 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
     t.set("uniform_uint64", lua.create_function(|_, ()| Ok(rand::next_u64() as f64))?)?;
     t.set(
         "string",
-        lua.create_function(|lua, fmt: mlua::String| lua.create_string(rand::string(&fmt.as_bytes())))?,
+        lua.create_function(|lua, fmt: mlua::LuaString| lua.create_string(rand::string(&fmt.as_bytes())))?,
     )?;
     t.set(
         "varstring",

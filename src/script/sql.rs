@@ -15,7 +15,6 @@ use crate::stats::{ClientStats, Counter};
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -206,7 +205,7 @@ struct ConUd(Rc<RefCell<ConState>>);
 
 impl UserData for ConUd {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("query", |lua, this, sql: mlua::String| {
+        m.add_method("query", |lua, this, sql: mlua::LuaString| {
             let sql = sql.to_str()?;
             let mut st = this.0.borrow_mut();
             let func = func_name(st.driver.name(), false);
@@ -289,7 +288,7 @@ impl UserData for ParamUd {
             };
             Ok(())
         });
-        m.add_method("set_rand_str", |_, this, fmt: mlua::String| {
+        m.add_method("set_rand_str", |_, this, fmt: mlua::LuaString| {
             let mut p = this.0.borrow_mut();
             let mut s = crate::rand::string(&fmt.as_bytes());
             s.truncate(p.max_len);
@@ -388,7 +387,3 @@ impl UserData for ResultUd {
     }
 }
 
-/// Marks the failure flag (used when a fatal SQL error ends a client).
-pub fn mark_failed(shared: &Shared) {
-    shared.failed.store(true, Ordering::Relaxed);
-}
