@@ -64,6 +64,7 @@ impl UserData for DriverUd {
                         driver: this.driver.clone(),
                         stats: ctx.stats.clone(),
                         shared: ctx.shared.clone(),
+                        result: None,
                     }))))
                 }
                 Err(e) => {
@@ -80,6 +81,11 @@ struct ConState {
     driver: Arc<dyn Driver>,
     stats: Arc<ClientStats>,
     shared: Arc<Shared>,
+    /// The connection's one live result set, reused for every statement
+    /// that returns rows. sysbench has the same rule (the next query frees
+    /// the previous result), and reusing the object spares a userdata
+    /// allocation and its garbage collection per SELECT.
+    result: Option<AnyUserData>,
 }
 
 impl ConState {
@@ -160,7 +166,18 @@ impl ConState {
             Ok(o) => {
                 self.count(&o);
                 match o {
-                    Outcome::Rows(rs) => Ok((Value::UserData(lua.create_userdata(ResultUd { rs, pos: 0 })?), Value::Nil)),
+                    Outcome::Rows(rs) => {
+                        if let Some(ud) = &self.result {
+                            let mut r = ud.borrow_mut::<ResultUd>()?;
+                            r.rs = rs;
+                            r.pos = 0;
+                            drop(r);
+                            return Ok((Value::UserData(ud.clone()), Value::Nil));
+                        }
+                        let ud = lua.create_userdata(ResultUd { rs, pos: 0 })?;
+                        self.result = Some(ud.clone());
+                        Ok((Value::UserData(ud), Value::Nil))
+                    }
                     Outcome::Affected(_) => Ok((Value::Nil, Value::Nil)),
                 }
             }
