@@ -83,6 +83,7 @@ fn fail(msg: &str) -> Status {
 /// Runs `command` (or just the body, without one) for the main state.
 pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let Some(cmd) = shared.command.clone() else { return ExitCode::SUCCESS };
+    let _progress = (cmd == "prepare").then(|| crate::progress::Progress::start(expected_rows(shared)));
     if let Some((f, parallel)) = script::custom_command(main, &cmd) {
         return if parallel && cfg.threads > 1 {
             parallel_command(shared, &cmd, cfg)
@@ -113,6 +114,15 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             ExitCode::from(1)
         }
     }
+}
+
+/// Rows a `prepare` will write, when the workload declares the usual
+/// `--tables` and `--table_size` options.
+fn expected_rows(shared: &Shared) -> Option<u64> {
+    let opts = shared.opts.read().ok()?;
+    opts.spec("table_size")?;
+    let tables = if opts.spec("tables").is_some() { opts.int("tables").max(1) } else { 1 };
+    Some((opts.int("table_size").max(0) * tables) as u64)
 }
 
 fn help(shared: &Arc<Shared>, main: &Lua) -> Status {

@@ -5,6 +5,7 @@ mod cli;
 mod driver;
 mod engine;
 mod options;
+mod progress;
 mod rand;
 mod report;
 mod script;

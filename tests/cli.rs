@@ -228,3 +228,37 @@ fn reserved_subcommands_say_they_are_planned() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("planned"), "{}", r.stderr);
 }
+
+#[test]
+fn csv_format_has_header_intervals_and_total() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=2", "--report-interval=1", "--format=csv", "--percentile=95,99"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("kind,time_s,threads,tps,qps,"), "{}", r.stdout);
+    assert!(lines[0].ends_with(",lat_p95_ms,lat_p99_ms"));
+    let cols = lines[0].split(',').count();
+    assert!(lines.iter().filter(|l| l.starts_with("interval,")).count() >= 1);
+    let total = lines.iter().find(|l| l.starts_with("total,")).expect("total row");
+    assert_eq!(total.split(',').count(), cols);
+}
+
+#[test]
+fn histogram_and_checkpoints() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--time=3", "--histogram", "--report-checkpoints=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Latency histogram (values are in milliseconds)"), "{}", r.stdout);
+    assert!(r.stdout.contains("[ 1s ] Checkpoint report:"), "{}", r.stdout);
+    // The checkpoint resets counters: the final report covers ~2 s of ~1 ms events.
+    let reports: Vec<&str> = r.stdout.split("General statistics:").collect();
+    assert_eq!(reports.len(), 3, "{}", r.stdout);
+    let events: Vec<f64> = reports[1..]
+        .iter()
+        .map(|p| {
+            let l = p.lines().find(|l| l.contains("total number of events:")).unwrap();
+            l.split_whitespace().last().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(events[1] > events[0], "{events:?}");
+}

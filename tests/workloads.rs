@@ -6,9 +6,12 @@
 mod common;
 use common::*;
 
-/// (workload, per-event reads, writes, other) at defaults with a prepared
-/// table; None where the mix depends on the data (delete/insert-once).
-const MIXES: &[(&str, Option<(u64, u64, u64)>)] = &[
+/// Per-event (reads, writes, other).
+type Mix = (u64, u64, u64);
+
+/// (workload, per-event mix) at defaults with a prepared table; None where
+/// the mix depends on the data (delete/insert-once).
+const MIXES: &[(&str, Option<Mix>)] = &[
     ("oltp_read_only", Some((14, 0, 2))),
     ("oltp_read_write", Some((14, 4, 2))),
     ("oltp_write_only", Some((0, 4, 2))),
@@ -175,6 +178,11 @@ fn mysql_myisam_and_legacy_spellings() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.rwo(), (14 * 40, 0, 2 * 40), "{}", r.stdout);
     assert!(r.stdout.contains("WARNING: --num-threads is deprecated"));
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_only", "prepare", "--tables=2", "--table-size=500"])).code, 0);
+    let r = dbbench_in(&dir, &args(&base, &["oltp_read_only", "prewarm", "--tables=2", "--table-size=500", "--threads=2"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Prewarming table sbtest2"), "{}", r.stdout);
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_only", "cleanup", "--tables=2"])).code, 0);
     let mut a = args(&base, &["--test=oltp_complex_ro", "cleanup"]);
     a.extend(legacy);
     assert_eq!(dbbench_in(&dir, &a).code, 0);

@@ -35,12 +35,40 @@ pub enum Value {
 
 /// A fully fetched result set. Cells are raw bytes in the server's text
 /// representation (numbers formatted as decimal text), `None` for NULL.
+/// Cells are stored row after row in one vector: one allocation per result
+/// set instead of one per row (range queries return hundreds of rows).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct ResultSet {
     /// Number of columns.
     pub columns: usize,
-    /// Rows in server order.
-    pub rows: Vec<Vec<Option<Vec<u8>>>>,
+    /// Number of rows.
+    pub nrows: usize,
+    /// `nrows * columns` cells, row-major, in server order.
+    pub cells: Vec<Option<Vec<u8>>>,
+}
+
+impl ResultSet {
+    /// An empty result set with `columns` columns.
+    pub fn new(columns: usize) -> ResultSet {
+        ResultSet { columns, nrows: 0, cells: Vec::new() }
+    }
+
+    /// Appends one row; `cells` must yield exactly `columns` cells.
+    pub fn push_row(&mut self, cells: impl IntoIterator<Item = Option<Vec<u8>>>) {
+        self.cells.extend(cells);
+        self.nrows += 1;
+    }
+
+    /// Row `i`, if any.
+    pub fn row(&self, i: usize) -> Option<&[Option<Vec<u8>>]> {
+        (i < self.nrows).then(|| &self.cells[i * self.columns..(i + 1) * self.columns])
+    }
+
+    /// All rows as separate vectors (for tests).
+    #[cfg(test)]
+    pub fn to_rows(&self) -> Vec<Vec<Option<Vec<u8>>>> {
+        (0..self.nrows).filter_map(|i| self.row(i).map(<[_]>::to_vec)).collect()
+    }
 }
 
 /// What a statement produced. sysbench counts `Rows` as a read (even when

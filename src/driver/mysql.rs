@@ -315,15 +315,15 @@ fn collect<P: Protocol>(mut qr: QueryResult<'_, '_, '_, P>) -> Result<Outcome, m
     let outcome = if ncols == 0 {
         Outcome::Affected(qr.affected_rows())
     } else {
-        let mut rows = Vec::new();
+        let mut rs = ResultSet::new(ncols);
         if let Some(set) = qr.iter() {
             for row in set {
                 let row = row?;
                 let cols = row.columns();
-                rows.push(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)).collect());
+                rs.push_row(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)));
             }
         }
-        Outcome::Rows(ResultSet { columns: ncols, rows })
+        Outcome::Rows(rs)
     };
     while let Some(set) = qr.iter() {
         for row in set {
@@ -541,7 +541,7 @@ mod tests {
 
     fn rows(o: Result<Outcome, DbError>) -> Vec<Vec<Option<Vec<u8>>>> {
         match o {
-            Ok(Outcome::Rows(rs)) => rs.rows,
+            Ok(Outcome::Rows(rs)) => rs.to_rows(),
             other => panic!("expected rows, got {other:?}"),
         }
     }
@@ -607,7 +607,7 @@ mod tests {
         // The text protocol gives the same cells.
         assert_eq!(rows(c.query("SELECT id, k, c, d, n, t, dt, tm FROM dbb_my_basic ORDER BY id")), want);
         // A result set is Rows even when empty; an UPDATE matching nothing is Affected(0).
-        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet { columns: 8, rows: vec![] })));
+        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet::new(8))));
         let upd = c.prepare("UPDATE dbb_my_basic SET k = k + 1 WHERE id = ?").expect("prepare");
         assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
         assert_eq!(c.execute(upd, &[Value::Int(1)]), Ok(Outcome::Affected(1)));

@@ -459,11 +459,11 @@ impl Connection for PgsqlConnection {
         for m in msgs {
             match m {
                 SimpleQueryMessage::RowDescription(cols) if rows.is_none() && done.is_none() => {
-                    rows = Some(ResultSet { columns: cols.len(), rows: Vec::new() });
+                    rows = Some(ResultSet::new(cols.len()));
                 }
                 SimpleQueryMessage::Row(r) if done.is_none() => {
                     if let Some(rs) = rows.as_mut() {
-                        rs.rows.push((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(|s| s.as_bytes().to_vec())).collect());
+                        rs.push_row((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(|s| s.as_bytes().to_vec())));
                     }
                 }
                 SimpleQueryMessage::CommandComplete(n) if done.is_none() => done = Some(n),
@@ -502,14 +502,13 @@ impl Connection for PgsqlConnection {
             while it.next().map_err(map_err)?.is_some() {}
             return Ok(Outcome::Affected(it.rows_affected().unwrap_or(0)));
         }
-        let mut rs = ResultSet { columns: ncols, rows: Vec::new() };
+        let mut rs = ResultSet::new(ncols);
         while let Some(row) = it.next().map_err(map_err)? {
-            let mut cells = Vec::with_capacity(ncols);
             for i in 0..ncols {
                 let cell: Cell = row.try_get(i).map_err(map_err)?;
-                cells.push(cell.0);
+                rs.cells.push(cell.0);
             }
-            rs.rows.push(cells);
+            rs.nrows += 1;
         }
         Ok(Outcome::Rows(rs))
     }
@@ -538,10 +537,10 @@ impl Connection for PgsqlConnection {
     fn server_version(&mut self) -> String {
         match self.query("SHOW server_version") {
             Ok(Outcome::Rows(rs)) => rs
-                .rows
+                .cells
                 .into_iter()
                 .next()
-                .and_then(|r| r.into_iter().next().flatten())
+                .flatten()
                 .map(|v| String::from_utf8_lossy(&v).into_owned())
                 .unwrap_or_default(),
             _ => String::new(),
@@ -580,7 +579,7 @@ mod tests {
 
     fn rows(o: Result<Outcome, DbError>) -> Vec<Vec<Option<Vec<u8>>>> {
         match o {
-            Ok(Outcome::Rows(rs)) => rs.rows,
+            Ok(Outcome::Rows(rs)) => rs.to_rows(),
             other => panic!("expected rows, got {other:?}"),
         }
     }
@@ -654,12 +653,12 @@ mod tests {
             c.close_statement(s);
         }
         // Rows even when empty; UPDATE matching nothing → Affected(0).
-        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet { columns: 14, rows: vec![] })));
+        assert_eq!(c.execute(sel, &[Value::Int(99)]), Ok(Outcome::Rows(ResultSet::new(14))));
         let upd = c.prepare("UPDATE dbb_pg_basic SET k = k + 1 WHERE id = ?").expect("prepare");
         assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
         assert_eq!(c.execute(upd, &[Value::Int(1)]), Ok(Outcome::Affected(1)));
         assert_eq!(c.query("UPDATE dbb_pg_basic SET k = 0 WHERE id < 0"), Ok(Outcome::Affected(0)));
-        assert_eq!(c.query("SELECT 1 WHERE false"), Ok(Outcome::Rows(ResultSet { columns: 1, rows: vec![] })));
+        assert_eq!(c.query("SELECT 1 WHERE false"), Ok(Outcome::Rows(ResultSet::new(1))));
         assert_eq!(rows(c.query("SELECT 1; SELECT 2")), vec![vec![txt("1")]]);
         assert_eq!(c.execute(upd, &[]).map_err(|e| e.kind), Err(ErrorKind::Other));
 

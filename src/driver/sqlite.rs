@@ -490,19 +490,18 @@ fn run(conn: &SqlConn, st: &mut rusqlite::Statement<'_>) -> Result<Outcome, DbEr
         let n = if conn.total_changes() == before { 0 } else { conn.changes() };
         return Ok(Outcome::Affected(n));
     }
-    let mut rs = ResultSet { columns: ncols, rows: Vec::new() };
+    let mut rs = ResultSet::new(ncols);
     let mut rows = st.raw_query();
     while let Some(row) = rows.next().map_err(map_err)? {
-        let mut cells = Vec::with_capacity(ncols);
         for i in 0..ncols {
-            cells.push(match row.get_ref(i).map_err(map_err)? {
+            rs.cells.push(match row.get_ref(i).map_err(map_err)? {
                 ValueRef::Null => None,
                 ValueRef::Integer(v) => Some(v.to_string().into_bytes()),
                 ValueRef::Real(v) => Some(f64_cell(v)),
                 ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
             });
         }
-        rs.rows.push(cells);
+        rs.nrows += 1;
     }
     Ok(Outcome::Rows(rs))
 }
@@ -641,7 +640,7 @@ mod tests {
 
     fn rows(o: Outcome) -> Vec<Vec<Option<Vec<u8>>>> {
         match o {
-            Outcome::Rows(rs) => rs.rows,
+            Outcome::Rows(rs) => rs.to_rows(),
             other => panic!("expected rows, got {other:?}"),
         }
     }
@@ -695,7 +694,7 @@ mod tests {
         let p = |id, c: Value| vec![Value::Int(id), Value::Int(id * 10), c, Value::Double(0.5)];
         assert_eq!(c.execute(ins, &p(1, Value::Text("it's".into()))), Ok(Outcome::Affected(1)));
         assert_eq!(c.execute(ins, &p(2, Value::Null)), Ok(Outcome::Affected(1)));
-        assert_eq!(c.query("SELECT 1 WHERE 0"), Ok(Outcome::Rows(ResultSet { columns: 1, rows: vec![] })));
+        assert_eq!(c.query("SELECT 1 WHERE 0"), Ok(Outcome::Rows(ResultSet::new(1))));
         let sel = c.prepare("SELECT id, k, c, d FROM t WHERE id >= ? ORDER BY id").expect("prepare");
         assert_eq!(
             rows(c.execute(sel, &[Value::Int(1)]).expect("select")),

@@ -165,6 +165,10 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     sb.set("version_string", format!("sysbench {} (dbbench {})", crate::SYSBENCH_COMPAT_VERSION, crate::VERSION))?;
     sb.set("rand", rand_table(lua)?)?;
     sb.set("_sql", sql::raw_table(lua)?)?;
+    sb.set("_bulk_rows", lua.create_function(|_, n: u64| {
+        crate::progress::add_rows(n);
+        Ok(())
+    })?)?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;
     for (i, a) in shared.argv.iter().enumerate() {
@@ -179,6 +183,7 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     // Route Lua output through Rust's stdout so it interleaves correctly
     // with the engine's own lines.
     let print = lua.create_function(|_, args: mlua::Variadic<Value>| {
+        crate::progress::clear_line();
         let mut out = std::io::stdout().lock();
         for (i, v) in args.iter().enumerate() {
             if i > 0 {

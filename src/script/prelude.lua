@@ -110,11 +110,15 @@ local BULK_LIMIT = 524288
 function Connection:bulk_insert_init(prefix)
   self._bulk_prefix, self._bulk, self._bulk_len = prefix, {}, #prefix + 1
 end
+local bulk_rows = sb._bulk_rows
+sb._bulk_rows = nil
 local function bulk_flush(self)
   if self._bulk ~= nil and #self._bulk > 0 then
+    local n = #self._bulk
     local q = self._bulk_prefix .. " " .. table.concat(self._bulk, ",")
     self._bulk, self._bulk_len = {}, #self._bulk_prefix + 1
     self:query(q)
+    bulk_rows(n)
   end
 end
 function Connection:bulk_insert_next(values)

@@ -381,12 +381,12 @@ struct ResultUd {
 
 impl UserData for ResultUd {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("nrows", |_, this| Ok(this.rs.rows.len()));
+        f.add_field_method_get("nrows", |_, this| Ok(this.rs.nrows));
         f.add_field_method_get("nfields", |_, this| Ok(this.rs.columns));
     }
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut("fetch_row", |lua, this, ()| {
-            let Some(row) = this.rs.rows.get(this.pos) else { return Ok(Value::Nil) };
+            let Some(row) = this.rs.row(this.pos) else { return Ok(Value::Nil) };
             this.pos += 1;
             let t = lua.create_table_with_capacity(row.len(), 0)?;
             for (i, cell) in row.iter().enumerate() {
