@@ -15,6 +15,7 @@
 //! `--*-ignore-errors` list; the Lua binding layer (`script::sql`) acts on it.
 
 pub mod mysql;
+mod mysql_wire;
 pub mod pgsql;
 pub mod sqlite;
 

@@ -24,7 +24,7 @@ use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, Result
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
-const ER_UNSUPPORTED_PS: u16 = 1295;
+pub(super) const ER_UNSUPPORTED_PS: u16 = 1295;
 
 /// Options of the MySQL driver, with sysbench 1.0.20's defaults.
 pub fn options() -> Vec<OptionSpec> {
@@ -50,6 +50,12 @@ pub fn options() -> Vec<OptionSpec> {
             "MySQL error numbers that restart the event (2006/2013/2011/2055 reconnect first), or 'all'",
         ),
         OptionSpec::new("mysql_dry_run", OptKind::Bool, "off", "Do not connect: every statement succeeds without a server and counts as 'other'"),
+        OptionSpec::new(
+            "mysql_client",
+            OptKind::String,
+            "native",
+            "Client implementation: native (dbbench's own protocol code, lowest overhead) or crate (the mysql crate; used anyway for TLS, compression and other auth plugins)",
+        ),
     ]
 }
 
@@ -126,6 +132,8 @@ struct Config {
     ignore: Option<Vec<i64>>,
     ps_disabled: bool,
     dry_run: bool,
+    /// Use [`super::mysql_wire`] where it can serve the connection.
+    native: bool,
 }
 
 impl Config {
@@ -174,6 +182,11 @@ impl MysqlDriver {
             ignore: parse_ignore(&opts.list("mysql_ignore_errors"))?,
             ps_disabled: ps_mode_disabled(opts)?,
             dry_run: opts.bool("mysql_dry_run"),
+            native: match opts.str("mysql_client") {
+                "native" => true,
+                "crate" => false,
+                other => return Err(format!("invalid --mysql-client value '{other}': use native or crate")),
+            },
         };
         Ok(MysqlDriver { cfg: Arc::new(cfg), next: AtomicUsize::new(0) })
     }
@@ -195,6 +208,21 @@ impl Driver for MysqlDriver {
             return Ok(Box::new(DryRunConnection { next: 0 }));
         }
         let ep = self.next_endpoint().clone();
+        if self.cfg.native && self.cfg.ssl.is_none() && !self.cfg.compress {
+            let params = super::mysql_wire::Params {
+                endpoint: &ep,
+                user: &self.cfg.user,
+                password: &self.cfg.password,
+                db: &self.cfg.db,
+                ps_disabled: self.cfg.ps_disabled,
+            };
+            match super::mysql_wire::NativeConnection::connect(&params) {
+                Ok(c) => return Ok(Box::new(c)),
+                Err(super::mysql_wire::ConnectError::Failed(e)) => return Err(e),
+                // e.g. an auth plugin we do not speak: the crate does.
+                Err(super::mysql_wire::ConnectError::Unsupported(_)) => {}
+            }
+        }
         let opts = self.cfg.opts(&ep);
         let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&ep, &self.cfg.user, e, false))?;
         Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default() }))
@@ -215,7 +243,7 @@ impl Driver for MysqlDriver {
 
 /// A lost connection, with libmysqlclient's client error numbers so that
 /// ignore lists written for sysbench (2006, 2013) keep working.
-fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
+pub(super) fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
     let (code, what) = if broken_pipe { (2006, "MySQL server has gone away") } else { (2013, "Lost connection to MySQL server during query") };
     DbError { kind: ErrorKind::ConnectionLost, code, sqlstate: "HY000".into(), message: format!("{what} ({e})") }
 }
@@ -225,15 +253,7 @@ fn map_err(e: mysql::Error) -> DbError {
     let other = |code: i64, message: String| DbError { kind: ErrorKind::Other, code, sqlstate: String::new(), message };
     match e {
         mysql::Error::MySqlError(me) => DbError {
-            kind: match me.code {
-                // Client-side "gone" codes, plus the server telling us it is killing
-                // the connection (MariaDB 1927, shutdown 1053, MySQL 8 idle timeout 4031).
-                2006 | 2013 | 2011 | 2055 | 1927 | 1053 | 4031 => ErrorKind::ConnectionLost,
-                1213 => ErrorKind::Deadlock,
-                1205 => ErrorKind::LockTimeout,
-                1062 => ErrorKind::UniqueViolation,
-                _ => ErrorKind::Other,
-            },
+            kind: kind_for_code(me.code),
             code: me.code.into(),
             sqlstate: me.state,
             message: me.message,
@@ -246,6 +266,19 @@ fn map_err(e: mysql::Error) -> DbError {
         // The inner error reads better than the wrapper's `DriverError { .. }`.
         mysql::Error::DriverError(d) => other(0, d.to_string()),
         other_err => other(0, other_err.to_string()),
+    }
+}
+
+/// The error class of a server (or client library) error number.
+pub(super) fn kind_for_code(code: u16) -> ErrorKind {
+    match code {
+        // Client-side "gone" codes, plus the server telling us it is killing
+        // the connection (MariaDB 1927, shutdown 1053, MySQL 8 idle timeout 4031).
+        2006 | 2013 | 2011 | 2055 | 1927 | 1053 | 4031 => ErrorKind::ConnectionLost,
+        1213 => ErrorKind::Deadlock,
+        1205 => ErrorKind::LockTimeout,
+        1062 => ErrorKind::UniqueViolation,
+        _ => ErrorKind::Other,
     }
 }
 
@@ -360,7 +393,7 @@ fn cell(v: Option<mysql::Value>, col: &Column) -> Option<Vec<u8>> {
 }
 
 /// Appends `.ffffff` cut to the column's scale (31 = unspecified scale).
-fn push_fraction(t: &mut String, us: u32, decimals: u8) {
+pub(super) fn push_fraction(t: &mut String, us: u32, decimals: u8) {
     let digits = match decimals {
         0..=6 => usize::from(decimals),
         _ if us != 0 => 6,
@@ -374,7 +407,7 @@ fn push_fraction(t: &mut String, us: u32, decimals: u8) {
 }
 
 /// Appends a MySQL literal; strings are escaped for the server's mode.
-fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bool) {
+pub(super) fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bool) {
     match v {
         // MySQL has no literal for NaN or infinities and would store 0: send NULL.
         Value::Null => out.push_str("NULL"),
@@ -581,6 +614,48 @@ mod tests {
         let d = create(&opts(&[("mysql_ignore_errors", "all")])).expect("driver");
         assert_eq!(d.classify(&e(ErrorKind::Other, 1064)), ErrorAction::Restart);
         assert_eq!(d.classify(&e(ErrorKind::ConnectFailed, 1045)), ErrorAction::Fatal);
+    }
+
+    /// The native protocol client and the `mysql` crate return the same
+    /// cells for every column type, in the text and the binary protocol.
+    #[test]
+    fn native_client_matches_the_crate() {
+        let (Some(native), Some(via_crate)) = (sock(&[("mysql_client", "native")]), sock(&[("mysql_client", "crate")])) else { return };
+        let mut setup = connect(&native);
+        setup.query("DROP TABLE IF EXISTS t_native_vs_crate").unwrap();
+        setup
+            .query(
+                "CREATE TABLE t_native_vs_crate (i INT, u INT UNSIGNED, ti TINYINT, si SMALLINT, bi BIGINT UNSIGNED, \
+                 f FLOAT, d DOUBLE, dec_ DECIMAL(10,3), dt DATE, dtm DATETIME(6), ts TIMESTAMP NULL, tm TIME(3), \
+                 y YEAR, v VARCHAR(20), b BLOB, e ENUM('x','y'), n INT NULL)",
+            )
+            .unwrap();
+        setup
+            .query(
+                "INSERT INTO t_native_vs_crate VALUES (-5, 4000000000, -128, -32768, 18446744073709551615, 1.5, -2.25e-7, \
+                 -12.345, '2024-02-29', '2024-02-29 13:14:15.123456', '2020-01-01 00:00:00', '-838:59:58.5', 2024, \
+                 'a''b\\\\c', x'00ff', 'y', NULL)",
+            )
+            .unwrap();
+        let sql = "SELECT * FROM t_native_vs_crate WHERE i = ?";
+        let run = |o: &Options| {
+            let mut c = connect(o);
+            let text = rows(c.query("SELECT * FROM t_native_vs_crate"));
+            let id = c.prepare(sql).unwrap();
+            let bin = rows(c.execute(id, &[Value::Int(-5)]));
+            let empty = c.execute(id, &[Value::Int(1)]);
+            let upd = c.query("UPDATE t_native_vs_crate SET n = n WHERE i = 12345");
+            (text, bin, empty, upd)
+        };
+        let a = run(&native);
+        let b = run(&via_crate);
+        assert_eq!(a.0, b.0, "text protocol");
+        assert_eq!(a.1, b.1, "binary protocol");
+        assert_eq!(a.0.len(), 1);
+        assert_eq!(a.2, b.2);
+        assert_eq!(a.3, Ok(Outcome::Affected(0)));
+        assert_eq!(a.3, b.3);
+        setup.query("DROP TABLE t_native_vs_crate").unwrap();
     }
 
     #[test]

@@ -184,6 +184,11 @@ impl<T> Slots<T> {
     }
 
     /// Takes the statement out; its id becomes free.
+    pub fn get_mut(&mut self, id: StmtId) -> Option<&mut T> {
+        self.items.get_mut(id.0).and_then(Option::as_mut)
+    }
+
+    /// Removes (closes) a statement; its id may be reused.
     pub fn remove(&mut self, id: StmtId) -> Option<T> {
         let v = self.items.get_mut(id.0).and_then(Option::take);
         if v.is_some() {
