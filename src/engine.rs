@@ -517,20 +517,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 println!("Number of unfinished transactions on forced shutdown: {unfinished}");
                 let cum = collector.cumulative();
                 let fairness = collector.fairness();
-                let rate_sum = rate_summary(&ctl, cfg, &cum, now.duration_since(run_start).as_secs_f64());
+                let total = now.duration_since(run_start).as_secs_f64();
                 let summary = Summary {
-                    sql: sql(),
-                    threads: cfg.threads,
-                    percentiles: &cfg.percentiles,
-                    histogram: cfg.histogram,
-                    total_time: now.duration_since(run_start).as_secs_f64(),
-                    period_time: now.duration_since(period_start).as_secs_f64(),
-                    cumulative: &cum,
-                    fairness: &fairness,
                     intervals: &intervals,
-                    rate: rate_sum,
+                    rate: rate_summary(&ctl, cfg, &cum, total),
                     server_version: shared.server_version.get().cloned(),
                     aborted: Some(format!("forced shutdown with {unfinished} unfinished events")),
+                    ..summary(cfg, sql(), &cum, &fairness, total, now.duration_since(period_start).as_secs_f64())
                 };
                 report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
                 let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -559,20 +552,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             let cum = collector.cumulative();
             let fairness = collector.fairness();
             println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
-            let summary = Summary {
-                sql: sql(),
-                threads: cfg.threads,
-                percentiles: &cfg.percentiles,
-                histogram: cfg.histogram,
-                total_time: now.duration_since(run_start).as_secs_f64(),
-                period_time: now.duration_since(period_start).as_secs_f64(),
-                cumulative: &cum,
-                fairness: &fairness,
-                intervals: &[],
-                rate: None,
-                server_version: None,
-                aborted: None,
-            };
+            let summary = summary(
+                cfg,
+                sql(),
+                &cum,
+                &fairness,
+                now.duration_since(run_start).as_secs_f64(),
+                now.duration_since(period_start).as_secs_f64(),
+            );
             report::text::final_report(&summary);
             collector.reset();
             period_start = now;
@@ -617,20 +604,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         let fairness = collector.fairness();
         let total = end.duration_since(run_start).as_secs_f64().max(1e-9);
         let period = end.duration_since(period_start.min(end)).as_secs_f64().max(1e-9);
-        let rate_sum = rate_summary(&ctl, cfg, &cum, total);
         let summary = Summary {
-            sql: sql(),
-            threads: cfg.threads,
-            percentiles: &cfg.percentiles,
-            histogram: cfg.histogram,
-            total_time: total,
-            period_time: period,
-            cumulative: &cum,
-            fairness: &fairness,
             intervals: &intervals,
-            rate: rate_sum,
+            rate: rate_summary(&ctl, cfg, &cum, total),
             server_version: shared.server_version.get().cloned(),
-            aborted: None,
+            ..summary(cfg, sql(), &cum, &fairness, total, period)
         };
         let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
         if !report::cumulative_hook(main, &summary) {
@@ -648,6 +626,25 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
     }
     status
+}
+
+/// The figures every report has (interval rows, rate, server version and
+/// abort reason left empty for the caller to fill in).
+fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fairness: &'a [(u64, f64)], total: f64, period: f64) -> Summary<'a> {
+    Summary {
+        sql,
+        threads: cfg.threads,
+        percentiles: &cfg.percentiles,
+        histogram: cfg.histogram,
+        total_time: total,
+        period_time: period,
+        cumulative: cum,
+        fairness,
+        intervals: &[],
+        rate: None,
+        server_version: None,
+        aborted: None,
+    }
 }
 
 fn rate_summary(ctl: &Control, cfg: &RunConfig, cum: &crate::stats::Period, secs: f64) -> Option<RateSummary> {

@@ -406,6 +406,13 @@ pub(super) fn push_fraction(t: &mut String, us: u32, decimals: u8) {
     }
 }
 
+/// A string as a MySQL literal, escaped for the server's mode.
+pub(super) fn quote_literal(s: &str, no_backslash_escapes: bool) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_literal(&mut out, &Value::Text(s.to_string()), no_backslash_escapes);
+    out
+}
+
 /// Appends a MySQL literal; strings are escaped for the server's mode.
 pub(super) fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bool) {
     match v {
@@ -490,9 +497,7 @@ impl Connection for MysqlConnection {
     }
 
     fn quote(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        push_literal(&mut out, &Value::Text(s.to_string()), self.conn.no_backslash_escape());
-        out
+        quote_literal(s, self.conn.no_backslash_escape())
     }
 
     fn server_version(&mut self) -> String {
@@ -527,9 +532,7 @@ impl Connection for DryRunConnection {
         Ok(())
     }
     fn quote(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        push_literal(&mut out, &Value::Text(s.to_string()), false);
-        out
+        quote_literal(s, false)
     }
     fn server_version(&mut self) -> String {
         "dry-run".into()

@@ -25,7 +25,7 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use super::mysql::{kind_for_code, lost, push_fraction, push_literal, Endpoint, ER_UNSUPPORTED_PS};
+use super::mysql::{kind_for_code, lost, push_fraction, push_literal, quote_literal, Endpoint, ER_UNSUPPORTED_PS};
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, Emulated, Slots};
 use super::{Connection, DbError, ErrorKind, Outcome, ResultSet, StmtId, Value};
 
@@ -913,9 +913,7 @@ impl Connection for NativeConnection {
     }
 
     fn quote(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        push_literal(&mut out, &Value::Text(s.to_string()), self.status & SERVER_STATUS_NO_BACKSLASH_ESCAPES != 0);
-        out
+        quote_literal(s, self.status & SERVER_STATUS_NO_BACKSLASH_ESCAPES != 0)
     }
 
     fn server_version(&mut self) -> String {
