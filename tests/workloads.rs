@@ -282,3 +282,64 @@ fn pgsql_bad_connections_fail_with_one_clear_line() {
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("42P01"), "{}", r.stdout);
 }
+
+/// Runs `run_args` in the background and, one second in, calls `kill` (which
+/// ends the benchmark's server sessions); returns the run's outcome.
+fn run_while_killing(dir: &std::path::Path, run_args: &[&str], kill: impl FnOnce()) -> Run {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+        .args(run_args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start dbbench");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    kill();
+    let out = child.wait_with_output().expect("wait for dbbench");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn mysql_lost_connections_reconnect_when_listed() {
+    let Some(base) = mysql_db("dbb_reconn") else { return };
+    let dir = tempdir("mysql-reconn");
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=1000"])).code, 0);
+    let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4", "--mysql-ignore-errors=1213,1205,2013,2006"]);
+    let r = run_while_killing(&dir, &a, || {
+        let ids = mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()");
+        assert!(!ids.is_empty(), "no benchmark sessions to kill");
+        for id in ids {
+            let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
+        }
+    });
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.number("reconnects:").unwrap() >= 1.0, "{}", r.stdout);
+    assert!(r.number("ignored errors:").unwrap() >= 1.0, "{}", r.stdout);
+    // Without 2013 in the list, a lost connection is fatal.
+    let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=1", "--time=4"]);
+    let r = run_while_killing(&dir, &a, || {
+        for id in mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()") {
+            let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
+        }
+    });
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("FATAL"), "{}", r.stdout);
+}
+
+#[test]
+fn pgsql_lost_connections_reconnect() {
+    let Some(base) = pgsql_db("dbb_reconn") else { return };
+    let dir = tempdir("pgsql-reconn");
+    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=1000"])).code, 0);
+    let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4"]);
+    let r = run_while_killing(&dir, &a, || {
+        let n = pgsql_query("sbtest", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'dbb_reconn'");
+        assert_ne!(n, vec!["0".to_string()], "no benchmark sessions to terminate");
+    });
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.number("reconnects:").unwrap() >= 1.0, "{}", r.stdout);
+}
