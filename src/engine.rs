@@ -151,11 +151,7 @@ fn help(shared: &Arc<Shared>, main: &Lua) -> Status {
 fn client_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<ClientStats>) -> Result<Lua, String> {
     let lua = script::new_state(shared, phase, tid, stats)?;
     let opts = shared.opts.read().map_err(|_| "options lock poisoned".to_string())?;
-    let legacy = script::declared_options(&lua).ok().flatten().is_none();
-    script::export_options(&lua, &opts).map_err(|e| script::error_message(&e))?;
-    if legacy {
-        script::export_legacy_globals(&lua, &opts).map_err(|e| script::error_message(&e))?;
-    }
+    script::export(&lua, &opts, shared.legacy.load(Ordering::Relaxed)).map_err(|e| script::error_message(&e))?;
     Ok(lua)
 }
 
@@ -676,7 +672,7 @@ fn print_header(cfg: &RunConfig, text: bool) {
         let list: Vec<String> = cfg.checkpoints.iter().map(|c| c.to_string()).collect();
         println!("Report checkpoint(s) at {} seconds", list.join(", "));
     }
-    println!("Initializing random number generator from seed ({}).", rand_seed_for_header());
+    println!("Initializing random number generator from seed ({}).", rand::seed());
     println!();
     if let Some(g) = cfg.forced_grace {
         if !cfg.time.is_zero() {
@@ -684,17 +680,6 @@ fn print_header(cfg: &RunConfig, text: bool) {
         }
     }
     println!();
-}
-
-static SEED_FOR_HEADER: AtomicU64 = AtomicU64::new(0);
-
-/// Records the effective seed for the run header.
-pub fn set_header_seed(seed: u64) {
-    SEED_FOR_HEADER.store(seed, Ordering::Relaxed);
-}
-
-fn rand_seed_for_header() -> u64 {
-    SEED_FOR_HEADER.load(Ordering::Relaxed)
 }
 
 /// Validates the run-related options into a [`RunConfig`].

@@ -106,7 +106,6 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         zipf_exp: opts.double("rand_zipfian_exp"),
         seed,
     });
-    engine::set_header_seed(seed);
 
     let source = match script::ScriptSource::resolve(test) {
         Ok(s) => s,
@@ -168,11 +167,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
             }
             Err(e) => return usage_error(&e),
         }
-        if let Err(e) = script::export_options(&main, &opts) {
+        shared.legacy.store(legacy, std::sync::atomic::Ordering::Relaxed);
+        if let Err(e) = script::export(&main, &opts, legacy) {
             return fatal(&format!("FATAL: {}", script::error_message(&e)));
-        }
-        if legacy {
-            let _ = script::export_legacy_globals(&main, &opts);
         }
         match engine::run_config(&opts) {
             Ok(c) => cfg = c,

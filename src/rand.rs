@@ -83,6 +83,11 @@ fn config() -> RandConfig {
     })
 }
 
+/// The effective seed (clock-derived when `--rand-seed=0`).
+pub fn seed() -> u64 {
+    config().seed
+}
+
 /// Phases get independent streams so that, e.g., `prepare` data does not
 /// depend on how many events a previous `run` drew.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

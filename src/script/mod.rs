@@ -81,6 +81,9 @@ pub struct Shared {
     pub server_version: OnceLock<String>,
     /// Set when any client fails: everyone stops at the next event.
     pub failed: AtomicBool,
+    /// The script declares no options (sysbench's legacy mode); decided
+    /// once by the main state.
+    pub legacy: AtomicBool,
     /// No new event (and no reconnect attempt) after this instant.
     pub deadline: RwLock<Option<Instant>>,
 }
@@ -97,6 +100,7 @@ impl Shared {
             driver_used: AtomicBool::new(false),
             server_version: OnceLock::new(),
             failed: AtomicBool::new(false),
+            legacy: AtomicBool::new(false),
             deadline: RwLock::new(None),
         })
     }
@@ -285,8 +289,18 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// Sets `sysbench.opt` from the options (after the body ran, as sysbench does).
-pub fn export_options(lua: &Lua, opts: &Options) -> mlua::Result<()> {
+/// Exports the options into a state after its body ran, as sysbench does:
+/// `sysbench.opt`, and in legacy mode also the globals.
+pub fn export(lua: &Lua, opts: &Options, legacy: bool) -> mlua::Result<()> {
+    export_options(lua, opts)?;
+    if legacy {
+        export_legacy_globals(lua)?;
+    }
+    Ok(())
+}
+
+/// Sets `sysbench.opt` from the options.
+fn export_options(lua: &Lua, opts: &Options) -> mlua::Result<()> {
     let t = lua.create_table()?;
     for spec in opts.specs() {
         let raw = opts.raw(&spec.name);
@@ -312,7 +326,7 @@ pub fn export_options(lua: &Lua, opts: &Options) -> mlua::Result<()> {
 
 /// Legacy mode (a script that declares no options): options are also
 /// globals, as strings for undeclared ones; existing functions are kept.
-pub fn export_legacy_globals(lua: &Lua, opts: &Options) -> mlua::Result<()> {
+fn export_legacy_globals(lua: &Lua) -> mlua::Result<()> {
     let g = lua.globals();
     let sb: Table = g.get("sysbench")?;
     let opt: Table = sb.get("opt")?;
@@ -322,7 +336,6 @@ pub fn export_legacy_globals(lua: &Lua, opts: &Options) -> mlua::Result<()> {
             g.set(k, v)?;
         }
     }
-    let _ = opts;
     Ok(())
 }
 

@@ -289,8 +289,8 @@ impl UserData for ParamUd {
             let mut p = this.0.borrow_mut();
             p.value = match v {
                 Value::Nil => DbValue::Null,
-                Value::Integer(i) => to_kind(p.kind, i as f64, None),
-                Value::Number(n) => to_kind(p.kind, n, None),
+                Value::Integer(i) => to_kind(p.kind, i as f64),
+                Value::Number(n) => to_kind(p.kind, n),
                 Value::Boolean(b) => DbValue::Int(b as i64),
                 Value::String(s) => {
                     let bytes = s.as_bytes();
@@ -315,7 +315,7 @@ impl UserData for ParamUd {
     }
 }
 
-fn to_kind(kind: i64, n: f64, _: Option<()>) -> DbValue {
+fn to_kind(kind: i64, n: f64) -> DbValue {
     match kind {
         T_FLOAT | T_DOUBLE => DbValue::Double(n),
         T_CHAR | T_VARCHAR => DbValue::Text(super::format_lua_number(n)),
