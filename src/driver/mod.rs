@@ -16,6 +16,8 @@
 
 pub mod mysql;
 mod mysql_wire;
+#[cfg(test)]
+mod test_support;
 pub mod pgsql;
 pub mod sqlite;
 

@@ -541,7 +541,8 @@ impl Connection for DryRunConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sqlite::{generic_options, test_env};
+    use super::super::sqlite::generic_options;
+    use super::super::test_support::{check_text_round_trip, rows, test_env, txt};
     use super::*;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
@@ -573,17 +574,6 @@ mod tests {
 
     fn connect(o: &Options) -> Box<dyn Connection> {
         create(o).expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
-    }
-
-    fn rows(o: Result<Outcome, DbError>) -> Vec<Vec<Option<Vec<u8>>>> {
-        match o {
-            Ok(Outcome::Rows(rs)) => rs.to_rows(),
-            other => panic!("expected rows, got {other:?}"),
-        }
-    }
-
-    fn txt(s: &str) -> Option<Vec<u8>> {
-        Some(s.as_bytes().to_vec())
     }
 
     #[test]
@@ -721,17 +711,7 @@ mod tests {
         let tricky = "it's \\ a \"test\" \0 \n \r \x1a ? done";
         for mode in ["auto", "disable"] {
             let Some(o) = sock(&[("db_ps_mode", mode)]) else { return };
-            let table = format!("dbb_my_rt_{mode}");
-            let mut c = connect(&o);
-            c.query(&format!("DROP TABLE IF EXISTS {table}")).expect("drop");
-            c.query(&format!("CREATE TABLE {table} (id INT, c VARCHAR(100), d DOUBLE)")).expect("create");
-            let ins = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?, ?)")).expect("prepare");
-            assert_eq!(c.execute(ins, &[Value::Int(1), Value::Text(tricky.into()), Value::Double(0.125)]), Ok(Outcome::Affected(1)));
-            let sel = c.prepare(&format!("SELECT c, d, '?' FROM {table} WHERE c = ? AND id = ?")).expect("prepare");
-            let got = rows(c.execute(sel, &[Value::Text(tricky.into()), Value::Int(1)]));
-            assert_eq!(got, vec![vec![txt(tricky), txt("0.125"), txt("?")]], "mode {mode}");
-            assert_eq!(rows(c.query(&format!("SELECT {}", c.quote(tricky)))), vec![vec![txt(tricky)]]);
-            c.query(&format!("DROP TABLE {table}")).expect("drop");
+            check_text_round_trip(connect(&o).as_mut(), &format!("dbb_my_rt_{mode}"), "DOUBLE", tricky, mode);
         }
     }
 

@@ -238,20 +238,6 @@ pub(crate) fn f64_cell(x: f64) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// Looks up a test environment variable. Unset: prints why the test is
-/// skipped and returns `None`, unless `CI=true`, where it fails the test.
-#[cfg(test)]
-pub(crate) fn test_env(name: &str) -> Option<String> {
-    match std::env::var(name) {
-        Ok(v) if !v.is_empty() => Some(v),
-        _ if std::env::var("CI").as_deref() == Ok("true") => panic!("{name} not set (required when CI=true)"),
-        _ => {
-            eprintln!("skipped: {name} not set");
-            None
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 
 /// One accepted `--sqlite-ignore-errors` item.
@@ -621,6 +607,7 @@ pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::test_support::{rows, txt};
 
     fn temp_db(name: &str) -> String {
         let dir = std::env::temp_dir().join(format!("dbbench-sqlite-test-{}", std::process::id()));
@@ -641,17 +628,6 @@ mod tests {
             o.set(k, v);
         }
         o
-    }
-
-    fn rows(o: Outcome) -> Vec<Vec<Option<Vec<u8>>>> {
-        match o {
-            Outcome::Rows(rs) => rs.to_rows(),
-            other => panic!("expected rows, got {other:?}"),
-        }
-    }
-
-    fn txt(s: &str) -> Option<Vec<u8>> {
-        Some(s.as_bytes().to_vec())
     }
 
     #[test]
@@ -702,10 +678,10 @@ mod tests {
         assert_eq!(c.query("SELECT 1 WHERE 0"), Ok(Outcome::Rows(ResultSet::new(1))));
         let sel = c.prepare("SELECT id, k, c, d FROM t WHERE id >= ? ORDER BY id").expect("prepare");
         assert_eq!(
-            rows(c.execute(sel, &[Value::Int(1)]).expect("select")),
+            rows(c.execute(sel, &[Value::Int(1)])),
             vec![vec![txt("1"), txt("10"), txt("it's"), txt("0.5")], vec![txt("2"), txt("20"), None, txt("0.5")]]
         );
-        assert_eq!(rows(c.execute(sel, &[Value::Int(9)]).expect("empty")), Vec::<Vec<_>>::new());
+        assert_eq!(rows(c.execute(sel, &[Value::Int(9)])), Vec::<Vec<_>>::new());
         let upd = c.prepare("UPDATE t SET k = k + 1 WHERE id = ?").expect("prepare");
         assert_eq!(c.execute(upd, &[Value::Int(99)]), Ok(Outcome::Affected(0)));
         assert_eq!(c.query("BEGIN"), Ok(Outcome::Affected(0)));
@@ -729,7 +705,7 @@ mod tests {
 
         // Statements survive a reconnect, ids stay valid; closed ids are reused.
         c.reconnect().expect("reconnect");
-        assert_eq!(rows(c.execute(sel, &[Value::Int(2)]).expect("after reconnect")).len(), 1);
+        assert_eq!(rows(c.execute(sel, &[Value::Int(2)])).len(), 1);
         c.close_statement(upd);
         assert!(c.execute(upd, &[Value::Int(1)]).is_err());
         assert_eq!(c.prepare("SELECT 1").expect("prepare"), upd);
@@ -742,7 +718,7 @@ mod tests {
         let mut c = drv.connect().expect("connect");
         let ids: Vec<_> = (0..100).map(|i| c.prepare(&format!("SELECT {i} + ?")).expect("prepare")).collect();
         for (i, id) in ids.iter().enumerate() {
-            assert_eq!(rows(c.execute(*id, &[Value::Int(1)]).expect("exec")), vec![vec![txt(&(i + 1).to_string())]]);
+            assert_eq!(rows(c.execute(*id, &[Value::Int(1)])), vec![vec![txt(&(i + 1).to_string())]]);
         }
     }
 
@@ -758,7 +734,7 @@ mod tests {
         assert_eq!(c.execute(ins, &params), Ok(Outcome::Affected(1)));
         assert_eq!(c.execute(ins, &[Value::Null, Value::Null, Value::Null]), Ok(Outcome::Affected(1)));
         let sel = c.prepare("SELECT c, d FROM e WHERE id = ? AND c = ?").expect("prepare");
-        let got = rows(c.execute(sel, &[Value::Int(-7), Value::Text(tricky.into())]).expect("select"));
+        let got = rows(c.execute(sel, &[Value::Int(-7), Value::Text(tricky.into())]));
         assert_eq!(got, vec![vec![txt(tricky), txt("1e-7")]]);
         assert_eq!(c.quote("a'b"), "'a''b'");
         assert_eq!(c.execute(sel, &[Value::Int(1)]).map_err(|e| e.kind), Err(ErrorKind::Other));
