@@ -19,6 +19,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -87,25 +88,73 @@ const T_NEWDATE: u8 = 0x0e;
 const T_VAR_STRING: u8 = 0xfd;
 const UNSIGNED_FLAG: u16 = 0x20;
 
+/// The connection's socket, in non-blocking mode: a read that finds no data
+/// waits in `poll(POLLIN)` instead of blocking in `recv`.
+///
+/// Why: a thread blocked in `recv` on a unix socket sleeps on the socket's
+/// wait queue, and Linux wakes that queue also when the server *consumes*
+/// our request (the write-space callback), so every query cost two
+/// voluntary context switches where one is needed (measured: 1.9 per query
+/// at 16 clients, against sysbench's 1.0). `poll` registers a wake-up
+/// filtered by event type, so only the reply wakes the client — the same
+/// pattern libmariadb uses.
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
+impl Stream {
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Waits until the socket is ready for `events` (no timeout: a hung
+    /// server is the run's deadline and `--forced-shutdown`'s business).
+    fn wait(&self, events: libc::c_short) -> io::Result<()> {
+        let mut pfd = libc::pollfd { fd: self.fd(), events, revents: 0 };
+        loop {
+            // SAFETY: one valid pollfd for the duration of the call.
+            let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+        loop {
+            let r = match self {
+                Stream::Tcp(s) => s.read(buf),
+                Stream::Unix(s) => s.read(buf),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLIN)?,
+                r => return r,
+            }
         }
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+        loop {
+            let r = match self {
+                Stream::Tcp(s) => s.write(buf),
+                Stream::Unix(s) => s.write(buf),
+            };
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLOUT)?,
+                r => return r,
+            }
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -387,7 +436,11 @@ pub struct NativeConnection {
 
 fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
     match ep {
-        Endpoint::Socket(path) => UnixStream::connect(path).map(Stream::Unix),
+        Endpoint::Socket(path) => {
+            let s = UnixStream::connect(path)?;
+            s.set_nonblocking(true)?;
+            Ok(Stream::Unix(s))
+        }
         Endpoint::Tcp(host, port) => {
             let host = if host == "localhost" { "127.0.0.1" } else { host.as_str() };
             let mut last = io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve host '{host}'"));
@@ -395,6 +448,7 @@ fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
                 match TcpStream::connect_timeout(&addr, Duration::from_secs(10)) {
                     Ok(s) => {
                         s.set_nodelay(true)?;
+                        s.set_nonblocking(true)?;
                         return Ok(Stream::Tcp(s));
                     }
                     Err(e) => last = e,
