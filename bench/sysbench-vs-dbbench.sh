@@ -15,6 +15,8 @@
 #
 # Environment (defaults in brackets):
 #   DBBENCH [target/release/dbbench]   SYSBENCH [sysbench]
+#   DBBENCH_ARGS  extra options for dbbench's measured runs only (e.g.
+#                 --client-threads=0 to compare the client models)
 #   WORKLOADS [oltp_point_select oltp_read_only]
 #   THREADS [1 4 16 64 1024] (set empty to run only the MANY_CLIENTS case)
 #   ROUNDS [3]  TIME [10] seconds per run   TABLES [4]  TABLE_SIZE [100000]
@@ -38,6 +40,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 DBBENCH=${DBBENCH:-target/release/dbbench}
 SYSBENCH=${SYSBENCH:-sysbench}
+read -r -a DBBENCH_EXTRA <<<"${DBBENCH_ARGS:-}"
 WORKLOADS=${WORKLOADS:-oltp_point_select oltp_read_only}
 THREADS=${THREADS-1 4 16 64 1024}   # empty: only the MANY_CLIENTS case
 ROUNDS=${ROUNDS:-3}
@@ -167,7 +170,7 @@ COMMON=(--db-driver=mysql "--mysql-socket=$MYSQL_SOCKET" "--mysql-user=$MYSQL_US
     echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
     echo "# server: $(sql 'SELECT VERSION()'), socket $MYSQL_SOCKET, pid ${MYSQL_PID:-n/a}"
     echo "# sysbench: $SYSBENCH_BIN ($("$SYSBENCH_BIN" --version 2>&1 | head -n 1))"
-    echo "# dbbench:  $DBBENCH_BIN ($("$DBBENCH_BIN" --version 2>&1 | head -n 1))"
+    echo "# dbbench:  $DBBENCH_BIN ($("$DBBENCH_BIN" --version 2>&1 | head -n 1)) ${DBBENCH_ARGS:-}"
     echo "# workloads: $WORKLOADS; threads: $THREADS; rounds: $ROUNDS x ${TIME}s; tables: $TABLES x $TABLE_SIZE rows; --rand-type=uniform"
 }
 
@@ -201,9 +204,11 @@ printf 'workload\tthreads\tround\ttool\tqps\tqueries\tcli_us_q\tuser_us_q\tsys_u
 run_one() {
     local tool=$1 wl=$2 th=$3 round=$4
     local base="$WORK/runs/$wl-$th-$round-$tool" rc=0 t0 t1
+    local extra=()
+    [ "$tool" = dbbench ] && extra=("${DBBENCH_EXTRA[@]}")
     t0=$(server_ticks)
     /usr/bin/time -f '%U %S %e %M' -o "$base.time" \
-        timeout -k 10 $((TIME + RUN_SLACK)) "${BIN[$tool]}" "$wl" "${COMMON[@]}" \
+        timeout -k 10 $((TIME + RUN_SLACK)) "${BIN[$tool]}" "$wl" "${COMMON[@]}" "${extra[@]}" \
         "--threads=$th" "--time=$TIME" --report-interval=0 run \
         </dev/null >"$base.out" 2>"$base.err" || rc=$?
     t1=$(server_ticks)

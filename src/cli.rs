@@ -41,6 +41,12 @@ pub fn general_options() -> Vec<OptionSpec> {
         o("forced_shutdown", String, "off", "seconds (or N% of --time) to wait after --time before forcing shutdown, or 'off'"),
         o("thread_stack_size", Size, "64K", "size of stack per thread (at least 256K is used)"),
         o("thread_init_timeout", Int, "30", "wait time in seconds for worker threads to initialize"),
+        o(
+            "client_threads",
+            String,
+            "auto",
+            "OS threads that run the clients: 0 = one per client (sysbench's model), N = clients multiplexed over N threads, auto = multiplexed for the native MySQL client in closed loop, else 0",
+        ),
         o("rate", Double, "0", "average event rate (open loop, Poisson arrivals); 0 = unlimited (closed loop)"),
         o("report_interval", Double, "0", "report intermediate statistics every N seconds; 0 disables"),
         o("report_checkpoints", List, "", "dump full statistics and reset counters at these seconds"),

@@ -26,6 +26,7 @@
 //! never aborts the run: its length is reported, and arrivals still queued
 //! at the end are counted and reported as not started.
 
+use crate::sched;
 use crate::options::Options;
 use crate::rand::{self, Phase};
 use crate::report::{self, Format, IntervalRow, RateSummary, Summary};
@@ -70,6 +71,9 @@ pub struct RunConfig {
     pub format: Format,
     /// Most arrivals that may wait under `--rate` before new ones are dropped.
     pub rate_backlog: usize,
+    /// `--client-threads` resolved: OS threads the clients are multiplexed
+    /// over, or 0 for one OS thread per client.
+    pub client_threads: u32,
 }
 
 /// Exit status of a command.
@@ -253,8 +257,41 @@ impl Control {
             if self.shared.past_deadline() {
                 return None;
             }
-            q = rq.ready.wait_timeout(q, Duration::from_millis(20)).ok()?.0;
+            if sched::in_client() {
+                // A multiplexed client must not block its worker on the
+                // condition variable: poll the queue instead. `auto` never
+                // combines --rate with multiplexing; this serves an explicit
+                // --client-threads.
+                drop(q);
+                sched::sleep(Duration::from_micros(200));
+                q = rq.queue.lock().ok()?;
+            } else {
+                q = rq.ready.wait_timeout(q, Duration::from_millis(20)).ok()?.0;
+            }
         }
+    }
+
+    /// Waits at the start barrier; true = go, false = abort.
+    fn wait_go(&self) -> bool {
+        let mut go = self.go.lock().unwrap_or_else(|p| p.into_inner());
+        while go.is_none() {
+            if sched::in_client() {
+                drop(go);
+                sched::sleep(Duration::from_millis(1));
+                go = self.go.lock().unwrap_or_else(|p| p.into_inner());
+            } else {
+                go = self.go_cv.wait(go).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        *go == Some(true)
+    }
+
+    /// Bookkeeping when a client has finished (whatever the model).
+    fn client_finished(&self) {
+        self.threads_running.fetch_sub(1, Ordering::Relaxed);
+        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        *r -= 1;
+        self.done.notify_all();
     }
 }
 
@@ -297,14 +334,8 @@ fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> 
         }
     };
     // Barrier: wait for the main thread's go (or abort).
-    {
-        let mut go = ctl.go.lock().unwrap_or_else(|p| p.into_inner());
-        while go.is_none() {
-            go = ctl.go_cv.wait(go).unwrap_or_else(|p| p.into_inner());
-        }
-        if *go == Some(false) {
-            return out;
-        }
+    if !ctl.wait_go() {
+        return out;
     }
     let event_once = lua
         .globals()
@@ -382,6 +413,54 @@ fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
     }
 }
 
+type ClientHandle = thread::JoinHandle<Vec<ClientOutcome>>;
+
+/// Starts the clients: one OS thread each, or `client_threads` workers with
+/// the clients multiplexed over them (client `tid` on worker
+/// `tid % client_threads`). Every handle returns its clients' outcomes.
+fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig, stats: &[Arc<ClientStats>], rated: bool) -> Result<Vec<ClientHandle>, String> {
+    let limits = "lower --threads or raise the process limits";
+    if cfg.client_threads == 0 {
+        let mut handles = Vec::with_capacity(cfg.threads as usize);
+        for tid in 0..cfg.threads {
+            let (ctl, st) = (ctl.clone(), stats[tid as usize].clone());
+            let h = thread::Builder::new().stack_size(cfg.stack_size).name(format!("client-{tid}")).spawn(move || {
+                let out = client(ctl.clone(), tid, st, rated);
+                ctl.client_finished();
+                vec![out]
+            });
+            handles.push(h.map_err(|e| format!("cannot start client thread {tid}: {e} ({limits})"))?);
+        }
+        return Ok(handles);
+    }
+    let workers = cfg.client_threads.min(cfg.threads);
+    let mut handles = Vec::with_capacity(workers as usize);
+    for w in 0..workers {
+        let tids: Vec<u32> = (w..cfg.threads).step_by(workers as usize).collect();
+        let mine: Vec<Arc<ClientStats>> = tids.iter().map(|&t| stats[t as usize].clone()).collect();
+        let (ctl, stack_size) = (ctl.clone(), cfg.stack_size);
+        let h = thread::Builder::new().name(format!("clients-{w}")).spawn(move || {
+            let clients = tids
+                .into_iter()
+                .zip(mine)
+                .map(|(tid, st)| {
+                    let ctl = ctl.clone();
+                    Box::new(move || client(ctl, tid, st, rated)) as Box<dyn FnOnce() -> ClientOutcome>
+                })
+                .collect();
+            match sched::run_clients(clients, stack_size, |_, _| ctl.client_finished()) {
+                Ok(outs) => outs,
+                Err(e) => {
+                    println!("FATAL: cannot run clients on worker thread {w}: {e} ({limits})");
+                    std::process::exit(1);
+                }
+            }
+        });
+        handles.push(h.map_err(|e| format!("cannot start worker thread {w}: {e} ({limits})"))?);
+    }
+    Ok(handles)
+}
+
 /// `run`: the benchmark itself.
 pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if let Some(f) = script::global_fn(main, "init") {
@@ -424,26 +503,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         println!("Initializing worker threads...");
         println!();
     }
-    let mut handles = Vec::with_capacity(cfg.threads as usize);
-    for tid in 0..cfg.threads {
-        let ctl2 = ctl.clone();
-        let st = stats[tid as usize].clone();
-        let h = thread::Builder::new().stack_size(cfg.stack_size).name(format!("client-{tid}")).spawn(move || {
-            let out = client(ctl2.clone(), tid, st, rated);
-            ctl2.threads_running.fetch_sub(1, Ordering::Relaxed);
-            let mut r = ctl2.running.lock().unwrap_or_else(|p| p.into_inner());
-            *r -= 1;
-            ctl2.done.notify_all();
-            out
-        });
-        match h {
-            Ok(h) => handles.push(h),
-            Err(e) => {
-                println!("FATAL: cannot start client thread {tid}: {e} (lower --threads or raise the process limits)");
-                std::process::exit(1);
-            }
+    let handles = match spawn_clients(&ctl, cfg, &stats, rated) {
+        Ok(h) => h,
+        Err(msg) => {
+            println!("FATAL: {msg}");
+            std::process::exit(1);
         }
-    }
+    };
     // Wait for every client to be ready.
     let init_deadline = Instant::now() + cfg.init_timeout;
     let init_failed = {
@@ -578,12 +644,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let mut errors = Vec::new();
     for h in handles {
         match h.join() {
-            Ok(out) => {
-                if let Some(f) = out.finished {
-                    end = end.max(f);
-                }
-                if let Some(e) = out.run_error {
-                    errors.push(e);
+            Ok(outs) => {
+                for out in outs {
+                    if let Some(f) = out.finished {
+                        end = end.max(f);
+                    }
+                    if let Some(e) = out.run_error {
+                        errors.push(e);
+                    }
                 }
             }
             Err(_) => errors.push("a client thread panicked".into()),
@@ -762,5 +830,25 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         stack_size: (opts.int("thread_stack_size").max(0) as usize).max(256 * 1024),
         format,
         rate_backlog: 1_000_000,
+        client_threads: client_threads(opts, rate)?,
     })
+}
+
+/// `--client-threads`: a number, or `auto` — multiplexed over as many
+/// workers as CPUs for the native MySQL client in closed loop (where it was
+/// measured to win), one thread per client otherwise (drivers that block
+/// inside a library would stall every client of a worker).
+fn client_threads(opts: &Options, rate: f64) -> Result<u32, String> {
+    let v = opts.str("client_threads").trim();
+    if v != "auto" {
+        return v.parse::<u32>().map_err(|_| format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)"));
+    }
+    let native_mysql = opts.str("db_driver") == "mysql"
+        && opts.str("mysql_client") == "native"
+        && !opts.bool("mysql_ssl")
+        && !opts.bool("mysql_compression");
+    if !native_mysql || rate > 0.0 {
+        return Ok(0);
+    }
+    Ok(thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }

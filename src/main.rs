@@ -7,6 +7,7 @@ mod engine;
 mod options;
 mod progress;
 mod rand;
+mod sched;
 mod report;
 mod script;
 mod stats;

@@ -119,6 +119,17 @@ pub fn seed_thread(phase: Phase, tid: u32) {
     STATE.with(|s| s.set([s0, s1 | 1]));
 }
 
+/// This thread's generator state: a client multiplexed with others on one
+/// OS thread carries its own across suspensions (see `crate::sched`).
+pub fn thread_state() -> [u64; 2] {
+    STATE.with(Cell::get)
+}
+
+/// Restores a state saved with [`thread_state`].
+pub fn set_thread_state(s: [u64; 2]) {
+    STATE.with(|c| c.set(s));
+}
+
 /// Next 64 random bits (xoroshiro128+).
 #[inline]
 pub fn next_u64() -> u64 {

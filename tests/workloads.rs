@@ -355,3 +355,58 @@ fn sqlite_concurrent_read_write_transactions_do_not_deadlock() {
     assert!(r.number("transactions:").unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Clients multiplexed over a few OS threads behave exactly like clients on
+/// their own threads: each keeps its own random sequence across
+/// suspensions (the checksums depend on every value drawn and every row
+/// fetched, and must not depend on the client model), statements are
+/// counted the same, and a bad `--client-threads` is one clear line.
+#[test]
+fn mysql_client_models_agree() {
+    let Some(base) = mysql_db("dbb_models") else { return };
+    let dir = tempdir("mysql-models");
+    std::fs::write(
+        dir.join("models.lua"),
+        r#"
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  n, acc = 0, 0
+end
+function event()
+  local v = sysbench.rand.uniform(1, 1000000)
+  local row = con:query("SELECT " .. v .. " + 1"):fetch_row()
+  acc = (acc * 31 + tonumber(row[1])) % 2147483647
+  n = n + 1
+  if n == 40 then return true end
+end
+function thread_done(tid)
+  print(string.format("client %d: %d events, checksum %d", tid, n, acc))
+  con:disconnect()
+end
+"#,
+    )
+    .unwrap();
+    let run = |model: &str| {
+        let ct = format!("--client-threads={model}");
+        let r = dbbench_in(&dir, &args(&base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
+        assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
+        let mut lines: Vec<String> = r.stdout.lines().filter(|l| l.starts_with("client ")).map(str::to_string).collect();
+        lines.sort();
+        assert_eq!(lines.len(), 5, "{model}: {}", r.stdout);
+        // 39 counted events per client (the 40th returns true: the client stops).
+        assert_eq!(r.rwo(), (5 * 40, 0, 0), "{model}: {}", r.stdout);
+        assert_eq!(r.number("total number of events:"), Some(5.0 * 39.0), "{model}: {}", r.stdout);
+        lines
+    };
+    let threads = run("0");
+    assert_eq!(run("1"), threads);
+    assert_eq!(run("2"), threads);
+    assert_eq!(run("auto"), threads);
+    // Different clients drew different values.
+    let sums: std::collections::HashSet<&str> = threads.iter().map(|l| l.rsplit(' ').next().unwrap()).collect();
+    assert_eq!(sums.len(), 5, "{threads:?}");
+
+    let r = dbbench_in(&dir, &args(&base, &["models.lua", "run", "--client-threads=many"]));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Invalid value for --client-threads: 'many'"), "{}", r.stdout);
+}

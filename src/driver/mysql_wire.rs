@@ -56,6 +56,11 @@ const CLIENT_PS_MULTI_RESULTS: u32 = 0x4_0000;
 const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 const CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 0x20_0000;
 const CLIENT_DEPRECATE_EOF: u32 = 0x100_0000;
+/// MariaDB extended capability (bit 36 overall, bit 4 of the extended word):
+/// the server sends a prepared statement's result metadata only when it
+/// changed, so a point SELECT's reply carries no column definition. The
+/// server then skips building it; libmariadb (and so sysbench) asks for it.
+const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const SERVER_STATUS_NO_BACKSLASH_ESCAPES: u16 = 0x0200;
@@ -111,21 +116,16 @@ impl Stream {
         }
     }
 
-    /// Waits until the socket is ready for `events` (no timeout: a hung
-    /// server is the run's deadline and `--forced-shutdown`'s business).
+    /// Waits until the socket is ready for `events`; a multiplexed client
+    /// suspends meanwhile (see `crate::sched`).
     fn wait(&self, events: libc::c_short) -> io::Result<()> {
-        let mut pfd = libc::pollfd { fd: self.fd(), events, revents: 0 };
-        loop {
-            // SAFETY: one valid pollfd for the duration of the call.
-            let r = unsafe { libc::poll(&mut pfd, 1, -1) };
-            if r >= 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
+        crate::sched::wait_fd(self.fd(), events)
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        crate::sched::forget_fd(self.fd());
     }
 }
 
@@ -172,11 +172,16 @@ struct Wire {
     big: Vec<u8>,
     wbuf: Vec<u8>,
     seq: u8,
+    /// A command was sent and nothing of its reply read yet. The reply
+    /// cannot be there already (the server needs microseconds), so the
+    /// first read waits for readiness instead of trying a `recv` that would
+    /// fail with EAGAIN: one system call less per statement.
+    awaiting_reply: bool,
 }
 
 impl Wire {
     fn new(stream: Stream) -> Wire {
-        Wire { stream, rbuf: vec![0; 16 * 1024], rpos: 0, rlen: 0, big: Vec::new(), wbuf: Vec::with_capacity(4096), seq: 0 }
+        Wire { stream, rbuf: vec![0; 16 * 1024], rpos: 0, rlen: 0, big: Vec::new(), wbuf: Vec::with_capacity(4096), seq: 0, awaiting_reply: false }
     }
 
     /// Ensures `need` unread bytes are buffered.
@@ -194,6 +199,10 @@ impl Wire {
                 if need > self.rbuf.len() {
                     self.rbuf.resize(need.next_power_of_two(), 0);
                 }
+            }
+            if self.awaiting_reply {
+                self.awaiting_reply = false;
+                self.stream.wait(libc::POLLIN)?;
             }
             let n = self.stream.read(&mut self.rbuf[self.rlen..])?;
             if n == 0 {
@@ -250,6 +259,7 @@ impl Wire {
             self.wbuf[..3].copy_from_slice(&(payload as u32).to_le_bytes()[..3]);
             self.wbuf[3] = self.seq;
             self.seq = self.seq.wrapping_add(1);
+            self.awaiting_reply = true;
             return self.stream.write_all(&self.wbuf);
         }
         // Rare (statements >= 16 MiB): split into frames.
@@ -266,6 +276,7 @@ impl Wire {
                 self.seq = self.seq.wrapping_add(1);
             }
         }
+        self.awaiting_reply = true;
         self.stream.write_all(&out)
     }
 }
@@ -407,7 +418,8 @@ pub struct Params<'a> {
 
 /// A prepared statement: server-side, or emulated client-side.
 enum Stmt {
-    Server { sql: String, id: u32, nparams: usize, sent_types: Option<Vec<u8>> },
+    /// `cols`: the result columns last sent by the server (metadata cache).
+    Server { sql: String, id: u32, nparams: usize, sent_types: Option<Vec<u8>>, cols: Vec<Col> },
     Emulated(Emulated),
 }
 
@@ -423,6 +435,8 @@ struct Col {
 pub struct NativeConnection {
     wire: Wire,
     caps: u32,
+    /// MariaDB extended capabilities in use (0 on MySQL).
+    ext_caps: u32,
     status: u16,
     server_version: String,
     stmts: Slots<Stmt>,
@@ -475,6 +489,7 @@ impl NativeConnection {
         let mut c = NativeConnection {
             wire: Wire::new(stream),
             caps: 0,
+            ext_caps: 0,
             status: 0,
             server_version: String::new(),
             stmts: Slots::default(),
@@ -511,7 +526,11 @@ impl NativeConnection {
         self.status = b.u16()?;
         server_caps |= (b.u16()? as u32) << 16;
         let auth_len = b.u8()? as usize;
-        b.take(10)?;
+        b.take(6)?;
+        // A MariaDB server clears CLIENT_MYSQL (= CLIENT_LONG_PASSWORD) and
+        // puts its extended capabilities in the last 4 reserved bytes.
+        let server_ext = b.u32()?;
+        let mariadb = server_caps & CLIENT_LONG_PASSWORD == 0;
         if server_caps & CLIENT_SECURE_CONNECTION != 0 {
             let n = auth_len.saturating_sub(8).max(13);
             let part = b.take(n.min(b.0.len()))?;
@@ -534,6 +553,7 @@ impl NativeConnection {
             return Err(HandshakeError::Unsupported(Unsupported("a pre-4.1 server".into())));
         }
         self.caps = wanted & server_caps;
+        self.ext_caps = if mariadb { server_ext & MARIADB_CLIENT_CACHE_METADATA } else { 0 };
         let auth = auth_response(&plugin, &self.password, &scramble).map_err(HandshakeError::Unsupported)?;
 
         self.wire.begin(false);
@@ -541,7 +561,8 @@ impl NativeConnection {
         w.extend_from_slice(&self.caps.to_le_bytes());
         w.extend_from_slice(&(MAX_PAYLOAD as u32).to_le_bytes());
         w.push(CHARSET_UTF8MB4);
-        w.extend_from_slice(&[0; 23]);
+        w.extend_from_slice(&[0; 19]);
+        w.extend_from_slice(&self.ext_caps.to_le_bytes());
         w.extend_from_slice(self.user.as_bytes());
         w.push(0);
         if self.caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
@@ -629,10 +650,12 @@ impl NativeConnection {
     }
 
     /// Reads a complete response (all result sets); the first one counts.
-    fn read_response(&mut self, binary: bool) -> Result<Outcome, DbError> {
+    /// `stmt`: the prepared statement executed, whose cached result
+    /// metadata the server may refer to instead of sending it.
+    fn read_response(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
         let mut first: Option<Outcome> = None;
         loop {
-            let outcome = self.read_one_result(binary, first.is_none())?;
+            let outcome = self.read_one_result(binary, first.is_none(), if first.is_none() { stmt } else { None })?;
             if first.is_none() {
                 first = Some(outcome);
             }
@@ -642,7 +665,7 @@ impl NativeConnection {
         }
     }
 
-    fn read_one_result(&mut self, binary: bool, keep: bool) -> Result<Outcome, DbError> {
+    fn read_one_result(&mut self, binary: bool, keep: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
         let p = self.wire.read().map_err(io_err)?;
         match p.first() {
             Some(0x00) => {
@@ -658,7 +681,7 @@ impl NativeConnection {
                 // LOAD DATA LOCAL INFILE request: refuse with an empty file.
                 self.wire.begin(false);
                 self.wire.send().map_err(io_err)?;
-                let _ = self.read_one_result(binary, false);
+                let _ = self.read_one_result(binary, false, None);
                 return Err(DbError {
                     kind: ErrorKind::Other,
                     code: 2068,
@@ -668,11 +691,28 @@ impl NativeConnection {
             }
             _ => {}
         }
-        let ncols = Buf(p).lenenc().map_err(io_err)? as usize;
-        self.read_columns(ncols, true).map_err(io_err)?;
-        let mut rs = ResultSet::new(ncols);
+        let mut b = Buf(p);
+        let ncols = b.lenenc().map_err(io_err)? as usize;
+        let metadata_follows = self.ext_caps & MARIADB_CLIENT_CACHE_METADATA == 0 || b.u8().map_err(io_err)? != 0;
         let deprecate_eof = self.deprecate_eof();
-        let cols = std::mem::take(&mut self.cols);
+        let cached = match stmt.and_then(|id| self.stmts.get_mut(id)) {
+            Some(Stmt::Server { cols, .. }) => Some(cols),
+            _ => None,
+        };
+        let cols = if metadata_follows {
+            self.read_columns(ncols, true).map_err(io_err)?;
+            std::mem::take(&mut self.cols)
+        } else {
+            let cols = cached.map(std::mem::take).unwrap_or_default();
+            if cols.len() != ncols {
+                return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "the server skipped result metadata that dbbench has not seen")));
+            }
+            if !deprecate_eof {
+                self.wire.read().map_err(io_err)?;
+            }
+            cols
+        };
+        let mut rs = ResultSet::new(ncols);
         let result = loop {
             let p = match self.wire.read() {
                 Ok(p) => p,
@@ -702,7 +742,10 @@ impl NativeConnection {
                 }
             }
         };
-        self.cols = cols;
+        match stmt.and_then(|id| self.stmts.get_mut(id)) {
+            Some(Stmt::Server { cols: cache, .. }) => *cache = cols,
+            _ => self.cols = cols,
+        }
         result.map(|()| Outcome::Rows(rs))
     }
 
@@ -714,7 +757,7 @@ impl NativeConnection {
     }
 
     /// COM_STMT_PREPARE; `Ok(None)` when the server cannot prepare it.
-    fn prepare_server(&mut self, sql: &str) -> Result<Option<(u32, usize)>, DbError> {
+    fn prepare_server(&mut self, sql: &str) -> Result<Option<(u32, usize, Vec<Col>)>, DbError> {
         self.command(COM_STMT_PREPARE, sql.as_bytes())?;
         let p = self.wire.read().map_err(io_err)?;
         if p.first() == Some(&0xff) {
@@ -724,8 +767,10 @@ impl NativeConnection {
         let mut b = Buf(&p[1..]);
         let (id, ncols, nparams) = (|| Ok::<_, io::Error>((b.u32()?, b.u16()? as usize, b.u16()? as usize)))().map_err(io_err)?;
         self.read_columns(nparams, false).map_err(io_err)?;
-        self.read_columns(ncols, false).map_err(io_err)?;
-        Ok(Some((id, nparams)))
+        // Kept: with the metadata cache the first execution may already
+        // refer to these.
+        self.read_columns(ncols, true).map_err(io_err)?;
+        Ok(Some((id, nparams, std::mem::take(&mut self.cols))))
     }
 
     fn connect_again(&mut self) -> Result<(), DbError> {
@@ -736,6 +781,7 @@ impl NativeConnection {
                 std::mem::swap(&mut self.wire, &mut fresh.wire);
                 std::mem::swap(&mut self.server_version, &mut fresh.server_version);
                 self.caps = fresh.caps;
+                self.ext_caps = fresh.ext_caps;
                 self.status = fresh.status;
                 Ok(())
             }
@@ -860,13 +906,13 @@ fn param_type(v: &Value) -> u8 {
 impl Connection for NativeConnection {
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
         self.command(COM_QUERY, sql.as_bytes())?;
-        self.read_response(false)
+        self.read_response(false, None)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let server = if self.ps_disabled { None } else { self.prepare_server(sql)? };
         let stmt = match server {
-            Some((id, nparams)) => Stmt::Server { sql: sql.to_string(), id, nparams, sent_types: None },
+            Some((id, nparams, cols)) => Stmt::Server { sql: sql.to_string(), id, nparams, sent_types: None, cols },
             None => Stmt::Emulated(Emulated::new(sql, true)),
         };
         Ok(self.stmts.insert(stmt))
@@ -928,7 +974,7 @@ impl Connection for NativeConnection {
             }
         }
         self.wire.send().map_err(io_err)?;
-        self.read_response(true)
+        self.read_response(true, Some(stmt))
     }
 
     fn close_statement(&mut self, stmt: StmtId) {
@@ -958,7 +1004,7 @@ impl Connection for NativeConnection {
             if matches!(s, Stmt::Server { .. }) {
                 let Some((p, sql)) = prepared.next() else { break };
                 *s = match p {
-                    Some((id, nparams)) => Stmt::Server { sql, id, nparams, sent_types: None },
+                    Some((id, nparams, cols)) => Stmt::Server { sql, id, nparams, sent_types: None, cols },
                     None => Stmt::Emulated(Emulated::new(&sql, true)),
                 };
             }
