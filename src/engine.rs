@@ -36,7 +36,7 @@ use mlua::{Lua, Value};
 use std::collections::VecDeque;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -224,9 +224,11 @@ struct Control {
     shared: Arc<Shared>,
     events_limit: u64,
     events_started: AtomicU64,
-    warmup_end: Mutex<Option<Instant>>,
+    /// (end of the warmup, end of the run if `--time`), set once before the
+    /// clients start. Read on every event, so not behind a lock: a lock's
+    /// counter would bounce between all clients' CPUs.
+    times: OnceLock<(Instant, Option<Instant>)>,
     rate: Option<RateQueue>,
-    in_flight: AtomicU64,
     running: Mutex<u32>,
     done: Condvar,
     ready: Mutex<(u32, u32)>, // (ready, failed)
@@ -238,17 +240,20 @@ struct Control {
 
 impl Control {
     /// The next event's intended start, or None when the client must stop.
-    fn next_event(&self) -> Option<Instant> {
-        if self.shared.past_deadline() {
+    /// `now`: the current time, which the caller has just read (it is the
+    /// previous event's end): one clock read per event instead of three.
+    fn next_event(&self, now: Instant) -> Option<Instant> {
+        let (warmup_end, deadline) = self.times.get().copied().unwrap_or((now, None));
+        if self.shared.failed.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
             return None;
         }
         if self.events_limit > 0 {
-            let in_warmup = self.warmup_end.lock().ok().and_then(|w| *w).is_some_and(|w| Instant::now() < w);
+            let in_warmup = now < warmup_end;
             if !in_warmup && self.events_started.fetch_add(1, Ordering::Relaxed) >= self.events_limit {
                 return None;
             }
         }
-        let Some(rq) = &self.rate else { return Some(Instant::now()) };
+        let Some(rq) = &self.rate else { return Some(now) };
         let mut q = rq.queue.lock().ok()?;
         loop {
             if let Some(t) = q.pop_front() {
@@ -348,11 +353,14 @@ fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> 
             return out;
         }
     };
-    while let Some(intended) = ctl.next_event() {
-        let start = Instant::now();
-        ctl.in_flight.fetch_add(1, Ordering::Relaxed);
+    let mut now = Instant::now();
+    while let Some(intended) = ctl.next_event(now) {
+        // Closed loop: the event starts now. Under --rate the client may
+        // have waited for the arrival, so read the clock again.
+        let start = if rated { Instant::now() } else { now };
+        stats.in_event.store(true, Ordering::Relaxed);
         let r = event_once.call::<Value>(tid);
-        ctl.in_flight.fetch_sub(1, Ordering::Relaxed);
+        stats.in_event.store(false, Ordering::Relaxed);
         match r {
             Ok(v) if truthy(&v) => break,
             Ok(_) => {
@@ -360,6 +368,7 @@ fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> 
                 let latency = end.duration_since(intended).as_nanos() as u64;
                 let service = rated.then(|| end.duration_since(start).as_nanos() as u64);
                 stats.record_event(latency, service);
+                now = end;
             }
             Err(e) => {
                 let msg = format!("FATAL: `thread_run' function failed: {}", script::error_message(&e));
@@ -411,6 +420,11 @@ fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
             thread::sleep(wait);
         }
     }
+}
+
+/// Clients in the middle of an event.
+fn in_events(stats: &[Arc<ClientStats>]) -> u64 {
+    stats.iter().filter(|s| s.in_event.load(Ordering::Relaxed)).count() as u64
 }
 
 type ClientHandle = thread::JoinHandle<Vec<ClientOutcome>>;
@@ -483,14 +497,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         shared: shared.clone(),
         events_limit: cfg.events,
         events_started: AtomicU64::new(0),
-        warmup_end: Mutex::new(None),
+        times: OnceLock::new(),
         rate: rated.then(|| RateQueue {
             queue: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
             dropped: AtomicU64::new(0),
             generated: AtomicU64::new(0),
         }),
-        in_flight: AtomicU64::new(0),
         running: Mutex::new(cfg.threads),
         done: Condvar::new(),
         ready: Mutex::new((0, 0)),
@@ -533,7 +546,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         if !cfg.time.is_zero() {
             *shared.deadline.write().unwrap_or_else(|p| p.into_inner()) = Some(run_start + cfg.time);
         }
-        *ctl.warmup_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(run_start);
+        let _ = ctl.times.set((run_start, (!cfg.time.is_zero()).then(|| run_start + cfg.time)));
         *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
         ctl.go_cv.notify_all();
     }
@@ -573,7 +586,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         if let Some(f) = forced_at {
             if now >= f {
-                let unfinished = ctl.in_flight.load(Ordering::Relaxed);
+                let unfinished = in_events(&stats);
                 println!("FATAL: The --max-time limit has expired, forcing shutdown...");
                 println!();
                 println!("Number of unfinished transactions on forced shutdown: {unfinished}");
@@ -600,7 +613,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 ctl.threads_running.load(Ordering::Relaxed),
                 &p,
                 &cfg.percentiles,
-                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, ctl.in_flight.load(Ordering::Relaxed))),
+                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats))),
             );
             report::interval_line(cfg.format, &row, sql(), &cfg.percentiles, main);
             intervals.push(row);

@@ -38,39 +38,113 @@ pub enum Value {
 
 /// A fully fetched result set. Cells are raw bytes in the server's text
 /// representation (numbers formatted as decimal text), `None` for NULL.
-/// Cells are stored row after row in one vector: one allocation per result
-/// set instead of one per row (range queries return hundreds of rows).
-#[derive(Debug, Default, Clone, PartialEq)]
+///
+/// All cell bytes live in one buffer and the cells are (offset, length)
+/// pairs, row after row: filling a result set allocates nothing once its
+/// buffers have grown, and a connection can get the previous one back
+/// ([`Connection::recycle`]) so that steady-state statements allocate
+/// nothing at all.
+#[derive(Debug, Default, Clone)]
 pub struct ResultSet {
     /// Number of columns.
     pub columns: usize,
     /// Number of rows.
     pub nrows: usize,
-    /// `nrows * columns` cells, row-major, in server order.
-    pub cells: Vec<Option<Vec<u8>>>,
+    data: Vec<u8>,
+    /// `nrows * columns` cells, row-major: (start in `data`, length), with
+    /// length `NULL_CELL` for NULL.
+    cells: Vec<(u32, u32)>,
+}
+
+const NULL_CELL: u32 = u32::MAX;
+
+impl PartialEq for ResultSet {
+    fn eq(&self, o: &ResultSet) -> bool {
+        self.columns == o.columns && self.nrows == o.nrows && (0..self.cells.len()).all(|i| self.cell(i) == o.cell(i))
+    }
 }
 
 impl ResultSet {
     /// An empty result set with `columns` columns.
     pub fn new(columns: usize) -> ResultSet {
-        ResultSet { columns, nrows: 0, cells: Vec::new() }
+        ResultSet { columns, ..ResultSet::default() }
     }
 
-    /// Appends one row; `cells` must yield exactly `columns` cells.
-    pub fn push_row(&mut self, cells: impl IntoIterator<Item = Option<Vec<u8>>>) {
-        self.cells.extend(cells);
+    /// Empties the result set for reuse with `columns` columns, keeping its
+    /// buffers.
+    pub fn reset(&mut self, columns: usize) {
+        self.columns = columns;
+        self.nrows = 0;
+        self.data.clear();
+        self.cells.clear();
+    }
+
+    /// Appends a NULL cell.
+    pub fn push_null(&mut self) {
+        self.cells.push((0, NULL_CELL));
+    }
+
+    /// Appends a cell with these bytes.
+    pub fn push_bytes(&mut self, b: &[u8]) {
+        let start = self.data.len() as u32;
+        self.data.extend_from_slice(b);
+        self.cells.push((start, b.len() as u32));
+    }
+
+    /// Appends a cell written by `f` into the buffer (numbers formatted in
+    /// place, without a temporary string).
+    pub fn push_with(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.data.len();
+        f(&mut self.data);
+        self.cells.push((start as u32, (self.data.len() - start) as u32));
+    }
+
+    /// Appends a cell: bytes or NULL.
+    pub fn push_cell(&mut self, c: Option<&[u8]>) {
+        match c {
+            Some(b) => self.push_bytes(b),
+            None => self.push_null(),
+        }
+    }
+
+    /// Ends a row whose `columns` cells were pushed.
+    pub fn end_row(&mut self) {
         self.nrows += 1;
     }
 
-    /// Row `i`, if any.
-    pub fn row(&self, i: usize) -> Option<&[Option<Vec<u8>>]> {
-        (i < self.nrows).then(|| &self.cells[i * self.columns..(i + 1) * self.columns])
+    /// Appends one row; `cells` must yield exactly `columns` cells.
+    pub fn push_row<B: AsRef<[u8]>>(&mut self, cells: impl IntoIterator<Item = Option<B>>) {
+        for c in cells {
+            self.push_cell(c.as_ref().map(AsRef::as_ref));
+        }
+        self.end_row();
+    }
+
+    /// Cell number `i` in row-major order (NULL = None).
+    fn cell(&self, i: usize) -> Option<&[u8]> {
+        let (start, len) = self.cells[i];
+        (len != NULL_CELL).then(|| &self.data[start as usize..(start + len) as usize])
+    }
+
+    /// Row `i`'s cells, if there is such a row.
+    pub fn row(&self, i: usize) -> Option<impl ExactSizeIterator<Item = Option<&[u8]>> + '_> {
+        (i < self.nrows).then(|| (i * self.columns..(i + 1) * self.columns).map(|c| self.cell(c)))
+    }
+
+    /// The first row's first cell as text (for one-value queries).
+    pub fn first_text(&self) -> Option<String> {
+        (self.nrows > 0 && self.columns > 0).then(|| self.cell(0)).flatten().map(|b| String::from_utf8_lossy(b).into_owned())
+    }
+
+    /// Bytes of buffer this result set keeps allocated.
+    pub fn retained_bytes(&self) -> usize {
+        self.data.capacity() + self.cells.capacity() * std::mem::size_of::<(u32, u32)>()
     }
 
     /// All rows as separate vectors (for tests).
     #[cfg(test)]
     pub fn to_rows(&self) -> Vec<Vec<Option<Vec<u8>>>> {
-        (0..self.nrows).filter_map(|i| self.row(i).map(<[_]>::to_vec)).collect()
+        (0..self.nrows).filter_map(|i| self.row(i).map(|r| r.map(|c| c.map(<[u8]>::to_vec)).collect())).collect()
     }
 }
 
@@ -171,6 +245,9 @@ pub trait Connection {
     fn quote(&self, s: &str) -> String;
     /// The server's version string (e.g. `10.11.6-MariaDB-0+deb12u1`).
     fn server_version(&mut self) -> String;
+    /// Hands back a result set the caller is done with, for the driver to
+    /// fill again (its buffers stay allocated). Drivers may ignore it.
+    fn recycle(&mut self, _rs: ResultSet) {}
 }
 
 /// A configured driver; creates connections.

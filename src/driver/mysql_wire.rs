@@ -27,7 +27,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::mysql::{kind_for_code, lost, push_fraction, push_literal, quote_literal, Endpoint, ER_UNSUPPORTED_PS};
-use super::sqlite::{closed_stmt, f64_cell, param_count_error, Emulated, Slots};
+use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
 use super::{Connection, DbError, ErrorKind, Outcome, ResultSet, StmtId, Value};
 
 /// The server needs something this module does not implement; the caller
@@ -441,6 +441,8 @@ pub struct NativeConnection {
     server_version: String,
     stmts: Slots<Stmt>,
     cols: Vec<Col>,
+    /// The last result set handed back by the caller, refilled next time.
+    spare: ResultSet,
     endpoint: Endpoint,
     user: String,
     password: String,
@@ -494,6 +496,7 @@ impl NativeConnection {
             server_version: String::new(),
             stmts: Slots::default(),
             cols: Vec::new(),
+            spare: ResultSet::default(),
             endpoint: p.endpoint.clone(),
             user: p.user.to_string(),
             password: p.password.to_string(),
@@ -609,10 +612,8 @@ impl NativeConnection {
     }
 
     fn read_ok_status(&mut self, p: &[u8]) -> u64 {
-        let mut b = Buf(&p[1..]);
-        let affected = b.lenenc().unwrap_or(0);
-        let _ = b.lenenc();
-        if let Ok(s) = b.u16() {
+        let (affected, status) = ok_packet(p);
+        if let Some(s) = status {
             self.status = s;
         }
         affected
@@ -669,8 +670,11 @@ impl NativeConnection {
         let p = self.wire.read().map_err(io_err)?;
         match p.first() {
             Some(0x00) => {
-                let p = p.to_vec();
-                return Ok(Outcome::Affected(self.read_ok_status(&p)));
+                let (affected, status) = ok_packet(p);
+                if let Some(s) = status {
+                    self.status = s;
+                }
+                return Ok(Outcome::Affected(affected));
             }
             Some(0xff) => {
                 let e = server_error(p);
@@ -712,7 +716,8 @@ impl NativeConnection {
             }
             cols
         };
-        let mut rs = ResultSet::new(ncols);
+        let mut rs = std::mem::take(&mut self.spare);
+        rs.reset(ncols);
         let result = loop {
             let p = match self.wire.read() {
                 Ok(p) => p,
@@ -720,11 +725,13 @@ impl NativeConnection {
             };
             match p.first() {
                 Some(0xfe) if (deprecate_eof && p.len() < MAX_PAYLOAD) || p.len() < 9 => {
-                    let p = p.to_vec();
-                    if deprecate_eof {
-                        self.read_ok_status(&p);
-                    } else if p.len() >= 5 {
-                        self.status = u16::from_le_bytes([p[3], p[4]]);
+                    let status = if deprecate_eof {
+                        ok_packet(p).1
+                    } else {
+                        (p.len() >= 5).then(|| u16::from_le_bytes([p[3], p[4]]))
+                    };
+                    if let Some(s) = status {
+                        self.status = s;
                     }
                     break Ok(());
                 }
@@ -815,17 +822,25 @@ impl From<io::Error> for HandshakeError {
     }
 }
 
+/// An OK packet's (affected rows, server status if present).
+fn ok_packet(p: &[u8]) -> (u64, Option<u16>) {
+    let mut b = Buf(p.get(1..).unwrap_or_default());
+    let affected = b.lenenc().unwrap_or(0);
+    let _ = b.lenenc();
+    (affected, b.u16().ok())
+}
+
 fn decode_text_row(p: &[u8], ncols: usize, rs: &mut ResultSet) -> io::Result<()> {
     let mut b = Buf(p);
     for _ in 0..ncols {
         if b.0.first() == Some(&0xfb) {
             b.take(1)?;
-            rs.cells.push(None);
+            rs.push_null();
         } else {
-            rs.cells.push(Some(b.lenenc_str()?.to_vec()));
+            rs.push_bytes(b.lenenc_str()?);
         }
     }
-    rs.nrows += 1;
+    rs.end_row();
     Ok(())
 }
 
@@ -836,32 +851,42 @@ fn decode_binary_row(p: &[u8], cols: &[Col], rs: &mut ResultSet) -> io::Result<(
     for (i, c) in cols.iter().enumerate() {
         let bit = i + 2;
         if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
-            rs.cells.push(None);
+            rs.push_null();
             continue;
         }
         let unsigned = c.flags & UNSIGNED_FLAG != 0;
-        let int = |v: i64, u: u64| if unsigned { u.to_string() } else { v.to_string() }.into_bytes();
+        let mut int = |v: i64, u: u64| {
+            if unsigned {
+                rs.push_with(|out| write_int(out, u));
+            } else {
+                rs.push_with(|out| write_int(out, v));
+            }
+        };
         let cell = match c.ty {
             T_TINY => {
                 let v = b.u8()?;
-                int(v as i8 as i64, v as u64)
+                int(v as i8 as i64, v as u64);
+                continue;
             }
             T_SHORT | T_YEAR => {
                 let v = b.u16()?;
-                int(v as i16 as i64, v as u64)
+                int(v as i16 as i64, v as u64);
+                continue;
             }
             T_LONG | T_INT24 => {
                 let v = b.u32()?;
-                int(v as i32 as i64, v as u64)
+                int(v as i32 as i64, v as u64);
+                continue;
             }
             T_LONGLONG => {
                 let v = b.u64()?;
-                int(v as i64, v)
+                int(v as i64, v);
+                continue;
             }
             T_FLOAT => f32::from_bits(b.u32()?).to_string().into_bytes(),
             T_DOUBLE => f64_cell(f64::from_bits(b.u64()?)),
             T_NULL => {
-                rs.cells.push(None);
+                rs.push_null();
                 continue;
             }
             T_DATE | T_NEWDATE | T_DATETIME | T_TIMESTAMP => {
@@ -885,11 +910,14 @@ fn decode_binary_row(p: &[u8], cols: &[Col], rs: &mut ResultSet) -> io::Result<(
                 push_fraction(&mut t, g(8) | g(9) << 8 | g(10) << 16 | g(11) << 24, c.decimals);
                 t.into_bytes()
             }
-            _ => b.lenenc_str()?.to_vec(),
+            _ => {
+                rs.push_bytes(b.lenenc_str()?);
+                continue;
+            }
         };
-        rs.cells.push(Some(cell));
+        rs.push_bytes(&cell);
     }
-    rs.nrows += 1;
+    rs.end_row();
     Ok(())
 }
 
@@ -1016,9 +1044,16 @@ impl Connection for NativeConnection {
         quote_literal(s, self.status & SERVER_STATUS_NO_BACKSLASH_ESCAPES != 0)
     }
 
+    fn recycle(&mut self, rs: ResultSet) {
+        // A huge result's buffers are not worth keeping for the next one.
+        if rs.retained_bytes() <= 1 << 20 {
+            self.spare = rs;
+        }
+    }
+
     fn server_version(&mut self) -> String {
         match self.query("SELECT VERSION()") {
-            Ok(Outcome::Rows(rs)) => rs.cells.into_iter().next().flatten().map(|v| String::from_utf8_lossy(&v).into_owned()),
+            Ok(Outcome::Rows(rs)) => rs.first_text(),
             _ => None,
         }
         .unwrap_or_else(|| self.server_version.trim_start_matches("5.5.5-").to_string())

@@ -463,7 +463,7 @@ impl Connection for PgsqlConnection {
                 }
                 SimpleQueryMessage::Row(r) if done.is_none() => {
                     if let Some(rs) = rows.as_mut() {
-                        rs.push_row((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(|s| s.as_bytes().to_vec())));
+                        rs.push_row((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(str::as_bytes)));
                     }
                 }
                 SimpleQueryMessage::CommandComplete(n) if done.is_none() => done = Some(n),
@@ -506,9 +506,9 @@ impl Connection for PgsqlConnection {
         while let Some(row) = it.next().map_err(map_err)? {
             for i in 0..ncols {
                 let cell: Cell = row.try_get(i).map_err(map_err)?;
-                rs.cells.push(cell.0);
+                rs.push_cell(cell.0.as_deref());
             }
-            rs.nrows += 1;
+            rs.end_row();
         }
         Ok(Outcome::Rows(rs))
     }
@@ -536,13 +536,7 @@ impl Connection for PgsqlConnection {
 
     fn server_version(&mut self) -> String {
         match self.query("SHOW server_version") {
-            Ok(Outcome::Rows(rs)) => rs
-                .cells
-                .into_iter()
-                .next()
-                .flatten()
-                .map(|v| String::from_utf8_lossy(&v).into_owned())
-                .unwrap_or_default(),
+            Ok(Outcome::Rows(rs)) => rs.first_text().unwrap_or_default(),
             _ => String::new(),
         }
     }

@@ -232,6 +232,12 @@ pub(crate) fn push_f64(out: &mut String, x: f64) {
 }
 
 /// `push_f64` into a fresh byte vector (result cells).
+/// Appends an integer's decimal text (no temporary string).
+pub(crate) fn write_int(out: &mut Vec<u8>, v: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = write!(out, "{v}");
+}
+
 pub(crate) fn f64_cell(x: f64) -> Vec<u8> {
     let mut s = String::new();
     push_f64(&mut s, x);
@@ -485,14 +491,14 @@ fn run(conn: &SqlConn, st: &mut rusqlite::Statement<'_>) -> Result<Outcome, DbEr
     let mut rows = st.raw_query();
     while let Some(row) = rows.next().map_err(map_err)? {
         for i in 0..ncols {
-            rs.cells.push(match row.get_ref(i).map_err(map_err)? {
-                ValueRef::Null => None,
-                ValueRef::Integer(v) => Some(v.to_string().into_bytes()),
-                ValueRef::Real(v) => Some(f64_cell(v)),
-                ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
-            });
+            match row.get_ref(i).map_err(map_err)? {
+                ValueRef::Null => rs.push_null(),
+                ValueRef::Integer(v) => rs.push_with(|b| write_int(b, v)),
+                ValueRef::Real(v) => rs.push_bytes(&f64_cell(v)),
+                ValueRef::Text(t) | ValueRef::Blob(t) => rs.push_bytes(t),
+            }
         }
-        rs.nrows += 1;
+        rs.end_row();
     }
     Ok(Outcome::Rows(rs))
 }

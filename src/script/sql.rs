@@ -169,9 +169,12 @@ impl ConState {
                     Outcome::Rows(rs) => {
                         if let Some(ud) = &self.result {
                             let mut r = ud.borrow_mut::<ResultUd>()?;
-                            r.rs = rs;
+                            let old = std::mem::replace(&mut r.rs, rs);
                             r.pos = 0;
                             drop(r);
+                            if let Some(c) = self.conn.as_mut() {
+                                c.recycle(old);
+                            }
                             return Ok((Value::UserData(ud.clone()), Value::Nil));
                         }
                         let ud = lua.create_userdata(ResultUd { rs, pos: 0 })?;
@@ -389,7 +392,7 @@ impl UserData for ResultUd {
             let Some(row) = this.rs.row(this.pos) else { return Ok(Value::Nil) };
             this.pos += 1;
             let t = lua.create_table_with_capacity(row.len(), 0)?;
-            for (i, cell) in row.iter().enumerate() {
+            for (i, cell) in row.enumerate() {
                 if let Some(bytes) = cell {
                     t.raw_set(i + 1, lua.create_string(bytes)?)?;
                 }
