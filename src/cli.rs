@@ -45,7 +45,7 @@ pub fn general_options() -> Vec<OptionSpec> {
             "client_threads",
             String,
             "auto",
-            "OS threads that run the clients: 0 = one per client (sysbench's model), N = clients multiplexed over N threads, auto = multiplexed for the native MySQL client in closed loop, else 0",
+            "OS threads that run the clients: auto or 0 = one per client (sysbench's model); N = clients multiplexed as coroutines over N threads (native MySQL client only)",
         ),
         o("rate", Double, "0", "average event rate (open loop, Poisson arrivals); 0 = unlimited (closed loop)"),
         o("report_interval", Double, "0", "report intermediate statistics every N seconds; 0 disables"),

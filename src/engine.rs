@@ -1,8 +1,12 @@
 //! The load engine: commands, clients, limits, `--rate`, reporting.
 //!
 //! # Client model
-//! Each of `--threads` clients is an OS thread with its own LuaJIT state and
-//! its own connection, as in sysbench. A client moves through these states
+//! Each of `--threads` clients has its own LuaJIT state and its own
+//! connection, as in sysbench, and runs [`client`] either on an OS thread of
+//! its own (the default) or as a coroutine on one of `--client-threads`
+//! workers (`crate::sched`); the states below are the same in both. Waits
+//! that would block a worker (barrier, arrival queue) poll and suspend
+//! instead when the client is multiplexed. A client moves through these states
 //! (pgbench-style; the counters each state touches are in `stats`):
 //!
 //! ```text
@@ -264,9 +268,7 @@ impl Control {
             }
             if sched::in_client() {
                 // A multiplexed client must not block its worker on the
-                // condition variable: poll the queue instead. `auto` never
-                // combines --rate with multiplexing; this serves an explicit
-                // --client-threads.
+                // condition variable: poll the queue instead.
                 drop(q);
                 sched::sleep(Duration::from_micros(200));
                 q = rq.queue.lock().ok()?;
@@ -843,25 +845,33 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         stack_size: (opts.int("thread_stack_size").max(0) as usize).max(256 * 1024),
         format,
         rate_backlog: 1_000_000,
-        client_threads: client_threads(opts, rate)?,
+        client_threads: client_threads(opts)?,
     })
 }
 
-/// `--client-threads`: a number, or `auto` — multiplexed over as many
-/// workers as CPUs for the native MySQL client in closed loop (where it was
-/// measured to win), one thread per client otherwise (drivers that block
-/// inside a library would stall every client of a worker).
-fn client_threads(opts: &Options, rate: f64) -> Result<u32, String> {
+/// `--client-threads`: `auto` (one OS thread per client: multiplexing lost
+/// at every client count measured, see ARCHITECTURE.md), 0 (the same), or
+/// the number of workers to multiplex the clients over. Drivers that block
+/// inside a library would stall every client of a worker: an explicit
+/// number falls back to threads for them, with a warning.
+fn client_threads(opts: &Options) -> Result<u32, String> {
     let v = opts.str("client_threads").trim();
-    if v != "auto" {
-        return v.parse::<u32>().map_err(|_| format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)"));
+    if v == "auto" {
+        return Ok(0);
     }
+    let n = v.parse::<u32>().map_err(|_| {
+        format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)")
+    })?;
     let native_mysql = opts.str("db_driver") == "mysql"
         && opts.str("mysql_client") == "native"
         && !opts.bool("mysql_ssl")
         && !opts.bool("mysql_compression");
-    if !native_mysql || rate > 0.0 {
+    if n > 0 && !native_mysql {
+        println!(
+            "WARNING: --client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
+             running one thread per client"
+        );
         return Ok(0);
     }
-    Ok(thread::available_parallelism().map_or(1, |n| n.get() as u32))
+    Ok(n)
 }

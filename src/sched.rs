@@ -9,17 +9,17 @@
 //! waits. The worker sleeps in `epoll_wait` only when every one of its
 //! clients waits.
 //!
-//! Why (measured, ARCHITECTURE.md has the numbers): with one OS thread per
-//! client every query costs the client a sleep and a wake-up in the kernel
-//! scheduler; with a few workers one `epoll_wait` returns many replies and
-//! most queries cost no context switch at all. The server then gets more of
-//! the CPU the client used to spend, and at thousands of clients the kernel
-//! no longer juggles thousands of runnable threads.
+//! Why: with one OS thread per client every query costs the client a sleep
+//! and a wake-up in the kernel scheduler, and at thousands of clients the
+//! kernel juggles thousands of threads; with a few workers one `epoll_wait`
+//! returns many replies and most queries cost no context switch.
 //!
 //! Limits: a driver call that blocks without going through [`wait_fd`]
 //! (PostgreSQL, SQLite, the `mysql` crate) blocks every client of its
 //! worker, so the engine uses workers only for the native MySQL client.
 //! A coroutine never moves between threads (Lua states are not `Send`).
+//! When multiplexing wins, and when it loses, is measured in
+//! ARCHITECTURE.md ("The client model").
 
 use std::cell::Cell;
 use std::collections::HashMap;

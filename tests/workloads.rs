@@ -93,6 +93,19 @@ fn sqlite_all_workloads() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// SQLite blocks inside its library, so it cannot be multiplexed: an
+/// explicit `--client-threads` says so and runs one thread per client.
+#[test]
+fn sqlite_client_threads_fall_back_with_a_warning() {
+    let dir = tempdir("sqlite-ct");
+    assert_eq!(dbbench_in(&dir, &["oltp_point_select", "prepare", "--table-size=100"]).code, 0);
+    let r = dbbench_in(&dir, &["oltp_point_select", "run", "--table-size=100", "--threads=2", "--events=30", "--time=0", "--client-threads=2"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("WARNING: --client-threads=2 multiplexes only the native MySQL client"), "{}", r.stdout);
+    assert_eq!(r.number("total number of events:"), Some(30.0), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn sqlite_read_write_counts() {
     let dir = tempdir("sqlite-rw");
@@ -308,17 +321,21 @@ fn mysql_lost_connections_reconnect_when_listed() {
     let Some(base) = mysql_db("dbb_reconn") else { return };
     let dir = tempdir("mysql-reconn");
     assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=1000"])).code, 0);
-    let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4", "--mysql-ignore-errors=1213,1205,2013,2006"]);
-    let r = run_while_killing(&dir, &a, || {
-        let ids = mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()");
-        assert!(!ids.is_empty(), "no benchmark sessions to kill");
-        for id in ids {
-            let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
-        }
-    });
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(r.number("reconnects:").unwrap() >= 1.0, "{}", r.stdout);
-    assert!(r.number("ignored errors:").unwrap() >= 1.0, "{}", r.stdout);
+    // Both client models: OS thread per client, and both clients sharing one
+    // OS thread (the reconnect's back-off sleep must not block the other).
+    for model in ["--client-threads=0", "--client-threads=1"] {
+        let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4", "--mysql-ignore-errors=1213,1205,2013,2006", model]);
+        let r = run_while_killing(&dir, &a, || {
+            let ids = mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()");
+            assert!(!ids.is_empty(), "no benchmark sessions to kill");
+            for id in ids {
+                let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
+            }
+        });
+        assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
+        assert!(r.number("reconnects:").unwrap() >= 1.0, "{model}: {}", r.stdout);
+        assert!(r.number("ignored errors:").unwrap() >= 1.0, "{model}: {}", r.stdout);
+    }
     // Without 2013 in the list, a lost connection is fatal.
     let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=1", "--time=4"]);
     let r = run_while_killing(&dir, &a, || {
