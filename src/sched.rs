@@ -159,13 +159,13 @@ pub fn run_clients<R: 'static>(
                     match fds.get_mut(&fd) {
                         Some(slot) => {
                             if slot.1 != want {
-                                ep.ctl(libc::EPOLL_CTL_MOD, fd, want)?;
+                                ep.ctl(libc::EPOLL_CTL_MOD, fd, want).map_err(|e| abandon(&mut coros, e))?;
                                 slot.1 = want;
                             }
                             slot.0 = i;
                         }
                         None => {
-                            ep.ctl(libc::EPOLL_CTL_ADD, fd, want)?;
+                            ep.ctl(libc::EPOLL_CTL_ADD, fd, want).map_err(|e| abandon(&mut coros, e))?;
                             fds.insert(fd, (i, want));
                         }
                     }
@@ -189,7 +189,7 @@ pub fn run_clients<R: 'static>(
             .map(|(t, _)| t.saturating_duration_since(now))
             .min()
             .map_or(-1, |d| d.as_millis().min(1000) as i32 + i32::from(d.subsec_micros() % 1000 != 0));
-        let got = ep.wait(&mut events, timeout)?;
+        let got = ep.wait(&mut events, timeout).map_err(|e| abandon(&mut coros, e))?;
         for e in &events[..got] {
             let fd = e.u64 as RawFd;
             if let Some(slot) = fds.get_mut(&fd) {
@@ -215,6 +215,15 @@ pub fn run_clients<R: 'static>(
         std::mem::swap(&mut runnable, &mut next);
     }
     Ok(results.into_iter().map(|r| r.expect("every client returned")).collect())
+}
+
+/// On a fatal error with clients still suspended: leaks them instead of
+/// dropping them, because dropping a suspended coroutine unwinds its stack,
+/// which runs through LuaJIT frames that must not be unwound from outside.
+/// The caller ends the process.
+fn abandon<R>(coros: &mut Vec<Option<Client<R>>>, e: io::Error) -> io::Error {
+    std::mem::forget(std::mem::take(coros));
+    e
 }
 
 const EPOLL_IN: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
