@@ -228,10 +228,10 @@ struct Control {
     shared: Arc<Shared>,
     events_limit: u64,
     events_started: AtomicU64,
-    /// (end of the warmup, end of the run if `--time`), set once before the
-    /// clients start. Read on every event, so not behind a lock: a lock's
-    /// counter would bounce between all clients' CPUs.
-    times: OnceLock<(Instant, Option<Instant>)>,
+    /// End of the warmup, set once before the clients start. Read on every
+    /// event, so not behind a lock: a lock's counter would bounce between
+    /// all clients' CPUs.
+    warmup_end: OnceLock<Instant>,
     rate: Option<RateQueue>,
     running: Mutex<u32>,
     done: Condvar,
@@ -247,12 +247,11 @@ impl Control {
     /// `now`: the current time, which the caller has just read (it is the
     /// previous event's end): one clock read per event instead of three.
     fn next_event(&self, now: Instant) -> Option<Instant> {
-        let (warmup_end, deadline) = self.times.get().copied().unwrap_or((now, None));
-        if self.shared.failed.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
+        if self.shared.past_deadline_at(now) {
             return None;
         }
         if self.events_limit > 0 {
-            let in_warmup = now < warmup_end;
+            let in_warmup = self.warmup_end.get().is_some_and(|w| now < *w);
             if !in_warmup && self.events_started.fetch_add(1, Ordering::Relaxed) >= self.events_limit {
                 return None;
             }
@@ -499,7 +498,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         shared: shared.clone(),
         events_limit: cfg.events,
         events_started: AtomicU64::new(0),
-        times: OnceLock::new(),
+        warmup_end: OnceLock::new(),
         rate: rated.then(|| RateQueue {
             queue: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
@@ -546,9 +545,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let run_start = start + cfg.warmup;
     {
         if !cfg.time.is_zero() {
-            *shared.deadline.write().unwrap_or_else(|p| p.into_inner()) = Some(run_start + cfg.time);
+            let _ = shared.deadline.set(run_start + cfg.time);
         }
-        let _ = ctl.times.set((run_start, (!cfg.time.is_zero()).then(|| run_start + cfg.time)));
+        let _ = ctl.warmup_end.set(run_start);
         *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
         ctl.go_cv.notify_all();
     }

@@ -84,8 +84,9 @@ pub struct Shared {
     /// The script declares no options (sysbench's legacy mode); decided
     /// once by the main state.
     pub legacy: AtomicBool,
-    /// No new event (and no reconnect attempt) after this instant.
-    pub deadline: RwLock<Option<Instant>>,
+    /// No new event (and no reconnect attempt) after this instant; set once
+    /// by `run` when `--time` is given.
+    pub deadline: OnceLock<Instant>,
 }
 
 impl Shared {
@@ -101,7 +102,7 @@ impl Shared {
             server_version: OnceLock::new(),
             failed: AtomicBool::new(false),
             legacy: AtomicBool::new(false),
-            deadline: RwLock::new(None),
+            deadline: OnceLock::new(),
         })
     }
 
@@ -121,8 +122,13 @@ impl Shared {
 
     /// Whether the run should stop reconnecting / starting events.
     pub fn past_deadline(&self) -> bool {
-        self.failed.load(Ordering::Relaxed)
-            || self.deadline.read().ok().and_then(|d| *d).is_some_and(|d| Instant::now() >= d)
+        self.past_deadline_at(Instant::now())
+    }
+
+    /// [`Shared::past_deadline`] at `now`, for a caller that has just read
+    /// the clock. Lock-free: clients call it on every event.
+    pub fn past_deadline_at(&self, now: Instant) -> bool {
+        self.failed.load(Ordering::Relaxed) || self.deadline.get().is_some_and(|d| now >= *d)
     }
 }
 
