@@ -861,10 +861,7 @@ fn client_threads(opts: &Options) -> Result<u32, String> {
     let n = v.parse::<u32>().map_err(|_| {
         format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)")
     })?;
-    let native_mysql = opts.str("db_driver") == "mysql"
-        && opts.str("mysql_client") == "native"
-        && !opts.bool("mysql_ssl")
-        && !opts.bool("mysql_compression");
+    let native_mysql = opts.str("db_driver") == "mysql" && crate::driver::mysql::native_protocol(opts);
     if n > 0 && !native_mysql {
         println!(
             "WARNING: --client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \

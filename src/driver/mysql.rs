@@ -132,7 +132,8 @@ struct Config {
     ignore: Option<Vec<i64>>,
     ps_disabled: bool,
     dry_run: bool,
-    /// Use [`super::mysql_wire`] where it can serve the connection.
+    /// Connect with [`super::mysql_wire`] ([`native_protocol`]); it falls back
+    /// to the crate for what it cannot serve (other auth plugins).
     native: bool,
 }
 
@@ -170,8 +171,18 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     Ok(Box::new(MysqlDriver::new(opts)?))
 }
 
+/// Whether connections use dbbench's own protocol client
+/// (`driver/mysql_wire.rs`), whose socket waits go through `crate::sched`
+/// and so can be multiplexed; TLS and compression need the `mysql` crate.
+pub fn native_protocol(opts: &Options) -> bool {
+    opts.str("mysql_client") == "native" && !opts.bool("mysql_ssl") && !opts.bool("mysql_compression")
+}
+
 impl MysqlDriver {
     fn new(opts: &Options) -> Result<MysqlDriver, String> {
+        if !matches!(opts.str("mysql_client"), "native" | "crate") {
+            return Err(format!("invalid --mysql-client value '{}': use native or crate", opts.str("mysql_client")));
+        }
         let cfg = Config {
             endpoints: endpoints(&opts.list("mysql_host"), &opts.list("mysql_port"), &opts.list("mysql_socket"))?,
             user: opts.str("mysql_user").to_string(),
@@ -182,11 +193,7 @@ impl MysqlDriver {
             ignore: parse_ignore(&opts.list("mysql_ignore_errors"))?,
             ps_disabled: ps_mode_disabled(opts)?,
             dry_run: opts.bool("mysql_dry_run"),
-            native: match opts.str("mysql_client") {
-                "native" => true,
-                "crate" => false,
-                other => return Err(format!("invalid --mysql-client value '{other}': use native or crate")),
-            },
+            native: native_protocol(opts),
         };
         Ok(MysqlDriver { cfg: Arc::new(cfg), next: AtomicUsize::new(0) })
     }
@@ -208,7 +215,7 @@ impl Driver for MysqlDriver {
             return Ok(Box::new(DryRunConnection { next: 0 }));
         }
         let ep = self.next_endpoint().clone();
-        if self.cfg.native && self.cfg.ssl.is_none() && !self.cfg.compress {
+        if self.cfg.native {
             let params = super::mysql_wire::Params {
                 endpoint: &ep,
                 user: &self.cfg.user,
