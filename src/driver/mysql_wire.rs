@@ -121,6 +121,17 @@ impl Stream {
     fn wait(&self, events: libc::c_short) -> io::Result<()> {
         crate::sched::wait_fd(self.fd(), events)
     }
+
+    /// Runs a non-blocking `op` until it does not fail with EAGAIN, waiting
+    /// for `events` in between.
+    fn retry<T>(&mut self, events: libc::c_short, mut op: impl FnMut(&mut Stream) -> io::Result<T>) -> io::Result<T> {
+        loop {
+            match op(self) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(events)?,
+                r => return r,
+            }
+        }
+    }
 }
 
 impl Drop for Stream {
@@ -131,31 +142,19 @@ impl Drop for Stream {
 
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let r = match self {
-                Stream::Tcp(s) => s.read(buf),
-                Stream::Unix(s) => s.read(buf),
-            };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLIN)?,
-                r => return r,
-            }
-        }
+        self.retry(libc::POLLIN, |s| match s {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        })
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            let r = match self {
-                Stream::Tcp(s) => s.write(buf),
-                Stream::Unix(s) => s.write(buf),
-            };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLOUT)?,
-                r => return r,
-            }
-        }
+        self.retry(libc::POLLOUT, |s| match s {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        })
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
@@ -699,15 +698,14 @@ impl NativeConnection {
         let ncols = b.lenenc().map_err(io_err)? as usize;
         let metadata_follows = self.ext_caps & MARIADB_CLIENT_CACHE_METADATA == 0 || b.u8().map_err(io_err)? != 0;
         let deprecate_eof = self.deprecate_eof();
-        let cached = match stmt.and_then(|id| self.stmts.get_mut(id)) {
-            Some(Stmt::Server { cols, .. }) => Some(cols),
-            _ => None,
-        };
         let cols = if metadata_follows {
             self.read_columns(ncols, true).map_err(io_err)?;
             std::mem::take(&mut self.cols)
         } else {
-            let cols = cached.map(std::mem::take).unwrap_or_default();
+            let cols = match stmt.and_then(|id| self.stmts.get_mut(id)) {
+                Some(Stmt::Server { cols, .. }) => std::mem::take(cols),
+                _ => Vec::new(),
+            };
             if cols.len() != ncols {
                 return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "the server skipped result metadata that dbbench has not seen")));
             }
