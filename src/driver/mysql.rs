@@ -548,18 +548,11 @@ impl Connection for DryRunConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sqlite::generic_options;
-    use super::super::test_support::{check_text_round_trip, rows, test_env, txt};
+    use super::super::test_support::{check_text_round_trip, connect_new, driver_opts, rows, test_env, txt};
     use super::*;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
-        let mut o = Options::default();
-        o.declare(options());
-        o.declare(generic_options());
-        for (k, v) in extra {
-            o.set(k, v);
-        }
-        o
+        driver_opts(options(), extra)
     }
 
     /// Options for the dev server over its unix socket, or None (skipped).
@@ -580,7 +573,7 @@ mod tests {
     }
 
     fn connect(o: &Options) -> Box<dyn Connection> {
-        create(o).expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
+        connect_new(create(o))
     }
 
     #[test]

@@ -544,18 +544,11 @@ impl Connection for PgsqlConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sqlite::generic_options;
-    use super::super::test_support::{check_text_round_trip, rows, test_env, txt};
+    use super::super::test_support::{check_text_round_trip, connect_new, driver_opts, rows, test_env, txt};
     use super::*;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
-        let mut o = Options::default();
-        o.declare(options());
-        o.declare(generic_options());
-        for (k, v) in extra {
-            o.set(k, v);
-        }
-        o
+        driver_opts(options(), extra)
     }
 
     /// Options for the dev server, or None (skipped).
@@ -569,7 +562,7 @@ mod tests {
     }
 
     fn connect(o: &Options) -> Box<dyn Connection> {
-        create(o).expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
+        connect_new(create(o))
     }
 
     #[test]

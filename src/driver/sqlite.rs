@@ -613,7 +613,7 @@ pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::test_support::{rows, txt};
+    use crate::driver::test_support::{driver_opts, rows, txt};
 
     fn temp_db(name: &str) -> String {
         let dir = std::env::temp_dir().join(format!("dbbench-sqlite-test-{}", std::process::id()));
@@ -626,13 +626,8 @@ mod tests {
     }
 
     fn opts(path: &str, extra: &[(&str, &str)]) -> Options {
-        let mut o = Options::default();
-        o.declare(options());
-        o.declare(generic_options());
+        let mut o = driver_opts(options(), extra);
         o.set("sqlite_db", path);
-        for (k, v) in extra {
-            o.set(k, v);
-        }
         o
     }
 

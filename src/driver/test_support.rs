@@ -1,6 +1,24 @@
 //! Helpers shared by the driver tests (compiled for tests only).
 
-use super::{Connection, DbError, Outcome, Value};
+use super::{Connection, DbError, Driver, Outcome, Value};
+use crate::options::{OptionSpec, Options};
+
+/// Options with the generic driver options and `driver_options` declared,
+/// and the `extra` values set.
+pub fn driver_opts(driver_options: Vec<OptionSpec>, extra: &[(&str, &str)]) -> Options {
+    let mut o = Options::default();
+    o.declare(driver_options);
+    o.declare(super::sqlite::generic_options());
+    for (k, v) in extra {
+        o.set(k, v);
+    }
+    o
+}
+
+/// A connection from a freshly created driver; panics with the error.
+pub fn connect_new(driver: Result<Box<dyn Driver>, String>) -> Box<dyn Connection> {
+    driver.expect("driver").connect().unwrap_or_else(|e| panic!("connect: {e}"))
+}
 
 /// Looks up a test server's environment variable. Unset: prints why the
 /// test is skipped and returns `None`, unless CI=true or
