@@ -201,19 +201,27 @@ fn mysql_myisam_and_legacy_spellings() {
     assert_eq!(dbbench_in(&dir, &a).code, 0);
 }
 
-#[test]
-fn mysql_prepare_is_deterministic_by_seed() {
+/// Prepares two tables into three fresh server databases (seeds 5, 5, 6)
+/// and compares a checksum of the second table: equal for equal seeds,
+/// different otherwise. `db_args` creates a database (None: no server,
+/// test skipped); `query` returns the checksum by `sql`.
+fn prepare_is_deterministic_by_seed(db_args: fn(&str) -> Option<Vec<String>>, query: fn(&str, &str) -> Vec<String>, sql: &str) {
     let checksum = |db: &str, seed: &str| {
-        let base = mysql_db(db)?;
+        let base = db_args(db)?;
         let r = dbbench(&args(&base, &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed]));
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        Some(mysql_query(db, "SELECT MD5(GROUP_CONCAT(id, k, c, pad ORDER BY id)) FROM sbtest2"))
+        Some(query(db, sql))
     };
     let Some(a) = checksum("dbb_seed_a", "--rand-seed=5") else { return };
     let b = checksum("dbb_seed_b", "--rand-seed=5").unwrap();
     let c = checksum("dbb_seed_c", "--rand-seed=6").unwrap();
     assert_eq!(a, b);
     assert_ne!(a, c);
+}
+
+#[test]
+fn mysql_prepare_is_deterministic_by_seed() {
+    prepare_is_deterministic_by_seed(mysql_db, mysql_query, "SELECT MD5(GROUP_CONCAT(id, k, c, pad ORDER BY id)) FROM sbtest2");
 }
 
 #[test]
@@ -260,17 +268,7 @@ fn pgsql_read_write_counts() {
 
 #[test]
 fn pgsql_prepare_is_deterministic_by_seed() {
-    let checksum = |db: &str, seed: &str| {
-        let base = pgsql_db(db)?;
-        let r = dbbench(&args(&base, &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed]));
-        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        Some(pgsql_query(db, "SELECT md5(string_agg(id || ':' || k || c || pad, ',' ORDER BY id)) FROM sbtest2"))
-    };
-    let Some(a) = checksum("dbb_seed_a", "--rand-seed=5") else { return };
-    let b = checksum("dbb_seed_b", "--rand-seed=5").unwrap();
-    let c = checksum("dbb_seed_c", "--rand-seed=6").unwrap();
-    assert_eq!(a, b);
-    assert_ne!(a, c);
+    prepare_is_deterministic_by_seed(pgsql_db, pgsql_query, "SELECT md5(string_agg(id || ':' || k || c || pad, ',' ORDER BY id)) FROM sbtest2");
 }
 
 #[test]
