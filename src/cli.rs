@@ -58,7 +58,7 @@ pub fn general_options() -> Vec<OptionSpec> {
         o("verbosity", Int, "3", "verbosity level {5 - debug, 0 - only critical messages}"),
         o("percentile", List, "95", "percentiles to report, e.g. 95,99,99.9 (0 disables)"),
         o("histogram", Bool, "off", "print latency histogram in report"),
-        o("format", String, "text", "report format: text (sysbench layout), json or csv"),
+        o("format", String, "text", "report format: text (sysbench 1.0 layout), json, csv or legacy (sysbench 0.5 layout)"),
         o("rand_type", String, "special", "random numbers distribution {uniform, gaussian, special, pareto, zipfian}"),
         o("rand_spec_iter", Int, "12", "number of iterations for the special distribution"),
         o("rand_spec_pct", Double, "1", "percentage of values to be treated as 'special' (for special distribution)"),

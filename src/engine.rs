@@ -240,6 +240,25 @@ struct Control {
     go: Mutex<Option<bool>>, // Some(true) = start, Some(false) = abort
     go_cv: Condvar,
     threads_running: AtomicU32,
+    /// Whether `--rate` is on (latency then starts at the arrival).
+    rated: bool,
+    /// Every client's statistics, by tid, for the C entry points.
+    stats: Vec<Arc<ClientStats>>,
+    /// Every client's event in progress, by tid, for scripts that run the
+    /// event loop themselves (see [`script_more_events`]).
+    clocks: Vec<EventClock>,
+    /// Origin of the [`EventClock`] times.
+    epoch: Instant,
+}
+
+/// The event a client started through `sb_more_events`/`sb_event_start`:
+/// its intended and actual start, in ns since [`Control::epoch`]. Atomics
+/// because a script may name any tid; only the client itself writes its own.
+#[derive(Default)]
+#[repr(align(64))]
+struct EventClock {
+    intended_ns: AtomicU64,
+    start_ns: AtomicU64,
 }
 
 impl Control {
@@ -292,12 +311,80 @@ impl Control {
         *go == Some(true)
     }
 
+    fn since_epoch(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64
+    }
+
+    /// Records client `tid`'s finished event: its latency from `intended`
+    /// and, under `--rate`, its service time from `start`.
+    fn finish_event(&self, stats: &ClientStats, intended: Instant, start: Instant, end: Instant) {
+        let latency = end.duration_since(intended).as_nanos() as u64;
+        let service = self.rated.then(|| end.duration_since(start).as_nanos() as u64);
+        stats.record_event(latency, service);
+    }
+
     /// Bookkeeping when a client has finished (whatever the model).
     fn client_finished(&self) {
         self.threads_running.fetch_sub(1, Ordering::Relaxed);
         let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
         *r -= 1;
         self.done.notify_all();
+    }
+}
+
+/// The run whose clients the C entry points (`sb_more_events` & co) address.
+/// Set once by [`run`]; a process runs one benchmark.
+static SCRIPT_RUN: OnceLock<Arc<Control>> = OnceLock::new();
+
+/// Client `tid`'s slot of the current run, if `tid` names one.
+fn script_client(tid: i32) -> Option<(&'static Control, usize)> {
+    let ctl = SCRIPT_RUN.get()?;
+    let i = usize::try_from(tid).ok().filter(|&i| i < ctl.clocks.len())?;
+    Some((ctl, i))
+}
+
+/// `sb_more_events(tid)`: whether client `tid` may start another event
+/// (same limits as the built-in loop; under `--rate` it waits for the next
+/// arrival). Remembers the event's intended start.
+pub fn script_more_events(tid: i32) -> bool {
+    let Some((ctl, i)) = script_client(tid) else { return false };
+    match ctl.next_event(Instant::now()) {
+        Some(intended) => {
+            ctl.clocks[i].intended_ns.store(ctl.since_epoch(intended), Ordering::Relaxed);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `sb_event_start(tid)`: client `tid` starts its event now. Closed loop,
+/// the event's intended start is now too.
+pub fn script_event_start(tid: i32) {
+    let Some((ctl, i)) = script_client(tid) else { return };
+    let now = ctl.since_epoch(Instant::now());
+    let clock = &ctl.clocks[i];
+    clock.start_ns.store(now, Ordering::Relaxed);
+    if !ctl.rated {
+        clock.intended_ns.store(now, Ordering::Relaxed);
+    }
+    ctl.stats[i].in_event.store(true, Ordering::Relaxed);
+}
+
+/// `sb_event_stop(tid)`: client `tid`'s event is done; counted like one of
+/// the built-in loop.
+pub fn script_event_stop(tid: i32) {
+    let Some((ctl, i)) = script_client(tid) else { return };
+    let end = Instant::now();
+    let clock = &ctl.clocks[i];
+    let at = |ns: &AtomicU64| ctl.epoch + Duration::from_nanos(ns.load(Ordering::Relaxed));
+    ctl.finish_event(&ctl.stats[i], at(&clock.intended_ns), at(&clock.start_ns), end);
+    ctl.stats[i].in_event.store(false, Ordering::Relaxed);
+}
+
+/// `sb_counter_inc(tid, kind)`: one more of a counter for client `tid`.
+pub fn script_counter_inc(tid: i32, c: Counter) {
+    if let Some((ctl, i)) = script_client(tid) {
+        ctl.stats[i].inc(c);
     }
 }
 
@@ -311,7 +398,9 @@ struct ClientOutcome {
     finished: Option<Instant>,
 }
 
-fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> ClientOutcome {
+fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
+    let stats = ctl.stats[tid as usize].clone();
+    let rated = ctl.rated;
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
@@ -343,6 +432,14 @@ fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> 
     if !ctl.wait_go() {
         return out;
     }
+    if let Some(thread_run) = script::global_fn(&lua, "thread_run") {
+        // The script runs its own loop through sb_more_events/sb_event_*.
+        if let Err(e) = thread_run.call::<Value>(tid) {
+            return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
+        }
+        out.finished = Some(Instant::now());
+        return out.thread_done(&ctl, &lua, tid);
+    }
     let event_once = lua
         .globals()
         .get::<mlua::Table>("sysbench")
@@ -366,31 +463,40 @@ fn client(ctl: Arc<Control>, tid: u32, stats: Arc<ClientStats>, rated: bool) -> 
             Ok(v) if truthy(&v) => break,
             Ok(_) => {
                 let end = Instant::now();
-                let latency = end.duration_since(intended).as_nanos() as u64;
-                let service = rated.then(|| end.duration_since(start).as_nanos() as u64);
-                stats.record_event(latency, service);
+                ctl.finish_event(&stats, intended, start, end);
                 now = end;
             }
             Err(e) => {
-                let msg = format!("FATAL: `thread_run' function failed: {}", script::error_message(&e));
-                println!("{msg}");
-                ctl.shared.failed.store(true, Ordering::Relaxed);
-                out.run_error = Some(msg);
-                out.finished = Some(Instant::now());
-                return out;
+                return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
             }
         }
     }
     out.finished = Some(Instant::now());
-    if let Some(f) = script::global_fn(&lua, "thread_done") {
-        if let Err(e) = f.call::<()>(tid) {
-            let msg = format!("FATAL: `thread_done' function failed: {}", script::error_message(&e));
-            println!("{msg}");
-            ctl.shared.failed.store(true, Ordering::Relaxed);
-            out.run_error = Some(msg);
-        }
+    out.thread_done(&ctl, &lua, tid)
+}
+
+impl ClientOutcome {
+    /// The client failed with `msg`: print it, stop every client.
+    fn failed(mut self, ctl: &Control, msg: String) -> ClientOutcome {
+        println!("{msg}");
+        ctl.shared.failed.store(true, Ordering::Relaxed);
+        self.run_error = Some(msg);
+        self.finished = Some(Instant::now());
+        self
     }
-    out
+
+    /// Calls the script's `thread_done` after a clean loop.
+    fn thread_done(mut self, ctl: &Control, lua: &Lua, tid: u32) -> ClientOutcome {
+        if let Some(f) = script::global_fn(lua, "thread_done") {
+            if let Err(e) = f.call::<()>(tid) {
+                let msg = format!("FATAL: `thread_done' function failed: {}", script::error_message(&e));
+                println!("{msg}");
+                ctl.shared.failed.store(true, Ordering::Relaxed);
+                self.run_error = Some(msg);
+            }
+        }
+        self
+    }
 }
 
 fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
@@ -433,14 +539,14 @@ type ClientHandle = thread::JoinHandle<Vec<ClientOutcome>>;
 /// Starts the clients: one OS thread each, or `client_threads` workers with
 /// the clients multiplexed over them (client `tid` on worker
 /// `tid % client_threads`). Every handle returns its clients' outcomes.
-fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig, stats: &[Arc<ClientStats>], rated: bool) -> Result<Vec<ClientHandle>, String> {
+fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle>, String> {
     let limits = "lower --threads or raise the process limits";
     if cfg.client_threads == 0 {
         let mut handles = Vec::with_capacity(cfg.threads as usize);
         for tid in 0..cfg.threads {
-            let (ctl, st) = (ctl.clone(), stats[tid as usize].clone());
+            let ctl = ctl.clone();
             let h = thread::Builder::new().stack_size(cfg.stack_size).name(format!("client-{tid}")).spawn(move || {
-                let out = client(ctl.clone(), tid, st, rated);
+                let out = client(ctl.clone(), tid);
                 ctl.client_finished();
                 vec![out]
             });
@@ -452,15 +558,13 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig, stats: &[Arc<ClientStats>]
     let mut handles = Vec::with_capacity(workers as usize);
     for w in 0..workers {
         let tids: Vec<u32> = (w..cfg.threads).step_by(workers as usize).collect();
-        let mine: Vec<Arc<ClientStats>> = tids.iter().map(|&t| stats[t as usize].clone()).collect();
         let (ctl, stack_size) = (ctl.clone(), cfg.stack_size);
         let h = thread::Builder::new().name(format!("clients-{w}")).spawn(move || {
             let clients = tids
                 .into_iter()
-                .zip(mine)
-                .map(|(tid, st)| {
+                .map(|tid| {
                     let ctl = ctl.clone();
-                    Box::new(move || client(ctl, tid, st, rated)) as Box<dyn FnOnce() -> ClientOutcome>
+                    Box::new(move || client(ctl, tid)) as Box<dyn FnOnce() -> ClientOutcome>
                 })
                 .collect();
             match sched::run_clients(clients, stack_size, |_, _| ctl.client_finished()) {
@@ -486,7 +590,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if script::global_fn(main, "event").is_none() {
         return fail(&format!("FATAL: cannot find the event() function in {}", shared.script.chunk_name));
     }
-    let text = cfg.format == Format::Text;
+    let text = cfg.format.is_text();
     if cfg.time.is_zero() && cfg.events == 0 {
         println!("WARNING: Both event and time limits are disabled, running an endless test");
     }
@@ -512,12 +616,18 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         go: Mutex::new(None),
         go_cv: Condvar::new(),
         threads_running: AtomicU32::new(cfg.threads),
+        rated,
+        stats: stats.clone(),
+        clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
+        epoch: Instant::now(),
     });
+    // A process runs one benchmark, so this is the only run ever set.
+    let _ = SCRIPT_RUN.set(ctl.clone());
     if text {
         println!("Initializing worker threads...");
         println!();
     }
-    let handles = match spawn_clients(&ctl, cfg, &stats, rated) {
+    let handles = match spawn_clients(&ctl, cfg) {
         Ok(h) => h,
         Err(msg) => {
             println!("FATAL: {msg}");
@@ -602,6 +712,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                     ..summary(cfg, sql(), &cum, &fairness, total, now.duration_since(period_start).as_secs_f64())
                 };
                 report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+                script::close_reports(main);
                 let _ = std::io::Write::flush(&mut std::io::stdout());
                 std::process::exit(2);
             }
@@ -697,6 +808,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         ExitCode::SUCCESS
     };
+    script::close_reports(main);
     if let Some(f) = script::global_fn(main, "done") {
         if let Err(e) = f.call::<Value>(()) {
             println!("FATAL: `done' function failed: {}", script::error_message(&e));
@@ -827,7 +939,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         return Err("FATAL: --histogram cannot be used with --percentile=0".into());
     }
     let format = Format::parse(opts.str("format"))
-        .ok_or_else(|| format!("FATAL: Invalid value for --format: '{}' (use text, json or csv)", opts.str("format")))?;
+        .ok_or_else(|| format!("FATAL: Invalid value for --format: '{}' (use text, json, csv or legacy)", opts.str("format")))?;
     let init_timeout = opts.int("thread_init_timeout").max(1) as u64;
     Ok(RunConfig {
         threads: threads as u32,

@@ -113,7 +113,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Err(e) => return fatal(&e),
     };
     let header = format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
-    if cfg.format == report::Format::Text {
+    if cfg.format.is_text() {
         println!("{header}");
     } else {
         eprintln!("{header}");

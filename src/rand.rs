@@ -273,6 +273,25 @@ pub fn unique() -> u32 {
     permute(permute(n).wrapping_add(off) ^ 0x5bf0_3635)
 }
 
+/// sysbench 0.5's `sb_rand_uniq(a, b)`: the next [`unique`] value that lies
+/// in `[a, b]`, so still never repeated. Gives up after 2^32 draws (the
+/// whole sequence) and returns `a`.
+pub fn unique_in(a: u32, b: u32) -> u32 {
+    if b < a {
+        return a;
+    }
+    if a == 0 && b == u32::MAX {
+        return unique();
+    }
+    for _ in 0..=u32::MAX as u64 {
+        let v = unique();
+        if v >= a && v <= b {
+            return v;
+        }
+    }
+    a
+}
+
 /// `rand.string(fmt)`: `#` → digit, `@` → lowercase letter, else copied.
 pub fn string(fmt: &[u8]) -> Vec<u8> {
     fmt.iter()

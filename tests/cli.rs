@@ -262,3 +262,116 @@ fn histogram_and_checkpoints() {
         .collect();
     assert!(events[1] > events[0], "{events:?}");
 }
+
+/// The C functions scripts call through ffi (sysbench-tpcc style): counted
+/// like sysbench counts them, random functions in range.
+#[test]
+fn ffi_counters_and_random_functions() {
+    let (_d, s) = script(
+        r##"
+local ffi = require("ffi")
+ffi.cdef[[ void sb_counter_inc(int, sb_counter_type); ]]
+function event(tid)
+  local x = ffi.C.sb_rand_uniform(1, 10)
+  assert(x >= 1 and x <= 10, "uniform out of range")
+  assert(ffi.C.sb_rand_default(5, 5) == 5)
+  ffi.C.sb_counter_inc(tid, ffi.C.SB_CNT_ERROR)
+  ffi.C.sb_counter_inc(tid, ffi.C.SB_CNT_READ)
+  local buf = ffi.new("char[?]", 3)
+  ffi.C.sb_rand_str("#@x", buf)
+  assert(ffi.string(buf, 3):match("^%d%lx$"), "sb_rand_str")
+  assert(ffi.C.sb_rand_uniform_double() < 1)
+end
+"##,
+    );
+    let r = dbbench(&[&s, "run", "--events=100", "--threads=2", "--format=json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON document");
+    assert_eq!(v["counters"]["errors"], 100, "{v}");
+    assert_eq!(v["counters"]["reads"], 100, "{v}");
+    assert_eq!(v["counters"]["events"], 100, "{v}");
+}
+
+/// A script's own `thread_run` drives the loop through sb_more_events /
+/// sb_event_start / sb_event_stop: the limits hold and events are timed.
+#[test]
+fn thread_run_override_runs_the_event_loop() {
+    let (_d, s) = script(
+        r#"
+local ffi = require("ffi")
+ffi.cdef("int usleep(unsigned int);")
+function event() ffi.C.usleep(200) end
+function thread_run(tid)
+  local n = 0
+  while ffi.C.sb_more_events(tid) do
+    ffi.C.sb_event_start(tid)
+    event()
+    ffi.C.sb_event_stop(tid)
+    n = n + 1
+  end
+  print("ran " .. n)
+end
+"#,
+    );
+    let r = dbbench(&[&s, "run", "--events=101", "--threads=3"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let ran: u64 = r.stdout.lines().filter_map(|l| l.strip_prefix("ran ")).map(|n| n.parse::<u64>().unwrap()).sum();
+    assert_eq!(ran, 101, "{}", r.stdout);
+    assert_eq!(r.number("total number of events:"), Some(101.0));
+    // 200 µs sleeps: the latency figures are real, not zero.
+    assert!(r.number("min:").unwrap() >= 0.2, "{}", r.stdout);
+    // An error inside a script's thread_run fails the run like one in event().
+    let (_d2, s2) = script("function event() end\nfunction thread_run() error('broken loop') end\n");
+    let r = dbbench(&[&s2, "run", "--events=10"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FATAL: `thread_run' function failed:") && r.stdout.contains("broken loop"), "{}", r.stdout);
+}
+
+/// sysbench.report_csv / report_json as hooks, and sysbench.histogram.
+#[test]
+fn lua_report_formatters_and_histogram_objects() {
+    let (_d, s) = script(&format!(
+        "{SLEEPY}\nsysbench.hooks.report_intermediate = sysbench.report_csv\n\
+         sysbench.hooks.report_cumulative = sysbench.report_json\n\
+         function init() local h = sysbench.histogram.new(100, 0.001, 10) for i = 1, 10 do h:update(2) end h:print() end\n"
+    ));
+    let r = dbbench(&[&s, "run", "--time=2", "--report-interval=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The histogram: one bucket holding the ten 2 ms values.
+    let row = r.stdout.lines().find(|l| l.contains(" |*")).expect("a histogram row");
+    assert!(row.trim_start().starts_with("2.0") && row.ends_with(" 10"), "{row}");
+    let csv: Vec<&str> = r.stdout.lines().filter(|l| l.split(',').count() == 10).collect();
+    assert!(!csv.is_empty(), "{}", r.stdout);
+    assert!(csv.iter().all(|l| l.split(',').all(|f| f.trim().parse::<f64>().is_ok())), "{csv:?}");
+    let json = &r.stdout[r.stdout.find("[\n").expect("JSON array start")..];
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("a closed JSON array");
+    assert!(v[0]["tps"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v[0]["threads"], 0);
+}
+
+/// A 0.5-era script (db_* API, options as global strings) on the embedded
+/// database, reported in sysbench 0.5's layout.
+#[test]
+fn legacy_script_and_report_layout_on_sqlite() {
+    let dir = tempdir("legacy05");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/api05.lua");
+    let s = script.display().to_string();
+    let common = ["--oltp-table-size=40", "--points=2"];
+    let run = |cmd: &str, more: &[&str]| {
+        let mut a = vec![s.as_str(), cmd];
+        a.extend(common);
+        a.extend(more);
+        dbbench_in(&dir, &a)
+    };
+    assert_eq!(run("prepare", &[]).code, 0);
+    let r = run("run", &["--events=20", "--format=legacy"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("OLTP test statistics:"), "{}", r.stdout);
+    // 2 selects + 1 update per event; BEGIN and COMMIT are "other".
+    assert_eq!(r.number("read/write requests:"), Some(60.0), "{}", r.stdout);
+    assert_eq!(r.number("other operations:"), Some(40.0), "{}", r.stdout);
+    assert_eq!(r.number("transactions:"), Some(20.0));
+    assert!(r.stdout.contains("approx.  95 percentile:"), "{}", r.stdout);
+    assert_eq!(run("cleanup", &[]).code, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,5 +1,5 @@
-//! Reports: what a run measured, in sysbench's text layout (default), JSON
-//! or CSV. One file per format; this module holds the figures they share.
+//! Reports: what a run measured, in sysbench's text layout (default), JSON,
+//! CSV or sysbench 0.5's layout. One file per format; this module holds the figures they share.
 //!
 //! Every latency figure is labelled by what it measures: under `--rate` the
 //! sysbench-compatible "Latency" block is measured from each event's
@@ -9,6 +9,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod legacy;
 pub mod text;
 
 use crate::options::Options;
@@ -24,6 +25,8 @@ pub enum Format {
     Json,
     /// CSV rows: one per interval, then a total row.
     Csv,
+    /// sysbench 0.5's text layout ("read/write requests: ..."), for old parsers.
+    Legacy,
 }
 
 impl Format {
@@ -33,8 +36,15 @@ impl Format {
             "text" | "" => Some(Format::Text),
             "json" => Some(Format::Json),
             "csv" => Some(Format::Csv),
+            "legacy" => Some(Format::Legacy),
             _ => None,
         }
+    }
+
+    /// Whether the run's progress lines (header, "Threads started!") are
+    /// printed: in the text layouts, not in machine-readable ones.
+    pub fn is_text(self) -> bool {
+        matches!(self, Format::Text | Format::Legacy)
     }
 }
 
@@ -160,6 +170,7 @@ pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], 
     match format {
         Format::Text => text::interval_line(row, sql, pct),
         Format::Csv => csv::interval_line(row, pct),
+        Format::Legacy => legacy::interval_line(row, pct),
         Format::Json => {}
     }
 }
@@ -220,6 +231,7 @@ pub fn final_report(format: Format, s: &Summary, opts: &Options, test: &str) {
         Format::Text => text::final_report(s),
         Format::Json => json::final_report(s, opts, test),
         Format::Csv => csv::final_report(s),
+        Format::Legacy => legacy::final_report(s),
     }
 }
 

@@ -75,6 +75,12 @@ fn latency_block(title: &str, acc: &LatencyAcc, pct: &[f64]) {
 /// `--histogram`: one row per non-empty bucket (log scale, ~2% wide).
 pub fn histogram(acc: &LatencyAcc) {
     println!("Latency histogram (values are in milliseconds)");
+    histogram_table(acc);
+}
+
+/// The table of [`histogram`] without its title; also what a script's
+/// `sysbench.histogram` object prints.
+pub fn histogram_table(acc: &LatencyAcc) {
     println!("       value  ------------- distribution ------------- count");
     let rows: Vec<(f64, u64)> = acc
         .hist

@@ -9,6 +9,7 @@
 //! States share nothing but [`Shared`] (read-mostly configuration, driver
 //! cache, failure flag).
 
+pub mod ffi;
 pub mod sql;
 
 use crate::driver::Driver;
@@ -174,7 +175,9 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     sb.set("version", crate::SYSBENCH_COMPAT_VERSION)?;
     sb.set("version_string", format!("sysbench {} (dbbench {})", crate::SYSBENCH_COMPAT_VERSION, crate::VERSION))?;
     sb.set("rand", rand_table(lua)?)?;
+    sb.set("histogram", histogram_table(lua)?)?;
     sb.set("_sql", sql::raw_table(lua)?)?;
+    sb.set("_cdef", ffi::CDEF)?;
     sb.set("_bulk_rows", lua.create_function(|_, n: u64| {
         crate::progress::add_rows(n);
         Ok(())
@@ -279,6 +282,13 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
     dist!("zipfian", rand::zipfian);
     dist!("default", rand::default);
     t.set("unique", lua.create_function(|_, ()| Ok(rand::unique() as f64))?)?;
+    t.set(
+        "_unique_in",
+        lua.create_function(|_, (a, b): (Option<f64>, Option<f64>)| {
+            let (a, b) = bounds(a.unwrap_or(0.0), b.unwrap_or(u32::MAX as f64));
+            Ok(rand::unique_in(a, b) as f64)
+        })?,
+    )?;
     t.set("uniform_double", lua.create_function(|_, ()| Ok(rand::uniform_double()))?)?;
     t.set("uniform_uint64", lua.create_function(|_, ()| Ok(rand::next_u64() as f64))?)?;
     t.set(
@@ -290,6 +300,38 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, (a, b): (f64, f64)| {
             let (a, b) = bounds(a, b);
             lua.create_string(rand::varstring(a, b))
+        })?,
+    )?;
+    Ok(t)
+}
+
+/// A script's histogram (`sysbench.histogram.new(size, min, max)`): values
+/// in milliseconds, as the latency histogram, kept in the same HDR
+/// histogram (1 µs to 1 h, 3 significant digits), so `size`, `min` and
+/// `max` need not bound anything and are accepted for compatibility.
+struct ScriptHistogram(crate::stats::LatencyAcc);
+
+impl mlua::UserData for ScriptHistogram {
+    fn add_methods<M: mlua::UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("update", |_, this, v: f64| {
+            // ms → ns; negative and NaN values count as the smallest.
+            this.0.record((v * 1e6).max(0.0) as u64);
+            Ok(())
+        });
+        m.add_method("print", |_, this, ()| {
+            crate::progress::clear_line();
+            crate::report::text::histogram_table(&this.0);
+            Ok(())
+        });
+    }
+}
+
+fn histogram_table(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set(
+        "new",
+        lua.create_function(|_, (_size, _min, _max): (Option<f64>, Option<f64>, Option<f64>)| {
+            Ok(ScriptHistogram(crate::stats::LatencyAcc::default()))
         })?,
     )?;
     Ok(t)
@@ -310,6 +352,20 @@ fn export_options(lua: &Lua, opts: &Options) -> mlua::Result<()> {
     let t = lua.create_table()?;
     for spec in opts.specs() {
         let raw = opts.raw(&spec.name);
+        if spec.name == "percentile" {
+            // sysbench's `percentile` is one number, and scripts format it
+            // as such (`lat (ms,%u%%)`): export the first of our list (0 =
+            // disabled); the whole list is `sysbench.opt.percentiles`.
+            let list = opts.list("percentile");
+            let first = list.first().and_then(|p| p.parse::<f64>().ok()).unwrap_or(0.0);
+            t.set("percentile", first)?;
+            let all = lua.create_table()?;
+            for (i, p) in list.iter().filter_map(|p| p.parse::<f64>().ok()).filter(|p| *p > 0.0).enumerate() {
+                all.raw_set(i + 1, p)?;
+            }
+            t.set("percentiles", all)?;
+            continue;
+        }
         let v: Value = match spec.kind {
             OptKind::Bool => Value::Boolean(opts.bool(&spec.name)),
             OptKind::Int | OptKind::Size => Value::Number(opts.int(&spec.name) as f64),
@@ -382,6 +438,17 @@ pub fn global_fn(lua: &Lua, name: &str) -> Option<Function> {
     match lua.globals().get::<Value>(name) {
         Ok(Value::Function(f)) => Some(f),
         _ => None,
+    }
+}
+
+/// Ends what the script's report formatters left open (the JSON array of
+/// `sysbench.report_json`); called once the last report was printed.
+pub fn close_reports(lua: &Lua) {
+    let close = lua.globals().get::<Table>("sysbench").and_then(|sb| sb.get::<Function>("_close_reports"));
+    if let Ok(f) = close {
+        if let Err(e) = f.call::<()>(()) {
+            println!("FATAL: closing the script's reports failed: {}", error_message(&e));
+        }
     }
 }
 

@@ -11,6 +11,10 @@ local sb = sysbench
 local raw = sb._sql
 sb._sql = nil
 
+-- The C functions sysbench scripts call through ffi.C (src/script/ffi.rs).
+require("ffi").cdef(sb._cdef)
+sb._cdef = nil
+
 sb.error = { NONE = 0, RESTART_EVENT = 1 }
 sb.hooks = {}
 
@@ -162,3 +166,153 @@ function sb._event_once(tid)
     end
   end
 end
+
+-- ---------------------------------------------------------------------------
+-- Report formatters a script can install as hooks, e.g.
+-- `sysbench.hooks.report_intermediate = sysbench.report_csv`. `stat` is the
+-- hook's table: counters are per period, latencies in seconds.
+
+-- Per-second rates of a period (zero for an empty period, never inf/nan).
+local function per_sec(stat)
+  local dt = stat.time_interval
+  local f = function(n) if dt > 0 then return n / dt end return 0 end
+  return f(stat.events), f(stat.reads + stat.writes + stat.other), f(stat.reads),
+         f(stat.writes), f(stat.other), f(stat.errors), f(stat.reconnects)
+end
+
+local function percentile_label()
+  local p = (sb.opt and sb.opt.percentile) or 0
+  if p == math.floor(p) then return string.format("%d", p) end
+  return tostring(p)
+end
+
+-- The interval line of the text report. sysbench 1.0.20 prints "err/s"
+-- without its colon here; we print it as in the built-in line.
+function sb.report_default(stat)
+  local tps, qps, r, w, o, e, rc = per_sec(stat)
+  print(string.format("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+                      "lat (ms,%s%%): %4.2f err/s: %4.2f reconn/s: %4.2f",
+                      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                      percentile_label(), stat.latency_pct * 1000, e, rc))
+end
+
+-- One CSV line per call, no header:
+-- time,threads,tps,qps,reads/s,writes/s,other/s,latency_ms,errors/s,reconnects/s
+function sb.report_csv(stat)
+  local tps, qps, r, w, o, e, rc = per_sec(stat)
+  print(string.format("%.0f,%d,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+                      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+                      stat.latency_pct * 1000, e, rc))
+end
+
+-- A JSON array with one object per call; the engine closes it at the end
+-- of the run (sb._close_reports).
+local json_open = false
+function sb.report_json(stat)
+  local tps, qps, r, w, o, e, rc = per_sec(stat)
+  io.write(json_open and ",\n" or "[\n")
+  json_open = true
+  io.write(string.format([[
+  {
+    "time": %4.0f,
+    "threads": %d,
+    "tps": %4.2f,
+    "qps": {
+      "total": %4.2f,
+      "reads": %4.2f,
+      "writes": %4.2f,
+      "other": %4.2f
+    },
+    "latency": %4.2f,
+    "errors": %4.2f,
+    "reconnects": %4.2f
+  }]], stat.time_total, stat.threads_running, tps, qps, r, w, o,
+       stat.latency_pct * 1000, e, rc))
+end
+
+function sb._close_reports()
+  if json_open then
+    io.write("\n]\n")
+    json_open = false
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- sysbench 0.5's API, which 1.0.x keeps for old scripts: globals for the
+-- random functions, one implicit connection per state behind db_*, and
+-- statement parameters bound to a Lua table that is re-read on every
+-- execute. Options reach such scripts as global strings (legacy mode, set
+-- by the Rust side after the script body ran).
+
+thread_id = sb.tid
+test = sb.cmdline.script_path
+mysql_table_engine = "innodb"
+myisam_max_rows = 1000000
+DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = 0, 1, 2
+
+local rand = sb.rand
+sb_rand = rand.default
+sb_rand_uniform = rand.uniform
+sb_rand_gaussian = rand.gaussian
+sb_rand_special = rand.special
+sb_rand_str = rand.string
+function sb_rnd() return rand.uniform(0, 4294967295) end
+sb_rand_uniq = rand._unique_in
+rand._unique_in = nil
+
+local db_con
+function db_connect()
+  if db_con == nil then
+    local drv = sql.driver()
+    db_driver = drv:name()
+    db_con = drv:connect()
+  end
+  return db_con
+end
+
+function db_disconnect()
+  if db_con ~= nil then
+    db_con:disconnect()
+    db_con = nil
+  end
+end
+
+function db_query(q) return db_connect():query(q) end
+function db_bulk_insert_init(prefix) db_connect():bulk_insert_init(prefix) end
+function db_bulk_insert_next(values) db_connect():bulk_insert_next(values) end
+function db_bulk_insert_done() db_connect():bulk_insert_done() end
+
+-- A 0.5 statement: the 1.0 statement plus the bound table and its params.
+function db_prepare(q)
+  return { stmt = db_connect():prepare(q) }
+end
+
+-- Numbers bind as INT, strings as CHAR (never truncated), from the values
+-- the table holds now; db_execute re-reads the table.
+local NO_LIMIT = 2147483647
+function db_bind_param(st, values)
+  local params = {}
+  for i = 1, #values do
+    if type(values[i]) == "string" then
+      params[i] = st.stmt:bind_create(sql.type.CHAR, NO_LIMIT)
+    else
+      params[i] = st.stmt:bind_create(sql.type.INT)
+    end
+  end
+  st.stmt:bind_param(unpack(params, 1, #values))
+  st.values, st.params = values, params
+end
+
+function db_bind_result() end
+
+function db_execute(st)
+  local values, params = st.values, st.params
+  if params ~= nil then
+    for i = 1, #params do params[i]:set(values[i]) end
+  end
+  return st.stmt:execute()
+end
+
+function db_store_results(rs) end
+function db_free_results(rs) if rs ~= nil then rs:free() end end
+function db_close(st) st.stmt:close() end

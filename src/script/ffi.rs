@@ -1,0 +1,177 @@
+//! The C functions sysbench exports to scripts that call it through LuaJIT's
+//! `ffi` (`ffi.C.sb_counter_inc(...)`, `ffi.C.sb_rand_uniform(...)`), as
+//! third-party suites such as Percona's sysbench-tpcc do.
+//!
+//! LuaJIT's `ffi.C` resolves names with `dlsym` in the process's global
+//! namespace, so these functions have C linkage and unmangled names, and the
+//! binary is linked with `-rdynamic` (build.rs) to put them in its dynamic
+//! symbol table. `prelude.lua` declares them all ([`CDEF`]) before the
+//! user's script runs; a script that declares one again (sysbench-tpcc
+//! declares `sb_counter_inc`) is fine, LuaJIT accepts the repeat.
+//!
+//! Every function here must not panic: a panic cannot unwind out of an
+//! `extern "C"` function and would abort the process without a report.
+
+use crate::rand;
+use crate::stats::Counter;
+use std::ffi::{c_char, c_int};
+
+/// The declarations `prelude.lua` hands to `ffi.cdef` before the user's
+/// script runs: sysbench's names, types and order.
+pub const CDEF: &str = r#"
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR,
+  SB_CNT_RECONNECT, SB_CNT_MAX
+} sb_counter_type;
+void sb_counter_inc(int thread_id, sb_counter_type type);
+bool sb_more_events(int thread_id);
+void sb_event_start(int thread_id);
+void sb_event_stop(int thread_id);
+uint64_t sb_rand_uniform_uint64(void);
+double sb_rand_uniform_double(void);
+uint32_t sb_rand_default(uint32_t, uint32_t);
+uint32_t sb_rand_uniform(uint32_t, uint32_t);
+uint32_t sb_rand_gaussian(uint32_t, uint32_t);
+uint32_t sb_rand_special(uint32_t, uint32_t);
+uint32_t sb_rand_pareto(uint32_t, uint32_t);
+uint32_t sb_rand_zipfian(uint32_t, uint32_t);
+uint32_t sb_rand_unique(void);
+void sb_rand_str(const char *, char *);
+uint32_t sb_rand_varstr(char *, uint32_t, uint32_t);
+"#;
+
+/// sysbench's `sb_counter_type` values, mapped to our counters.
+fn counter(kind: c_int) -> Option<Counter> {
+    Some(match kind {
+        0 => Counter::Other,
+        1 => Counter::Read,
+        2 => Counter::Write,
+        3 => Counter::Event,
+        4 => Counter::Error,
+        5 => Counter::Reconnect,
+        _ => return None,
+    })
+}
+
+/// `bool sb_more_events(int)`: whether client `tid` may start another
+/// event (the run's limits, `--rate` arrivals); false outside `run`.
+#[no_mangle]
+pub extern "C" fn sb_more_events(tid: c_int) -> bool {
+    crate::engine::script_more_events(tid)
+}
+
+/// `void sb_event_start(int)`: client `tid` starts the event
+/// [`sb_more_events`] allowed.
+#[no_mangle]
+pub extern "C" fn sb_event_start(tid: c_int) {
+    crate::engine::script_event_start(tid)
+}
+
+/// `void sb_event_stop(int)`: client `tid` finished its event; counts it
+/// and records its latency.
+#[no_mangle]
+pub extern "C" fn sb_event_stop(tid: c_int) {
+    crate::engine::script_event_stop(tid)
+}
+
+/// `void sb_counter_inc(int, sb_counter_type)`: adds one to a counter of
+/// client `tid` (e.g. `SB_CNT_ERROR` for an error the script handled).
+/// Counting `SB_CNT_TRX` adds an event without a latency, as in sysbench.
+/// Unknown kinds and calls outside `run` are ignored.
+#[no_mangle]
+pub extern "C" fn sb_counter_inc(tid: c_int, kind: c_int) {
+    if let Some(c) = counter(kind) {
+        crate::engine::script_counter_inc(tid, c)
+    }
+}
+
+/// `uint64_t sb_rand_uniform_uint64(void)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform_uint64() -> u64 {
+    rand::next_u64()
+}
+
+/// `double sb_rand_uniform_double(void)`: uniform in [0, 1).
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform_double() -> f64 {
+    rand::uniform_double()
+}
+
+/// `uint32_t sb_rand_default(uint32_t, uint32_t)`: the `--rand-type` distribution.
+#[no_mangle]
+pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
+    rand::default(a, b)
+}
+
+/// `uint32_t sb_rand_uniform(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
+    rand::uniform(a, b)
+}
+
+/// `uint32_t sb_rand_gaussian(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_gaussian(a: u32, b: u32) -> u32 {
+    rand::gaussian(a, b)
+}
+
+/// `uint32_t sb_rand_special(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_special(a: u32, b: u32) -> u32 {
+    rand::special(a, b)
+}
+
+/// `uint32_t sb_rand_pareto(uint32_t, uint32_t)`.
+#[no_mangle]
+pub extern "C" fn sb_rand_pareto(a: u32, b: u32) -> u32 {
+    rand::pareto(a, b)
+}
+
+/// `uint32_t sb_rand_zipfian(uint32_t, uint32_t)` (sysbench 1.1).
+#[no_mangle]
+pub extern "C" fn sb_rand_zipfian(a: u32, b: u32) -> u32 {
+    rand::zipfian(a, b)
+}
+
+/// `uint32_t sb_rand_unique(void)`: process-wide non-repeating values.
+#[no_mangle]
+pub extern "C" fn sb_rand_unique() -> u32 {
+    rand::unique()
+}
+
+/// `void sb_rand_str(const char *fmt, char *buf)`: writes `strlen(fmt)`
+/// bytes to `buf` (`#` → digit, `@` → letter, other bytes copied), without
+/// a terminating NUL, as sysbench does.
+///
+/// # Safety
+/// `fmt` must be NUL-terminated and `buf` must hold `strlen(fmt)` bytes;
+/// the calling script guarantees both, as with sysbench.
+#[no_mangle]
+pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
+    if fmt.is_null() || buf.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a NUL-terminated format (see above).
+    let fmt = unsafe { std::ffi::CStr::from_ptr(fmt) }.to_bytes();
+    let out = rand::string(fmt);
+    // SAFETY: `buf` holds `fmt.len()` bytes and `out` has that length.
+    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), buf.cast::<u8>(), out.len().min(fmt.len())) };
+}
+
+/// `uint32_t sb_rand_varstr(char *buf, uint32_t min, uint32_t max)`
+/// (sysbench 1.1): writes a string of random length in [min, max] to `buf`
+/// and returns its length.
+///
+/// # Safety
+/// `buf` must hold `max` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) -> u32 {
+    if buf.is_null() {
+        return 0;
+    }
+    let s = rand::varstring(min, max);
+    let n = s.len().min(max as usize);
+    // SAFETY: `buf` holds `max` bytes and `n <= max`.
+    unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), n) };
+    n as u32
+}
