@@ -34,16 +34,39 @@ impl Run {
 
 /// Runs dbbench with `args` in `dir` (bounded by the args themselves).
 pub fn dbbench_in(dir: &std::path::Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_dbbench"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run dbbench");
+    run_program(env!("CARGO_BIN_EXE_dbbench"), dir, args)
+}
+
+fn run_program(program: &str, dir: &std::path::Path, args: &[&str]) -> Run {
+    let out = Command::new(program).args(args).current_dir(dir).output().unwrap_or_else(|e| panic!("run {program}: {e}"));
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Where Debian's sysbench package keeps its Lua scripts.
+pub const SYSBENCH_SCRIPTS: &str = "/usr/share/sysbench";
+
+/// Whether the reference sysbench (Debian's package, installed by
+/// scripts/test.sh) is here. Without it a comparison test is skipped with a
+/// printed reason, except under CI=true, where it is a failure.
+pub fn have_sysbench() -> bool {
+    let found = Command::new("sysbench").arg("--version").output().is_ok_and(|o| o.status.success())
+        && std::path::Path::new(SYSBENCH_SCRIPTS).join("oltp_common.lua").is_file();
+    if !found {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("sysbench and {SYSBENCH_SCRIPTS} are required under CI (apt-get install sysbench)");
+        }
+        eprintln!("skipped: the reference sysbench is not installed (apt-get install sysbench)");
+    }
+    found
+}
+
+/// Runs the reference sysbench with `args` in `dir`.
+pub fn sysbench_in(dir: &std::path::Path, args: &[&str]) -> Run {
+    run_program("sysbench", dir, args)
 }
 
 /// Runs dbbench with `args` in a fresh temporary directory.

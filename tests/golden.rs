@@ -1,0 +1,322 @@
+//! dbbench against the reference sysbench 1.0.20 on scripts nobody here
+//! wrote: every Lua script of Debian's sysbench package (installed at test
+//! time by scripts/test.sh, never committed) and our API exercisers in
+//! tests/scripts, each run under both tools against the same MariaDB and
+//! PostgreSQL servers. Compared: what `prepare` creates (columns, indexes,
+//! engine, row count and value lengths), exit codes of prepare, prewarm,
+//! run and cleanup, the statement and event counts of a `run` with a fixed
+//! number of events, and what cleanup leaves.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// The counters of a final report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    reads: u64,
+    writes: u64,
+    other: u64,
+    transactions: u64,
+    errors: u64,
+    reconnects: u64,
+}
+
+fn counts(r: &Run) -> Counts {
+    let n = |l: &str| r.number(l).unwrap_or_else(|| panic!("no '{l}' in output:\n{}\n{}", r.stdout, r.stderr)) as u64;
+    Counts {
+        reads: n("read:"),
+        writes: n("write:"),
+        other: n("other:"),
+        transactions: n("transactions:"),
+        errors: n("ignored errors:"),
+        reconnects: n("reconnects:"),
+    }
+}
+
+/// A database server to compare on.
+#[derive(Clone, Copy)]
+enum Server {
+    MariaDb,
+    Postgres,
+}
+
+impl Server {
+    /// A fresh database and the options that reach it (None: no server here).
+    fn fresh(self, db: &str) -> Option<Vec<String>> {
+        match self {
+            Server::MariaDb => mysql_db(db),
+            Server::Postgres => pgsql_db(db),
+        }
+    }
+
+    /// One text value from a query.
+    fn value(self, db: &str, sql: &str) -> String {
+        let rows = match self {
+            Server::MariaDb => mysql_query(db, sql),
+            Server::Postgres => pgsql_query(db, sql),
+        };
+        rows.into_iter().next().unwrap_or_default()
+    }
+
+    /// What the database holds: tables with columns, indexes and engine,
+    /// and per table the row count, id range and total length of the
+    /// string columns (whose formats are fixed, their digits random).
+    fn snapshot(self, db: &str) -> Vec<String> {
+        let (tables, columns, indexes) = match self {
+            Server::MariaDb => (
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name",
+                "SELECT GROUP_CONCAT(CONCAT_WS(' ', table_name, column_name, column_type, is_nullable, \
+                 IFNULL(column_default, '-'), extra) ORDER BY table_name, ordinal_position SEPARATOR '; ') \
+                 FROM information_schema.columns WHERE table_schema = DATABASE()",
+                "SELECT GROUP_CONCAT(CONCAT_WS(' ', s.table_name, s.index_name, s.seq_in_index, s.column_name, \
+                 s.non_unique, t.engine) ORDER BY s.table_name, s.index_name, s.seq_in_index SEPARATOR '; ') \
+                 FROM information_schema.statistics s JOIN information_schema.tables t \
+                 ON t.table_schema = s.table_schema AND t.table_name = s.table_name WHERE s.table_schema = DATABASE()",
+            ),
+            Server::Postgres => (
+                "SELECT string_agg(table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
+                 WHERE table_schema = 'public'",
+                "SELECT string_agg(concat_ws(' ', table_name, column_name, data_type, character_maximum_length, \
+                 is_nullable, column_default), '; ' ORDER BY table_name, ordinal_position) \
+                 FROM information_schema.columns WHERE table_schema = 'public'",
+                "SELECT string_agg(indexdef, '; ' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'public'",
+            ),
+        };
+        let names: Vec<String> = match self {
+            Server::MariaDb => mysql_query(db, tables),
+            Server::Postgres => self.value(db, tables).split_whitespace().map(str::to_string).collect(),
+        };
+        let cols = self.value(db, columns);
+        let mut out = vec![format!("columns: {cols}"), format!("indexes: {}", self.value(db, indexes))];
+        for t in &names {
+            let strings = if cols.contains(&format!("{t} c ")) { "SUM(LENGTH(c)), SUM(LENGTH(pad))" } else { "0, 0" };
+            let q = match self {
+                Server::MariaDb => format!("SELECT CONCAT_WS(' ', COUNT(*), MIN(id), MAX(id), {strings}) FROM {t}"),
+                Server::Postgres => format!("SELECT concat_ws(' ', COUNT(*), MIN(id), MAX(id), {strings}) FROM {t}"),
+            };
+            out.push(format!("{t}: {}", self.value(db, &q)));
+        }
+        out
+    }
+}
+
+/// One tool's pass over a script: prepare, run, cleanup.
+#[derive(Debug)]
+struct Pass {
+    prepare_code: i32,
+    prepared: Vec<String>,
+    prewarm_code: i32,
+    run_code: i32,
+    counts: Option<Counts>,
+    cleanup_code: i32,
+    left_after_cleanup: Vec<String>,
+}
+
+type Tool = fn(&Path, &[&str]) -> Run;
+
+fn pass(tool: Tool, server: Server, db: &str, script: &str, extra: &[&str]) -> Option<Pass> {
+    let base = server.fresh(db)?;
+    let dir = tempdir("golden");
+    let opts: Vec<&str> = base.iter().map(String::as_str).chain(extra.iter().copied()).collect();
+    let step = |cmd: &str, more: &[&str]| {
+        let mut a = vec![script, cmd];
+        a.extend(&opts);
+        a.extend(more);
+        tool(&dir, &a)
+    };
+    let prepare = step("prepare", &[]);
+    let prepared = server.snapshot(db);
+    let prewarm = step("prewarm", &[]);
+    let run = step("run", &["--events=40", "--threads=1"]);
+    let counts = (run.code == 0).then(|| counts(&run));
+    let cleanup = step("cleanup", &[]);
+    let left = server.snapshot(db).into_iter().filter(|l| !l.starts_with("columns:") && !l.starts_with("indexes:")).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(Pass {
+        prepare_code: prepare.code,
+        prepared,
+        prewarm_code: prewarm.code,
+        run_code: run.code,
+        counts,
+        cleanup_code: cleanup.code,
+        left_after_cleanup: left,
+    })
+}
+
+/// Differences between sysbench's and dbbench's passes over `script`.
+fn compare(server: Server, db: &str, script: &str, extra: &[&str]) -> Vec<String> {
+    let (Some(sb), Some(us)) = (pass(sysbench_in, server, db, script, extra), pass(dbbench_in, server, db, script, extra)) else {
+        return vec![];
+    };
+    assert!(sb.counts.is_some(), "sysbench itself failed to run {script}: {sb:?}");
+    let mut diffs = Vec::new();
+    let mut check = |what: &str, a: String, b: String| {
+        if a != b {
+            diffs.push(format!("{script}: {what}: sysbench {a} / dbbench {b}"));
+        }
+    };
+    check("prepare exit code", sb.prepare_code.to_string(), us.prepare_code.to_string());
+    check("prepared tables", format!("{:?}", sb.prepared), format!("{:?}", us.prepared));
+    check("prewarm exit code", sb.prewarm_code.to_string(), us.prewarm_code.to_string());
+    check("run exit code", sb.run_code.to_string(), us.run_code.to_string());
+    match (sb.counts, us.counts) {
+        (Some(a), Some(b)) if script.ends_with("oltp_delete.lua") => {
+            // A DELETE counts as a write when its random id still exists and
+            // as "other" otherwise, so only the statement total is fixed.
+            check("reads", a.reads.to_string(), b.reads.to_string());
+            check("writes+other", (a.writes + a.other).to_string(), (b.writes + b.other).to_string());
+            check("transactions", a.transactions.to_string(), b.transactions.to_string());
+        }
+        (a, b) => check("counts", format!("{a:?}"), format!("{b:?}")),
+    }
+    check("cleanup exit code", sb.cleanup_code.to_string(), us.cleanup_code.to_string());
+    check("left after cleanup", format!("{:?}", sb.left_after_cleanup), format!("{:?}", us.left_after_cleanup));
+    diffs
+}
+
+/// Every script of the sysbench package, except the module they share.
+fn packaged_scripts() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(SYSBENCH_SCRIPTS)
+        .expect("read the sysbench script folder")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.ends_with(".lua") && !p.ends_with("/oltp_common.lua"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 10, "expected the sysbench package's scripts in {SYSBENCH_SCRIPTS}, found {v:?}");
+    v
+}
+
+fn packaged_scripts_match(server: Server, db: &str) {
+    if !have_sysbench() {
+        return;
+    }
+    let mut diffs = Vec::new();
+    for script in packaged_scripts() {
+        // The select_random_* scripts allow one table only.
+        let tables = if script.contains("select_random_") { "--tables=1" } else { "--tables=2" };
+        diffs.extend(compare(server, db, &script, &[tables, "--table-size=100"]));
+    }
+    assert!(diffs.is_empty(), "dbbench differs from sysbench:\n{}", diffs.join("\n"));
+}
+
+#[test]
+fn packaged_sysbench_scripts_match_on_mariadb() {
+    packaged_scripts_match(Server::MariaDb, "golden_pkg");
+}
+
+#[test]
+fn packaged_sysbench_scripts_match_on_postgres() {
+    packaged_scripts_match(Server::Postgres, "golden_pkg");
+}
+
+fn script_path(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts").join(name).display().to_string()
+}
+
+/// The lines an API exerciser prints about itself ("api: ...").
+fn api_lines(r: &Run) -> Vec<String> {
+    r.stdout.lines().filter(|l| l.starts_with("api: ")).map(str::to_string).collect()
+}
+
+/// tests/scripts/api10.lua under both tools: same "api:" lines, same
+/// counts (the script counts an error per event through ffi).
+fn api10_matches(server: Server, db: &str) {
+    if !have_sysbench() {
+        return;
+    }
+    let script = script_path("api10.lua");
+    let mut outputs = Vec::new();
+    for tool in [sysbench_in as Tool, dbbench_in as Tool] {
+        let Some(base) = server.fresh(db) else { return };
+        let dir = tempdir("api10");
+        let run = |cmd: &str, more: &[&str]| {
+            let mut a = vec![script.as_str(), cmd];
+            a.extend(base.iter().map(String::as_str));
+            a.extend(more);
+            tool(&dir, &a)
+        };
+        let fill = run("fill", &["--label=yy", "--flag=on"]);
+        let r = run("run", &["--events=20", "--threads=2"]);
+        run("drop", &[]);
+        assert_eq!((fill.code, r.code), (0, 0), "{}\n{}\n{}", fill.stdout, r.stdout, r.stderr);
+        outputs.push([api_lines(&fill), api_lines(&r)].concat());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(outputs[0], outputs[1], "sysbench (left) and dbbench (right) differ");
+    assert!(outputs[1].iter().any(|l| l == "api: cumulative 20 26 2 1 21 0 true"), "{:?}", outputs[1]);
+}
+
+#[test]
+fn api10_script_matches_sysbench_on_mariadb() {
+    api10_matches(Server::MariaDb, "golden_api10");
+}
+
+#[test]
+fn api10_script_matches_sysbench_on_postgres() {
+    api10_matches(Server::Postgres, "golden_api10");
+}
+
+/// `con:reconnect()` (which sysbench 1.0.20 cannot do on either server):
+/// counted, and prepared statements work afterwards.
+#[test]
+fn con_reconnect_counts_and_keeps_statements() {
+    let script = script_path("api10.lua");
+    for server in [Server::MariaDb, Server::Postgres] {
+        let Some(base) = server.fresh("golden_reconnect") else { return };
+        let a = |cmd: &'static str, more: &[&'static str]| {
+            let mut v: Vec<&str> = vec![script.as_str(), cmd];
+            v.extend(base.iter().map(String::as_str));
+            v.extend(more);
+            dbbench(&v)
+        };
+        assert_eq!(a("fill", &[]).code, 0);
+        let r = a("run", &["--events=20", "--threads=2", "--reconnect_check=on"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let lines = api_lines(&r);
+        assert!(lines.contains(&"api: reconnected 7".to_string()), "{lines:?}");
+        assert!(lines.contains(&"api: cumulative 20 27 2 1 21 1 true".to_string()), "{lines:?}");
+    }
+}
+
+/// tests/scripts/api05.lua, a 0.5-era script (db_* API, options as global
+/// strings), under both tools: same counts, in both report layouts.
+fn api05_matches(server: Server, db: &str) {
+    if !have_sysbench() {
+        return;
+    }
+    let script = script_path("api05.lua");
+    let mut results = Vec::new();
+    for tool in [sysbench_in as Tool, dbbench_in as Tool] {
+        let Some(base) = server.fresh(db) else { return };
+        let dir = tempdir("api05");
+        let run = |cmd: &str, more: &[&str]| {
+            let mut a = vec![script.as_str(), cmd, "--oltp-table-size=50", "--points=3"];
+            a.extend(base.iter().map(String::as_str));
+            a.extend(more);
+            tool(&dir, &a)
+        };
+        let prepare = run("prepare", &[]);
+        let rows = server.value(db, "SELECT COUNT(*) FROM sbtest05");
+        let r = run("run", &["--events=30", "--threads=2"]);
+        let cleanup = run("cleanup", &[]);
+        assert_eq!((prepare.code, r.code, cleanup.code), (0, 0, 0), "{}\n{}\n{}", prepare.stdout, r.stdout, r.stderr);
+        results.push((rows, counts(&r)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(results[0], results[1], "sysbench (left) and dbbench (right) differ");
+    let c = results[1].1;
+    assert_eq!((c.reads, c.writes, c.other, c.transactions), (90, 30, 60, 30));
+    assert_eq!(results[1].0, "50");
+}
+
+#[test]
+fn api05_script_matches_sysbench_on_mariadb() {
+    api05_matches(Server::MariaDb, "golden_api05");
+}
+
+#[test]
+fn api05_script_matches_sysbench_on_postgres() {
+    api05_matches(Server::Postgres, "golden_api05");
+}
