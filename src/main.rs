@@ -68,8 +68,17 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible)");
         return ExitCode::SUCCESS;
     }
-    let Some(test) = parsed.positionals.first() else {
-        return usage_error("Missing test name: give a built-in test (e.g. oltp_read_write) or a Lua script path. See 'dbbench --help'.");
+    // No test name: the script comes from stdin when it is not a terminal,
+    // as with sysbench (`dbbench < my.lua`); `-` names stdin explicitly.
+    let stdin_script = String::from("-");
+    let test = match parsed.positionals.first() {
+        Some(t) => t,
+        None if !std::io::IsTerminal::is_terminal(&std::io::stdin()) => &stdin_script,
+        None => {
+            return usage_error(
+                "Missing test name: give a built-in test (e.g. oltp_read_write), a Lua script path, or '-' for a script on stdin. See 'dbbench --help'.",
+            )
+        }
     };
     if cli::RESERVED_SUBCOMMANDS.contains(&test.as_str()) && !std::path::Path::new(test).exists() {
         return usage_error(&format!(

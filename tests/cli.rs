@@ -375,3 +375,28 @@ fn legacy_script_and_report_layout_on_sqlite() {
     assert_eq!(run("cleanup", &[]).code, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A script on stdin: `dbbench - run`, or no test name at all (body only).
+#[test]
+fn script_from_stdin() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let feed = |args: &[&str], script: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dbbench"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, out) = feed(&[], "print('body ran')");
+    assert_eq!(code, Some(0));
+    assert!(out.contains("body ran"), "{out}");
+    let (code, out) = feed(&["-", "run", "--events=7"], "function event() end");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("total number of events:              7"), "{out}");
+}

@@ -39,9 +39,15 @@ pub struct ScriptSource {
 }
 
 impl ScriptSource {
-    /// Resolves a test name: an existing file path first, then a built-in
-    /// workload (with or without `.lua`).
+    /// Resolves a test name: `-` (the script on stdin), an existing file
+    /// path, then a built-in workload (with or without `.lua`).
     pub fn resolve(name: &str) -> Result<ScriptSource, String> {
+        if name == "-" {
+            let mut code = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut code)
+                .map_err(|e| format!("FATAL: Cannot read the script from stdin: {e}"))?;
+            return Ok(ScriptSource { name: "-".into(), chunk_name: "stdin".into(), code, dir: None });
+        }
         let p = Path::new(name);
         if p.is_file() {
             let code = std::fs::read_to_string(p)
@@ -178,6 +184,16 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     sb.set("histogram", histogram_table(lua)?)?;
     sb.set("_sql", sql::raw_table(lua)?)?;
     sb.set("_cdef", ffi::CDEF)?;
+    sb.set(
+        "_print_test_options",
+        lua.create_function(|lua, ()| {
+            if let Ok(Some(mut specs)) = declared_options(lua) {
+                specs.sort_by(|a, b| a.name.cmp(&b.name));
+                print!("{}", crate::cli::format_option_list(&specs));
+            }
+            Ok(())
+        })?,
+    )?;
     sb.set("_bulk_rows", lua.create_function(|_, n: u64| {
         crate::progress::add_rows(n);
         Ok(())

@@ -30,6 +30,22 @@ function cmdline.command_defined(name)
   return type(cmdline.commands) == "table" and cmdline.commands[name] ~= nil
 end
 
+-- Options are read by the host before any callback runs; kept for
+-- scripts that call it.
+function cmdline.read_cmdline_options() return true end
+
+-- Runs a custom command in this state, as the host would.
+function cmdline.call_command(name)
+  if not cmdline.command_defined(name) then
+    error(string.format("unknown command '%s'", tostring(name)), 2)
+  end
+  return cmdline.commands[name][1]()
+end
+
+-- The script's option list, as `help` prints it.
+cmdline.print_test_options = sb._print_test_options
+sb._print_test_options = nil
+
 function cmdline.command_parallel(name)
   local c = cmdline.command_defined(name) and cmdline.commands[name]
   return type(c) == "table" and c[2] == cmdline.PARALLEL_COMMAND
