@@ -425,3 +425,41 @@ end
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Invalid value for --client-threads: 'many'"), "{}", r.stdout);
 }
+
+/// sysbench 1.1's multiple result sets: several statements in one query
+/// (both servers) and a stored procedure's results (MariaDB).
+#[test]
+fn multiple_result_sets() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/multi_results.lua");
+    let script = script.display().to_string();
+    for (base, call) in [(mysql_db("multi_results"), true), (pgsql_db("multi_results"), false)] {
+        let Some(base) = base else { return };
+        let r = dbbench(&args(&base, &[&script, "run", "--events=1"]));
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("mr: ")).collect();
+        let mut want = vec!["mr: first\t1\t1\t1\ttrue", "mr: second\t2\t3\tfalse", "mr: end\tnil"];
+        if call {
+            want.push("mr: call\t10\t30");
+        }
+        want.push("mr: next query\t99\tfalse");
+        assert_eq!(lines, want, "{}", r.stdout);
+    }
+}
+
+/// sysbench 1.1's `--reconnect=N` script option: a new connection (and
+/// statements prepared again) every N events of a thread.
+#[test]
+fn reconnect_option_reconnects_every_n_events() {
+    let mut bases = vec![Some(vec![])]; // the embedded SQLite
+    bases.push(mysql_db("dbb_reconnect"));
+    bases.push(pgsql_db("dbb_reconnect"));
+    for base in bases.into_iter().flatten() {
+        let dir = tempdir("reconnect");
+        assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=100"])).code, 0);
+        let r = dbbench_in(&dir, &args(&base, &["oltp_read_write", "run", "--table-size=100", "--events=50", "--time=0", "--reconnect=10"]));
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert_eq!(r.number("reconnects:"), Some(5.0), "{}", r.stdout);
+        assert_eq!(r.rwo(), (700, 200, 100), "{}", r.stdout);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -40,6 +40,7 @@ sysbench.cmdline.options = {
   secondary = {"Use a secondary index in place of the PRIMARY KEY", false},
   create_secondary = {"Create a secondary index in addition to the PRIMARY KEY",
                       true},
+  reconnect = {"Reconnect after every N events. The default (0) is to not reconnect", 0},
   mysql_storage_engine = {"Storage engine, if MySQL is used", "innodb"},
   pgsql_variant = {"Use this PostgreSQL variant when running with the " ..
                    "PostgreSQL driver. The only currently supported variant " ..
@@ -274,6 +275,23 @@ end
 function thread_done()
   close_statements()
   con:disconnect()
+end
+
+-- sysbench 1.1's --reconnect=N: a new connection, with the statements
+-- prepared again, after every N events of this thread. The oltp_* events
+-- call it last.
+local events_since_reconnect = 0
+function check_reconnect()
+  local n = sysbench.opt.reconnect
+  if n > 0 then
+    events_since_reconnect = events_since_reconnect + 1
+    if events_since_reconnect >= n then
+      events_since_reconnect = 0
+      close_statements()
+      con:reconnect()
+      prepare_statements()
+    end
+  end
 end
 
 -- The driver reconnects on these errors (if listed in --mysql-ignore-errors);

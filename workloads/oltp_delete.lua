@@ -10,4 +10,5 @@ function event()
   local t = get_table_num()
   param[t].deletes[1]:set(get_id())
   stmt[t].deletes:execute()
+  check_reconnect()
 end

@@ -31,4 +31,5 @@ function event()
     con:query(string.format("INSERT INTO sbtest%d (id, k, c, pad) VALUES " ..
                             "(%d, %d, '%s', '%s')", t, id, k, c, pad))
   end
+  check_reconnect()
 end

@@ -9,4 +9,4 @@ function prepare_statements()
   prepare_point_selects()
 end
 
-function event() execute_point_selects() end
+function event() execute_point_selects(); check_reconnect() end

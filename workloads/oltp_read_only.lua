@@ -8,4 +8,4 @@ require("oltp_common")
 
 function prepare_statements() prepare_mix(true, false) end
 
-function event() execute_mix(true, false) end
+function event() execute_mix(true, false); check_reconnect() end

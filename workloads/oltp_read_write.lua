@@ -9,4 +9,4 @@ require("oltp_common")
 
 function prepare_statements() prepare_mix(true, true) end
 
-function event() execute_mix(true, true) end
+function event() execute_mix(true, true); check_reconnect() end

@@ -6,4 +6,4 @@ require("oltp_common")
 
 function prepare_statements() prepare_non_index_updates() end
 
-function event() execute_non_index_updates() end
+function event() execute_non_index_updates(); check_reconnect() end

@@ -7,4 +7,4 @@ require("oltp_common")
 
 function prepare_statements() prepare_mix(false, true) end
 
-function event() execute_mix(false, true) end
+function event() execute_mix(false, true); check_reconnect() end

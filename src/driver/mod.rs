@@ -248,6 +248,17 @@ pub trait Connection {
     /// Hands back a result set the caller is done with, for the driver to
     /// fill again (its buffers stay allocated). Drivers may ignore it.
     fn recycle(&mut self, _rs: ResultSet) {}
+    /// Whether the last query or execute left results after the first
+    /// (several statements in one query, a stored procedure's CALL).
+    fn more_results(&self) -> bool {
+        false
+    }
+    /// The next of those results, in order (sysbench 1.1's
+    /// `con:next_result()`); None when there are no more. Drivers that
+    /// keep only the first result return None.
+    fn next_result(&mut self) -> Option<Outcome> {
+        None
+    }
 }
 
 /// A configured driver; creates connections.

@@ -442,6 +442,8 @@ pub struct NativeConnection {
     cols: Vec<Col>,
     /// The last result set handed back by the caller, refilled next time.
     spare: ResultSet,
+    /// Results after the first of the last command, for `next_result`.
+    pending: std::collections::VecDeque<Outcome>,
     endpoint: Endpoint,
     user: String,
     password: String,
@@ -496,6 +498,7 @@ impl NativeConnection {
             stmts: Slots::default(),
             cols: Vec::new(),
             spare: ResultSet::default(),
+            pending: std::collections::VecDeque::new(),
             endpoint: p.endpoint.clone(),
             user: p.user.to_string(),
             password: p.password.to_string(),
@@ -649,15 +652,18 @@ impl NativeConnection {
         Ok(())
     }
 
-    /// Reads a complete response (all result sets); the first one counts.
-    /// `stmt`: the prepared statement executed, whose cached result
-    /// metadata the server may refer to instead of sending it.
+    /// Reads a complete response (all result sets): returns the first, the
+    /// others wait in `pending`. `stmt`: the prepared statement executed,
+    /// whose cached result metadata the server may refer to instead of
+    /// sending it.
     fn read_response(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
+        self.pending.clear();
         let mut first: Option<Outcome> = None;
         loop {
-            let outcome = self.read_one_result(binary, first.is_none(), if first.is_none() { stmt } else { None })?;
-            if first.is_none() {
-                first = Some(outcome);
+            let outcome = self.read_one_result(binary, if first.is_none() { stmt } else { None })?;
+            match first {
+                None => first = Some(outcome),
+                Some(_) => self.pending.push_back(outcome),
             }
             if self.status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(first.unwrap_or(Outcome::Affected(0)));
@@ -665,7 +671,7 @@ impl NativeConnection {
         }
     }
 
-    fn read_one_result(&mut self, binary: bool, keep: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
+    fn read_one_result(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
         let p = self.wire.read().map_err(io_err)?;
         match p.first() {
             Some(0x00) => {
@@ -684,7 +690,7 @@ impl NativeConnection {
                 // LOAD DATA LOCAL INFILE request: refuse with an empty file.
                 self.wire.begin(false);
                 self.wire.send().map_err(io_err)?;
-                let _ = self.read_one_result(binary, false, None);
+                let _ = self.read_one_result(binary, None);
                 return Err(DbError {
                     kind: ErrorKind::Other,
                     code: 2068,
@@ -738,7 +744,6 @@ impl NativeConnection {
                     self.status &= !SERVER_MORE_RESULTS_EXISTS;
                     break Err(e);
                 }
-                _ if !keep => {}
                 _ => {
                     let r = if binary { decode_binary_row(p, &cols, &mut rs) } else { decode_text_row(p, ncols, &mut rs) };
                     if let Err(e) = r {
@@ -1047,6 +1052,14 @@ impl Connection for NativeConnection {
         if rs.retained_bytes() <= 1 << 20 {
             self.spare = rs;
         }
+    }
+
+    fn more_results(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Option<Outcome> {
+        self.pending.pop_front()
     }
 
     fn server_version(&mut self) -> String {

@@ -136,7 +136,7 @@ impl Driver for PgsqlDriver {
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, false))?;
-        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default() }))
+        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default() }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -449,31 +449,33 @@ pub struct PgsqlConnection {
     client: Client,
     cfg: Arc<Config>,
     stmts: Slots<Stmt>,
+    /// Results after the first of the last query, for `next_result`.
+    pending: std::collections::VecDeque<Outcome>,
 }
 
 impl Connection for PgsqlConnection {
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
-        // Simple query protocol: text cells; with several statements, the first one's result counts.
+        // Simple query protocol: text cells. With several statements the
+        // first result is returned and the others wait for next_result.
+        self.pending.clear();
         let msgs = self.client.simple_query(sql).map_err(map_err)?;
-        let (mut rows, mut done) = (None::<ResultSet>, None::<u64>);
+        let mut rows: Option<ResultSet> = None;
         for m in msgs {
             match m {
-                SimpleQueryMessage::RowDescription(cols) if rows.is_none() && done.is_none() => {
-                    rows = Some(ResultSet::new(cols.len()));
-                }
-                SimpleQueryMessage::Row(r) if done.is_none() => {
+                SimpleQueryMessage::RowDescription(cols) => rows = Some(ResultSet::new(cols.len())),
+                SimpleQueryMessage::Row(r) => {
                     if let Some(rs) = rows.as_mut() {
                         rs.push_row((0..r.len()).map(|i| r.try_get(i).ok().flatten().map(str::as_bytes)));
                     }
                 }
-                SimpleQueryMessage::CommandComplete(n) if done.is_none() => done = Some(n),
+                SimpleQueryMessage::CommandComplete(n) => self.pending.push_back(match rows.take() {
+                    Some(rs) => Outcome::Rows(rs),
+                    None => Outcome::Affected(n),
+                }),
                 _ => {}
             }
         }
-        Ok(match rows {
-            Some(rs) => Outcome::Rows(rs),
-            None => Outcome::Affected(done.unwrap_or(0)),
-        })
+        Ok(self.pending.pop_front().unwrap_or(Outcome::Affected(0)))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
@@ -488,6 +490,7 @@ impl Connection for PgsqlConnection {
     }
 
     fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        self.pending.clear();
         let stmt = match self.stmts.get(id) {
             Some(Stmt::Server { stmt, .. }) => stmt,
             Some(Stmt::Emulated(e)) => {
@@ -532,6 +535,14 @@ impl Connection for PgsqlConnection {
         let mut out = String::with_capacity(s.len() + 2);
         push_literal(&mut out, &Value::Text(s.to_string()));
         out
+    }
+
+    fn more_results(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Option<Outcome> {
+        self.pending.pop_front()
     }
 
     fn server_version(&mut self) -> String {

@@ -117,6 +117,11 @@ function Connection:prepare(q)
   return setmetatable({ _h = h, _con = self }, Statement)
 end
 
+-- sysbench 1.1: the results after the first of one query (several
+-- statements, a CALL), one at a time; nil when there are no more.
+function Connection:more_results() return self._h:more_results() end
+function Connection:next_result() return self._h:next_result() end
+
 function Connection:disconnect() self._h:disconnect() end
 function Connection:reconnect()
   local ok, err = self._h:reconnect()
@@ -163,6 +168,8 @@ function Statement:execute()
   return rs
 end
 function Statement:close() self._h:close() end
+function Statement:more_results() return self._con:more_results() end
+function Statement:next_result() return self._con:next_result() end
 
 -- ---------------------------------------------------------------------------
 -- The event protocol, called by the Rust client loop once per event.

@@ -165,26 +165,33 @@ impl ConState {
         match r {
             Ok(o) => {
                 self.count(&o);
-                match o {
-                    Outcome::Rows(rs) => {
-                        if let Some(ud) = &self.result {
-                            let mut r = ud.borrow_mut::<ResultUd>()?;
-                            let old = std::mem::replace(&mut r.rs, rs);
-                            r.pos = 0;
-                            drop(r);
-                            if let Some(c) = self.conn.as_mut() {
-                                c.recycle(old);
-                            }
-                            return Ok((Value::UserData(ud.clone()), Value::Nil));
-                        }
-                        let ud = lua.create_userdata(ResultUd { rs, pos: 0 })?;
-                        self.result = Some(ud.clone());
-                        Ok((Value::UserData(ud), Value::Nil))
-                    }
-                    Outcome::Affected(_) => Ok((Value::Nil, Value::Nil)),
-                }
+                Ok((self.deliver(lua, o)?, Value::Nil))
             }
             Err(e) => Ok((Value::Nil, Value::Table(self.handle_error(lua, e, sql, func)?))),
+        }
+    }
+
+    /// The Lua value of an outcome: the connection's one result object,
+    /// refilled (sysbench's rule: the next query frees the previous
+    /// result), or nil for a statement without a result set.
+    fn deliver(&mut self, lua: &Lua, o: Outcome) -> mlua::Result<Value> {
+        match o {
+            Outcome::Rows(rs) => {
+                if let Some(ud) = &self.result {
+                    let mut r = ud.borrow_mut::<ResultUd>()?;
+                    let old = std::mem::replace(&mut r.rs, rs);
+                    r.pos = 0;
+                    drop(r);
+                    if let Some(c) = self.conn.as_mut() {
+                        c.recycle(old);
+                    }
+                    return Ok(Value::UserData(ud.clone()));
+                }
+                let ud = lua.create_userdata(ResultUd { rs, pos: 0 })?;
+                self.result = Some(ud.clone());
+                Ok(Value::UserData(ud))
+            }
+            Outcome::Affected(_) => Ok(Value::Nil),
         }
     }
 }
@@ -247,6 +254,15 @@ impl UserData for ConUd {
                     Ok((Value::UserData(lua.create_userdata(ud)?), Value::Nil))
                 }
                 Err(e) => Ok((Value::Nil, Value::Table(st.handle_error(lua, e, &sql, "prepare")?))),
+            }
+        });
+        m.add_method("more_results", |_, this, ()| Ok(this.0.borrow().conn.as_ref().is_some_and(|c| c.more_results())));
+        m.add_method("next_result", |lua, this, ()| {
+            // Further results of one statement: the statement was counted once.
+            let mut st = this.0.borrow_mut();
+            match st.conn.as_mut().and_then(|c| c.next_result()) {
+                Some(o) => st.deliver(lua, o),
+                None => Ok(Value::Nil),
             }
         });
         m.add_method("disconnect", |_, this, ()| {
