@@ -400,3 +400,27 @@ fn script_from_stdin() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("total number of events:              7"), "{out}");
 }
+
+/// A script calling an API function dbbench does not provide fails with
+/// the function's name and the script line, exit 1.
+#[test]
+fn missing_api_functions_are_named_with_the_script_line() {
+    for (body, want) in [
+        ("function event()\n  sysbench.sql.nonexistent()\nend\n", "t.lua:2: attempt to call field 'nonexistent'"),
+        ("function event()\n  ffi.C.sb_unknown_fn(1)\nend\n", "t.lua:2: missing declaration for symbol 'sb_unknown_fn'"),
+        (
+            "ffi.cdef('void sb_not_exported(int);')\nfunction event()\n  ffi.C.sb_not_exported(1)\nend\n",
+            "undefined symbol: sb_not_exported",
+        ),
+        (
+            "function thread_init() con = sysbench.sql.driver():connect() end\nfunction event()\n  con:execute_batch('x')\nend\n",
+            "t.lua:3: attempt to call method 'execute_batch'",
+        ),
+    ] {
+        let (_d, s) = script(body);
+        let r = dbbench(&[&s, "run", "--events=1"]);
+        assert_eq!(r.code, 1, "{body}: {}", r.stdout);
+        let fatal = r.stdout.lines().find(|l| l.starts_with("FATAL: `thread_run' function failed: ")).unwrap_or_else(|| panic!("{}", r.stdout));
+        assert!(fatal.contains(want), "{body}: {fatal}");
+    }
+}
