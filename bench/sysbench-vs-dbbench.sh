@@ -17,7 +17,9 @@
 #   DBBENCH [target/release/dbbench]   SYSBENCH [sysbench]
 #   DBBENCH_ARGS  extra options for dbbench's measured runs only (e.g.
 #                 --client-threads=0 to compare the client models)
-#   WORKLOADS [oltp_point_select oltp_read_only]
+#   WORKLOADS [oltp_point_select oltp_read_only]  built-in names or script
+#                 paths both tools run (e.g. bench/lua/string_work.lua, a
+#                 Lua-heavy case)
 #   THREADS [1 4 16 64 1024] (set empty to run only the MANY_CLIENTS case)
 #   ROUNDS [3]  TIME [10] seconds per run   TABLES [4]  TABLE_SIZE [100000]
 #   WARMUP [5] seconds of unmeasured warm-up after prepare (0: none)
@@ -203,7 +205,8 @@ printf 'workload\tthreads\tround\ttool\tqps\tqueries\tcli_us_q\tuser_us_q\tsys_u
 # run_one TOOL WORKLOAD THREADS ROUND: one measured run; appends to $TSV.
 run_one() {
     local tool=$1 wl=$2 th=$3 round=$4
-    local base="$WORK/runs/$wl-$th-$round-$tool" rc=0 t0 t1
+    local tag=${wl##*/}   # a script path names its runs by file name
+    local base="$WORK/runs/${tag%.lua}-$th-$round-$tool" rc=0 t0 t1
     local extra=()
     [ "$tool" = dbbench ] && extra=("${DBBENCH_EXTRA[@]}")
     t0=$(server_ticks)

@@ -294,13 +294,22 @@ pub fn unique_in(a: u32, b: u32) -> u32 {
 
 /// `rand.string(fmt)`: `#` → digit, `@` → lowercase letter, else copied.
 pub fn string(fmt: &[u8]) -> Vec<u8> {
-    fmt.iter()
-        .map(|&c| match c {
+    let mut out = vec![0; fmt.len()];
+    fill_string(fmt, &mut out);
+    out
+}
+
+/// [`string`] into `out` (as long as `fmt`; extra bytes of either are
+/// ignored), without allocating.
+#[inline]
+pub fn fill_string(fmt: &[u8], out: &mut [u8]) {
+    for (o, &c) in out.iter_mut().zip(fmt) {
+        *o = match c {
             b'#' => b'0' + uniform(0, 9) as u8,
             b'@' => b'a' + uniform(0, 25) as u8,
             other => other,
-        })
-        .collect()
+        };
+    }
 }
 
 /// `rand.varstring(min, max)`: length uniform in `[min, max]`, characters `0`..`z`.

@@ -153,9 +153,9 @@ pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
     }
     // SAFETY: the caller passes a NUL-terminated format (see above).
     let fmt = unsafe { std::ffi::CStr::from_ptr(fmt) }.to_bytes();
-    let out = rand::string(fmt);
-    // SAFETY: `buf` holds `fmt.len()` bytes and `out` has that length.
-    unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), buf.cast::<u8>(), out.len().min(fmt.len())) };
+    // SAFETY: `buf` holds `fmt.len()` bytes (see above).
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), fmt.len()) };
+    rand::fill_string(fmt, out);
 }
 
 /// `uint32_t sb_rand_varstr(char *buf, uint32_t min, uint32_t max)`

@@ -275,47 +275,15 @@ pub fn format_lua_number(n: f64) -> String {
     }
 }
 
+/// `sysbench.rand`: the functions are defined in `prelude.lua` over the C
+/// symbols of [`ffi`]; only sysbench 0.5's `sb_rand_uniq` helper is here.
 fn rand_table(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    fn bounds(a: f64, b: f64) -> (u32, u32) {
-        (a.clamp(0.0, u32::MAX as f64) as u32, b.clamp(0.0, u32::MAX as f64) as u32)
-    }
-    macro_rules! dist {
-        ($name:literal, $f:path) => {
-            t.set(
-                $name,
-                lua.create_function(|_, (a, b): (f64, f64)| {
-                    let (a, b) = bounds(a, b);
-                    Ok($f(a, b) as f64)
-                })?,
-            )?;
-        };
-    }
-    dist!("uniform", rand::uniform);
-    dist!("gaussian", rand::gaussian);
-    dist!("special", rand::special);
-    dist!("pareto", rand::pareto);
-    dist!("zipfian", rand::zipfian);
-    dist!("default", rand::default);
-    t.set("unique", lua.create_function(|_, ()| Ok(rand::unique() as f64))?)?;
     t.set(
         "_unique_in",
         lua.create_function(|_, (a, b): (Option<f64>, Option<f64>)| {
-            let (a, b) = bounds(a.unwrap_or(0.0), b.unwrap_or(u32::MAX as f64));
-            Ok(rand::unique_in(a, b) as f64)
-        })?,
-    )?;
-    t.set("uniform_double", lua.create_function(|_, ()| Ok(rand::uniform_double()))?)?;
-    t.set("uniform_uint64", lua.create_function(|_, ()| Ok(rand::next_u64() as f64))?)?;
-    t.set(
-        "string",
-        lua.create_function(|lua, fmt: mlua::LuaString| lua.create_string(rand::string(&fmt.as_bytes())))?,
-    )?;
-    t.set(
-        "varstring",
-        lua.create_function(|lua, (a, b): (f64, f64)| {
-            let (a, b) = bounds(a, b);
-            lua.create_string(rand::varstring(a, b))
+            let bound = |x: f64| x.clamp(0.0, u32::MAX as f64) as u32;
+            Ok(rand::unique_in(bound(a.unwrap_or(0.0)), bound(b.unwrap_or(u32::MAX as f64))) as f64)
         })?,
     )?;
     Ok(t)

@@ -12,8 +12,46 @@ local raw = sb._sql
 sb._sql = nil
 
 -- The C functions sysbench scripts call through ffi.C (src/script/ffi.rs).
-require("ffi").cdef(sb._cdef)
+local ffi = require("ffi")
+ffi.cdef(sb._cdef)
 sb._cdef = nil
+
+-- sysbench.rand over those C functions, as in sysbench: LuaJIT compiles an
+-- ffi call into the trace of the script's loop, where a call to a Lua C
+-- function would end the trace. Arguments convert as C's uint32_t does.
+local C = ffi.C
+local rand = sb.rand
+function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
+function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
+function rand.special(a, b) return C.sb_rand_special(a, b) end
+function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
+function rand.zipfian(a, b) return C.sb_rand_zipfian(a, b) end
+function rand.default(a, b) return C.sb_rand_default(a, b) end
+function rand.unique() return C.sb_rand_unique() end
+function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
+function rand.uniform_double() return C.sb_rand_uniform_double() end
+
+-- One buffer per state for the generated strings.
+local str_buf, str_cap = nil, 0
+local function buffer(n)
+  if n > str_cap then
+    str_cap = math.max(n, 2 * str_cap, 64)
+    str_buf = ffi.new("char[?]", str_cap)
+  end
+  return str_buf
+end
+
+function rand.string(fmt)
+  local n = #fmt
+  local buf = buffer(n)
+  C.sb_rand_str(fmt, buf)
+  return ffi.string(buf, n)
+end
+
+function rand.varstring(min, max)
+  local buf = buffer(math.max(min, max))
+  return ffi.string(buf, C.sb_rand_varstr(buf, min, max))
+end
 
 sb.error = { NONE = 0, RESTART_EVENT = 1 }
 sb.hooks = {}
