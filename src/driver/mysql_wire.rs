@@ -134,6 +134,16 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// One read attempt that does not wait (WouldBlock: nothing there yet).
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
 impl Drop for Stream {
     fn drop(&mut self) {
         crate::sched::forget_fd(self.fd());
@@ -171,16 +181,38 @@ struct Wire {
     big: Vec<u8>,
     wbuf: Vec<u8>,
     seq: u8,
-    /// A command was sent and nothing of its reply read yet. The reply
-    /// cannot be there already (the server needs microseconds), so the
-    /// first read waits for readiness instead of trying a `recv` that would
-    /// fail with EAGAIN: one system call less per statement.
+    /// A command was sent and nothing of its reply read yet.
     awaiting_reply: bool,
+    /// How often, lately, a reply was already there at the first read
+    /// (0..=REPLY_SCORE_MAX). When the client has the CPU to itself the
+    /// server needs some microseconds, so a first `recv` would fail with
+    /// EAGAIN: waiting for readiness first saves that call. When clients
+    /// and server share few CPUs (or the script does much work per
+    /// statement) the reply is usually there by the time the client reads,
+    /// and the `poll` is the wasted call. The score picks the cheaper order
+    /// per connection; in poll-first mode every REPLY_PROBE-th reply is read
+    /// first anyway, to keep learning.
+    reply_score: u8,
+    replies: u32,
 }
+
+const REPLY_SCORE_MAX: u8 = 16;
+const REPLY_PROBE: u32 = 8;
 
 impl Wire {
     fn new(stream: Stream) -> Wire {
-        Wire { stream, rbuf: vec![0; 16 * 1024], rpos: 0, rlen: 0, big: Vec::new(), wbuf: Vec::with_capacity(4096), seq: 0, awaiting_reply: false }
+        Wire {
+            stream,
+            rbuf: vec![0; 16 * 1024],
+            rpos: 0,
+            rlen: 0,
+            big: Vec::new(),
+            wbuf: Vec::with_capacity(4096),
+            seq: 0,
+            awaiting_reply: false,
+            reply_score: 0,
+            replies: 0,
+        }
     }
 
     /// Ensures `need` unread bytes are buffered.
@@ -199,17 +231,31 @@ impl Wire {
                     self.rbuf.resize(need.next_power_of_two(), 0);
                 }
             }
-            if self.awaiting_reply {
-                self.awaiting_reply = false;
-                self.stream.wait(libc::POLLIN)?;
-            }
-            let n = self.stream.read(&mut self.rbuf[self.rlen..])?;
+            let n = if self.awaiting_reply { self.first_read()? } else { self.stream.read(&mut self.rbuf[self.rlen..])? };
             if n == 0 {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
             }
             self.rlen += n;
         }
         Ok(())
+    }
+
+    /// The first read of a reply, in the order `reply_score` favours.
+    fn first_read(&mut self) -> io::Result<usize> {
+        self.awaiting_reply = false;
+        self.replies = self.replies.wrapping_add(1);
+        let read_first = self.reply_score >= REPLY_SCORE_MAX / 2 || self.replies % REPLY_PROBE == 0;
+        if read_first {
+            match self.stream.read_now(&mut self.rbuf[self.rlen..]) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.reply_score = self.reply_score.saturating_sub(1),
+                r => {
+                    self.reply_score = (self.reply_score + 1).min(REPLY_SCORE_MAX);
+                    return r;
+                }
+            }
+        }
+        self.stream.wait(libc::POLLIN)?;
+        self.stream.read(&mut self.rbuf[self.rlen..])
     }
 
     fn header(&mut self) -> io::Result<usize> {
@@ -1074,5 +1120,53 @@ impl Connection for NativeConnection {
 impl Drop for NativeConnection {
     fn drop(&mut self) {
         let _ = self.command(COM_QUIT, &[]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wire over one end of a socket pair; the other end plays the server.
+    fn pair() -> (Wire, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        (Wire::new(Stream::Unix(a)), b)
+    }
+
+    /// One packet with sequence 1 and a 1-byte payload.
+    const PACKET: [u8; 5] = [1, 0, 0, 1, 0x00];
+
+    #[test]
+    fn replies_that_are_already_there_switch_to_reading_first() {
+        let (mut w, mut server) = pair();
+        // Poll-first at the start; every REPLY_PROBE-th reply is read first.
+        for _ in 0..REPLY_PROBE * u32::from(REPLY_SCORE_MAX) {
+            server.write_all(&PACKET).unwrap();
+            w.awaiting_reply = true;
+            assert_eq!(w.read().unwrap(), &[0x00]);
+        }
+        assert!(w.reply_score >= REPLY_SCORE_MAX / 2, "score {}", w.reply_score);
+    }
+
+    #[test]
+    fn late_replies_keep_waiting_first_and_are_read_whole() {
+        let (mut w, server) = pair();
+        w.reply_score = REPLY_SCORE_MAX;
+        let writer = std::thread::spawn(move || {
+            let mut server = server;
+            for _ in 0..40 {
+                std::thread::sleep(Duration::from_millis(2));
+                server.write_all(&PACKET).unwrap();
+            }
+        });
+        for _ in 0..40 {
+            // Each reply arrives ~2 ms after the "command": a first read
+            // would find nothing.
+            w.awaiting_reply = true;
+            assert_eq!(w.read().unwrap(), &[0x00]);
+        }
+        writer.join().unwrap();
+        assert!(w.reply_score < REPLY_SCORE_MAX / 2, "score {}", w.reply_score);
     }
 }
