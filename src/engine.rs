@@ -357,16 +357,15 @@ pub fn script_more_events(tid: i32) -> bool {
     }
 }
 
-/// `sb_event_start(tid)`: client `tid` starts its event now. Closed loop,
-/// the event's intended start is now too.
+/// `sb_event_start(tid)`: client `tid` starts its event. Closed loop, it
+/// starts when [`script_more_events`] let it (read the clock there, not
+/// twice); under `--rate` the client may have waited for the arrival since,
+/// so the actual start is now.
 pub fn script_event_start(tid: i32) {
     let Some((ctl, i)) = script_client(tid) else { return };
-    let now = ctl.since_epoch(Instant::now());
     let clock = &ctl.clocks[i];
-    clock.start_ns.store(now, Ordering::Relaxed);
-    if !ctl.rated {
-        clock.intended_ns.store(now, Ordering::Relaxed);
-    }
+    let start = if ctl.rated { ctl.since_epoch(Instant::now()) } else { clock.intended_ns.load(Ordering::Relaxed) };
+    clock.start_ns.store(start, Ordering::Relaxed);
     ctl.stats[i].in_event.store(true, Ordering::Relaxed);
 }
 
@@ -388,10 +387,6 @@ pub fn script_counter_inc(tid: i32, c: Counter) {
     }
 }
 
-fn truthy(v: &Value) -> bool {
-    !matches!(v, Value::Nil | Value::Boolean(false))
-}
-
 struct ClientOutcome {
     init_error: Option<String>,
     run_error: Option<String>,
@@ -400,7 +395,6 @@ struct ClientOutcome {
 
 fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     let stats = ctl.stats[tid as usize].clone();
-    let rated = ctl.rated;
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
@@ -432,44 +426,20 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     if !ctl.wait_go() {
         return out;
     }
-    if let Some(thread_run) = script::global_fn(&lua, "thread_run") {
-        // The script runs its own loop through sb_more_events/sb_event_*.
-        if let Err(e) = thread_run.call::<Value>(tid) {
-            return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
-        }
-        out.finished = Some(Instant::now());
-        return out.thread_done(&ctl, &lua, tid);
-    }
-    let event_once = lua
-        .globals()
-        .get::<mlua::Table>("sysbench")
-        .and_then(|sb| sb.get::<mlua::Function>("_event_once"));
-    let event_once = match event_once {
-        Ok(f) => f,
-        Err(e) => {
-            out.run_error = Some(script::error_message(&e));
-            return out;
-        }
+    // The script's own thread_run, or sysbench's default loop from the
+    // prelude; both drive the event loop through sb_more_events and
+    // sb_event_start/stop (script_more_events & co below).
+    let thread_run = script::global_fn(&lua, "thread_run")
+        .ok_or(())
+        .or_else(|()| lua.globals().get::<mlua::Table>("sysbench").and_then(|sb| sb.get::<mlua::Function>("_thread_run")));
+    let r = match thread_run {
+        Ok(f) => f.call::<Value>(tid),
+        Err(e) => Err(e),
     };
-    let mut now = Instant::now();
-    while let Some(intended) = ctl.next_event(now) {
-        // Closed loop: the event starts now. Under --rate the client may
-        // have waited for the arrival, so read the clock again.
-        let start = if rated { Instant::now() } else { now };
-        stats.in_event.store(true, Ordering::Relaxed);
-        let r = event_once.call::<Value>(tid);
-        stats.in_event.store(false, Ordering::Relaxed);
-        match r {
-            Ok(v) if truthy(&v) => break,
-            Ok(_) => {
-                let end = Instant::now();
-                ctl.finish_event(&stats, intended, start, end);
-                now = end;
-            }
-            Err(e) => {
-                return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
-            }
-        }
+    // An event that ended the loop (truthy return) or failed is not running.
+    stats.in_event.store(false, Ordering::Relaxed);
+    if let Err(e) = r {
+        return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
     }
     out.finished = Some(Instant::now());
     out.thread_done(&ctl, &lua, tid)

@@ -17,7 +17,8 @@ use crate::stats::Counter;
 use std::ffi::{c_char, c_int};
 
 /// The declarations `prelude.lua` hands to `ffi.cdef` before the user's
-/// script runs: sysbench's names, types and order.
+/// script runs: sysbench's names, types and order, then dbbench's own
+/// statement fast path (`dbbench_*`, defined in `sql.rs`).
 pub const CDEF: &str = r#"
 typedef enum {
   SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR,
@@ -38,6 +39,10 @@ uint32_t sb_rand_zipfian(uint32_t, uint32_t);
 uint32_t sb_rand_unique(void);
 void sb_rand_str(const char *, char *);
 uint32_t sb_rand_varstr(char *, uint32_t, uint32_t);
+int dbbench_stmt_execute(void *stmt);
+void dbbench_param_set_number(void *param, double v);
+void dbbench_param_set_string(void *param, const char *s, size_t len);
+void dbbench_param_set_null(void *param);
 "#;
 
 /// sysbench's `sb_counter_type` values, mapped to our counters.

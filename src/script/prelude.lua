@@ -132,7 +132,8 @@ function Driver:name() return self._h:name() end
 
 function Driver:connect()
   local h = self._h:connect()
-  return setmetatable({ _h = h, sql_errno = 0, sql_state = "", sql_errmsg = "" }, Connection)
+  return setmetatable({ _h = h, _rs = h:result_object(), sql_errno = 0, sql_state = "",
+                        sql_errmsg = "" }, Connection)
 end
 
 function Connection:query(q)
@@ -152,7 +153,7 @@ end
 function Connection:prepare(q)
   local h, err = self._h:prepare(q)
   if err ~= nil then return raise(self, err) end
-  return setmetatable({ _h = h, _con = self }, Statement)
+  return setmetatable({ _h = h, _p = ffi.cast("void *", h:ptr()), _con = self }, Statement)
 end
 
 -- sysbench 1.1: the results after the first of one query (several
@@ -196,35 +197,75 @@ function Connection:bulk_insert_done()
   self._bulk, self._bulk_prefix = nil, nil
 end
 
+-- Statements and parameters run through the C functions dbbench_* (sql.rs)
+-- in the common cases, so that a script's event loop stays compiled by
+-- LuaJIT; `_h` is the handle that does everything else. `_p` is the
+-- handle's pointer as a cdata: the JIT cannot pass a lightuserdata to C.
+local Param = {}
+Param.__index = Param
+
 function Statement:bind_create(t, max_len)
-  return self._h:bind_create(t, max_len)
+  local h = self._h:bind_create(t, max_len)
+  return setmetatable({ _h = h, _p = ffi.cast("void *", h:ptr()) }, Param)
 end
-function Statement:bind_param(...) self._h:bind_param(...) end
+function Statement:bind_param(...)
+  local n = select("#", ...)
+  local handles = {...}
+  for i = 1, n do handles[i] = handles[i]._h end
+  self._h:bind_param(unpack(handles, 1, n))
+end
 function Statement:execute()
+  local r = C.dbbench_stmt_execute(self._p)
+  if r == 1 then return self._con._rs end
+  if r == 0 then return nil end
+  if r == -1 then return raise(self._con, self._con._h:take_error()) end
   local rs, err = self._h:execute()
   if err ~= nil then return raise(self._con, err) end
   return rs
 end
+
+function Param:set(v)
+  local t = type(v)
+  if t == "number" then
+    C.dbbench_param_set_number(self._p, v)
+  elseif t == "string" then
+    C.dbbench_param_set_string(self._p, v, #v)
+  elseif v == nil then
+    C.dbbench_param_set_null(self._p)
+  else
+    self._h:set(v)
+  end
+end
+function Param:set_rand_str(fmt) self._h:set_rand_str(fmt) end
 function Statement:close() self._h:close() end
 function Statement:more_results() return self._con:more_results() end
 function Statement:next_result() return self._con:next_result() end
 
 -- ---------------------------------------------------------------------------
--- The event protocol, called by the Rust client loop once per event.
--- Returns event()'s value (truthy = this client stops). A RESTART_EVENT
--- error calls before_restart_event and re-runs the event; anything else
--- propagates and fails the run.
+-- The default event loop (sysbench's own thread_run), run by each client
+-- unless the script defines thread_run. The loop is Lua calling the C
+-- functions of the engine, so LuaJIT can compile it together with the
+-- script's event(). A RESTART_EVENT error calls before_restart_event and
+-- re-runs the event (inside the same timing); any other error propagates
+-- and fails the run; a truthy return from event() ends this client's loop
+-- without counting that event.
 local RESTART = sb.error.RESTART_EVENT
-function sb._event_once(tid)
-  while true do
+function sb._thread_run(tid)
+  local more, start, stop = C.sb_more_events, C.sb_event_start, C.sb_event_stop
+  while more(tid) do
+    start(tid)
     local ok, ret = pcall(event, tid)
-    if ok then return ret end
-    if type(ret) == "table" and ret.errcode == RESTART then
-      local hook = sb.hooks.before_restart_event
-      if hook ~= nil then hook(ret) end
-    else
-      error(ret, 0)
+    while not ok do
+      if type(ret) == "table" and ret.errcode == RESTART then
+        local hook = sb.hooks.before_restart_event
+        if hook ~= nil then hook(ret) end
+        ok, ret = pcall(event, tid)
+      else
+        error(ret, 0)
+      end
     end
+    if ret then return end
+    stop(tid)
   end
 end
 

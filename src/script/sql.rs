@@ -14,6 +14,7 @@ use crate::driver::{Connection, DbError, Driver, ErrorAction, Outcome, ResultSet
 use crate::stats::{ClientStats, Counter};
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic};
 use std::cell::RefCell;
+use std::ffi::c_void;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,12 +60,16 @@ impl UserData for DriverUd {
                     if ctx.shared.server_version.get().is_none() {
                         let _ = ctx.shared.server_version.set(conn.server_version());
                     }
+                    let rows = Rc::new(RefCell::new(ResultState::default()));
+                    let result = lua.create_userdata(ResultUd(rows.clone()))?;
                     Ok(ConUd(Rc::new(RefCell::new(ConState {
                         conn: Some(conn),
                         driver: this.driver.clone(),
                         stats: ctx.stats.clone(),
                         shared: ctx.shared.clone(),
-                        result: None,
+                        rows,
+                        result,
+                        pending_error: None,
                     }))))
                 }
                 Err(e) => {
@@ -81,11 +86,17 @@ struct ConState {
     driver: Arc<dyn Driver>,
     stats: Arc<ClientStats>,
     shared: Arc<Shared>,
-    /// The connection's one live result set, reused for every statement
+    /// The connection's one live result set, refilled by every statement
     /// that returns rows. sysbench has the same rule (the next query frees
     /// the previous result), and reusing the object spares a userdata
     /// allocation and its garbage collection per SELECT.
-    result: Option<AnyUserData>,
+    rows: Rc<RefCell<ResultState>>,
+    /// The Lua object of `rows`, created with the connection.
+    result: AnyUserData,
+    /// An error of a statement run through the C entry point
+    /// ([`dbbench_stmt_execute`]), which cannot build Lua values; the
+    /// prelude fetches it with `take_error`.
+    pending_error: Option<(DbError, String, &'static str)>,
 }
 
 impl ConState {
@@ -165,33 +176,39 @@ impl ConState {
         match r {
             Ok(o) => {
                 self.count(&o);
-                Ok((self.deliver(lua, o)?, Value::Nil))
+                Ok((self.deliver(o), Value::Nil))
             }
             Err(e) => Ok((Value::Nil, Value::Table(self.handle_error(lua, e, sql, func)?))),
         }
     }
 
-    /// The Lua value of an outcome: the connection's one result object,
-    /// refilled (sysbench's rule: the next query frees the previous
-    /// result), or nil for a statement without a result set.
-    fn deliver(&mut self, lua: &Lua, o: Outcome) -> mlua::Result<Value> {
+    /// The Lua value of an outcome: the connection's result object, or nil
+    /// for a statement without a result set.
+    fn deliver(&mut self, o: Outcome) -> Value {
+        if self.store(o) {
+            Value::UserData(self.result.clone())
+        } else {
+            Value::Nil
+        }
+    }
+
+    /// Puts an outcome's rows into the connection's result set (handing
+    /// the previous one back to the driver for reuse); false when the
+    /// statement returned no result set.
+    fn store(&mut self, o: Outcome) -> bool {
         match o {
             Outcome::Rows(rs) => {
-                if let Some(ud) = &self.result {
-                    let mut r = ud.borrow_mut::<ResultUd>()?;
-                    let old = std::mem::replace(&mut r.rs, rs);
+                let old = {
+                    let mut r = self.rows.borrow_mut();
                     r.pos = 0;
-                    drop(r);
-                    if let Some(c) = self.conn.as_mut() {
-                        c.recycle(old);
-                    }
-                    return Ok(Value::UserData(ud.clone()));
+                    std::mem::replace(&mut r.rs, rs)
+                };
+                if let Some(c) = self.conn.as_mut() {
+                    c.recycle(old);
                 }
-                let ud = lua.create_userdata(ResultUd { rs, pos: 0 })?;
-                self.result = Some(ud.clone());
-                Ok(Value::UserData(ud))
+                true
             }
-            Outcome::Affected(_) => Ok(Value::Nil),
+            Outcome::Affected(_) => false,
         }
     }
 }
@@ -250,18 +267,33 @@ impl UserData for ConUd {
             };
             match r {
                 Ok(id) => {
-                    let ud = StmtUd { con: this.0.clone(), id, sql, params: Vec::new(), closed: false };
+                    let ud = StmtUd(Rc::new(RefCell::new(StmtState {
+                        con: this.0.clone(),
+                        id,
+                        sql,
+                        params: Vec::new(),
+                        values: Vec::new(),
+                        closed: false,
+                    })));
                     Ok((Value::UserData(lua.create_userdata(ud)?), Value::Nil))
                 }
                 Err(e) => Ok((Value::Nil, Value::Table(st.handle_error(lua, e, &sql, "prepare")?))),
             }
         });
         m.add_method("more_results", |_, this, ()| Ok(this.0.borrow().conn.as_ref().is_some_and(|c| c.more_results())));
-        m.add_method("next_result", |lua, this, ()| {
+        m.add_method("next_result", |_, this, ()| {
             // Further results of one statement: the statement was counted once.
             let mut st = this.0.borrow_mut();
-            match st.conn.as_mut().and_then(|c| c.next_result()) {
-                Some(o) => st.deliver(lua, o),
+            Ok(match st.conn.as_mut().and_then(|c| c.next_result()) {
+                Some(o) => st.deliver(o),
+                None => Value::Nil,
+            })
+        });
+        m.add_method("result_object", |_, this, ()| Ok(this.0.borrow().result.clone()));
+        m.add_method("take_error", |lua, this, ()| {
+            let mut st = this.0.borrow_mut();
+            match st.pending_error.take() {
+                Some((e, sql, func)) => Ok(Value::Table(st.handle_error(lua, e, &sql, func)?)),
                 None => Ok(Value::Nil),
             }
         });
@@ -300,10 +332,24 @@ const T_DOUBLE: i64 = 6;
 const T_CHAR: i64 = 11;
 const T_VARCHAR: i64 = 12;
 
+impl ParamSlot {
+    /// `param:set(string)`: truncated to the declared length; numeric
+    /// types take the string's number.
+    fn set_bytes(&mut self, bytes: &[u8]) {
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(self.max_len)]).into_owned();
+        self.value = match self.kind {
+            T_TINYINT..=T_BIGINT => text.trim().parse::<i64>().map(DbValue::Int).unwrap_or(DbValue::Text(text)),
+            T_FLOAT | T_DOUBLE => text.trim().parse::<f64>().map(DbValue::Double).unwrap_or(DbValue::Text(text)),
+            _ => DbValue::Text(text),
+        };
+    }
+}
+
 struct ParamUd(Rc<RefCell<ParamSlot>>);
 
 impl UserData for ParamUd {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("ptr", |_, this, ()| Ok(mlua::LightUserData(Rc::as_ptr(&this.0) as *mut c_void)));
         m.add_method("set", |_, this, v: Value| {
             let mut p = this.0.borrow_mut();
             p.value = match v {
@@ -312,13 +358,8 @@ impl UserData for ParamUd {
                 Value::Number(n) => to_kind(p.kind, n),
                 Value::Boolean(b) => DbValue::Int(b as i64),
                 Value::String(s) => {
-                    let bytes = s.as_bytes();
-                    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(p.max_len)]).into_owned();
-                    match p.kind {
-                        T_TINYINT..=T_BIGINT => text.trim().parse::<i64>().map(DbValue::Int).unwrap_or(DbValue::Text(text)),
-                        T_FLOAT | T_DOUBLE => text.trim().parse::<f64>().map(DbValue::Double).unwrap_or(DbValue::Text(text)),
-                        _ => DbValue::Text(text),
-                    }
+                    p.set_bytes(&s.as_bytes());
+                    return Ok(());
                 }
                 other => return Err(mlua::Error::runtime(format!("cannot bind a {} value", other.type_name()))),
             };
@@ -342,16 +383,52 @@ fn to_kind(kind: i64, n: f64) -> DbValue {
     }
 }
 
-struct StmtUd {
+struct StmtState {
     con: Rc<RefCell<ConState>>,
     id: StmtId,
     sql: String,
     params: Vec<Rc<RefCell<ParamSlot>>>,
+    /// The parameters' values for one execute (kept to reuse its buffer).
+    values: Vec<DbValue>,
     closed: bool,
 }
 
+impl StmtState {
+    /// Executes with the bound parameters' current values and counts the
+    /// statement. Ok(true): rows are in the connection's result set.
+    fn execute(&mut self) -> Result<bool, (DbError, &'static str)> {
+        if self.closed {
+            let e = DbError {
+                kind: crate::driver::ErrorKind::Other,
+                code: 0,
+                sqlstate: String::new(),
+                message: "execute() on a closed statement".into(),
+            };
+            return Err((e, "execute"));
+        }
+        self.values.clear();
+        self.values.extend(self.params.iter().map(|p| p.borrow().value.clone()));
+        let mut con = self.con.borrow_mut();
+        let func = func_name(con.driver.name(), true);
+        let r = match con.conn() {
+            Ok(c) => c.execute(self.id, &self.values),
+            Err(e) => Err(e),
+        };
+        match r {
+            Ok(o) => {
+                con.count(&o);
+                Ok(con.store(o))
+            }
+            Err(e) => Err((e, func)),
+        }
+    }
+}
+
+struct StmtUd(Rc<RefCell<StmtState>>);
+
 impl UserData for StmtUd {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("ptr", |_, this, ()| Ok(mlua::LightUserData(Rc::as_ptr(&this.0) as *mut c_void)));
         m.add_method("bind_create", |_, _this, (kind, max_len): (i64, Option<usize>)| {
             if !(T_TINYINT..=T_VARCHAR).contains(&kind) || (7..=10).contains(&kind) {
                 return Err(mlua::Error::runtime(format!("Unsupported argument type: {kind}")));
@@ -359,33 +436,33 @@ impl UserData for StmtUd {
             let max_len = if kind == T_CHAR || kind == T_VARCHAR { max_len.unwrap_or(0) } else { usize::MAX };
             Ok(ParamUd(Rc::new(RefCell::new(ParamSlot { kind, max_len, value: DbValue::Null }))))
         });
-        m.add_method_mut("bind_param", |_, this, params: Variadic<AnyUserData>| {
-            this.params.clear();
+        m.add_method("bind_param", |_, this, params: Variadic<AnyUserData>| {
+            let mut st = this.0.borrow_mut();
+            st.params.clear();
             for p in params.iter() {
                 let slot = p.borrow::<ParamUd>()?;
-                this.params.push(slot.0.clone());
+                st.params.push(slot.0.clone());
             }
             Ok(())
         });
         m.add_method("execute", |lua, this, ()| {
-            if this.closed {
-                return Err(mlua::Error::runtime("execute() on a closed statement"));
+            let mut st = this.0.borrow_mut();
+            match st.execute() {
+                Ok(rows) => Ok((if rows { Value::UserData(st.con.borrow().result.clone()) } else { Value::Nil }, Value::Nil)),
+                Err((e, func)) => {
+                    let sql = st.sql.clone();
+                    let err = st.con.borrow_mut().handle_error(lua, e, &sql, func)?;
+                    Ok((Value::Nil, Value::Table(err)))
+                }
             }
-            let values: Vec<DbValue> = this.params.iter().map(|p| p.borrow().value.clone()).collect();
-            let mut st = this.con.borrow_mut();
-            let func = func_name(st.driver.name(), true);
-            let r = match st.conn() {
-                Ok(c) => c.execute(this.id, &values),
-                Err(e) => Err(e),
-            };
-            let sql = this.sql.clone();
-            st.result(lua, r, &sql, func)
         });
-        m.add_method_mut("close", |_, this, ()| {
-            if !this.closed {
-                this.closed = true;
-                if let Some(c) = this.con.borrow_mut().conn.as_mut() {
-                    c.close_statement(this.id);
+        m.add_method("close", |_, this, ()| {
+            let mut st = this.0.borrow_mut();
+            if !st.closed {
+                st.closed = true;
+                let id = st.id;
+                if let Some(c) = st.con.borrow_mut().conn.as_mut() {
+                    c.close_statement(id);
                 }
             }
             Ok(())
@@ -393,33 +470,113 @@ impl UserData for StmtUd {
     }
 }
 
-struct ResultUd {
+/// `int dbbench_stmt_execute(void *stmt)`: the prelude's fast path for
+/// `stmt:execute()`, called through `ffi` so that LuaJIT keeps the
+/// script's loop compiled. Returns 1 when the statement returned rows (in
+/// the connection's result object), 0 when it did not, -1 on an error (kept
+/// for `con:take_error()`), 2 when the statement is busy (the caller then
+/// takes the ordinary path, which reports it).
+///
+/// # Safety
+/// `stmt` is the `ptr()` of a live statement handle, which the prelude's
+/// statement object keeps alive. No Lua API is called from here.
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_stmt_execute(stmt: *const c_void) -> std::ffi::c_int {
+    // SAFETY: see above; the handle owns an Rc clone of this cell.
+    let cell = unsafe { &*stmt.cast::<RefCell<StmtState>>() };
+    let Ok(mut st) = cell.try_borrow_mut() else { return 2 };
+    match st.execute() {
+        Ok(true) => 1,
+        Ok(false) => 0,
+        Err((e, func)) => {
+            let sql = st.sql.clone();
+            match st.con.try_borrow_mut() {
+                Ok(mut con) => {
+                    con.pending_error = Some((e, sql, func));
+                    -1
+                }
+                Err(_) => 2,
+            }
+        }
+    }
+}
+
+/// Borrows a parameter slot from its `ptr()` for the setters below.
+///
+/// # Safety
+/// `param` is the `ptr()` of a live parameter handle (kept alive by the
+/// prelude's parameter object).
+unsafe fn with_param(param: *const c_void, f: impl FnOnce(&mut ParamSlot)) {
+    // SAFETY: see above.
+    if let Ok(mut p) = unsafe { &*param.cast::<RefCell<ParamSlot>>() }.try_borrow_mut() {
+        f(&mut p);
+    }
+}
+
+/// `void dbbench_param_set_number(void *param, double v)`: `param:set(n)`.
+///
+/// # Safety
+/// As [`with_param`].
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_param_set_number(param: *const c_void, v: f64) {
+    unsafe { with_param(param, |p| p.value = to_kind(p.kind, v)) }
+}
+
+/// `void dbbench_param_set_string(void *param, const char *s, size_t len)`:
+/// `param:set(s)`.
+///
+/// # Safety
+/// As [`with_param`]; `s` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_param_set_string(param: *const c_void, s: *const u8, len: usize) {
+    if s.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a Lua string and its length.
+    let bytes = unsafe { std::slice::from_raw_parts(s, len) };
+    unsafe { with_param(param, |p| p.set_bytes(bytes)) }
+}
+
+/// `void dbbench_param_set_null(void *param)`: `param:set(nil)`.
+///
+/// # Safety
+/// As [`with_param`].
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_param_set_null(param: *const c_void) {
+    unsafe { with_param(param, |p| p.value = DbValue::Null) }
+}
+
+/// A result set and the position of the next `fetch_row`.
+#[derive(Default)]
+struct ResultState {
     rs: ResultSet,
     pos: usize,
 }
 
+struct ResultUd(Rc<RefCell<ResultState>>);
+
 impl UserData for ResultUd {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_field_method_get("nrows", |_, this| Ok(this.rs.nrows));
-        f.add_field_method_get("nfields", |_, this| Ok(this.rs.columns));
+        f.add_field_method_get("nrows", |_, this| Ok(this.0.borrow().rs.nrows));
+        f.add_field_method_get("nfields", |_, this| Ok(this.0.borrow().rs.columns));
     }
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("fetch_row", |lua, this, ()| {
-            let Some(row) = this.rs.row(this.pos) else { return Ok(Value::Nil) };
-            this.pos += 1;
+        m.add_method("fetch_row", |lua, this, ()| {
+            let mut r = this.0.borrow_mut();
+            let pos = r.pos;
+            let Some(row) = r.rs.row(pos) else { return Ok(Value::Nil) };
             let t = lua.create_table_with_capacity(row.len(), 0)?;
             for (i, cell) in row.enumerate() {
                 if let Some(bytes) = cell {
                     t.raw_set(i + 1, lua.create_string(bytes)?)?;
                 }
             }
+            r.pos += 1;
             Ok(Value::Table(t))
         });
-        m.add_method_mut("free", |_, this, ()| {
-            this.rs = ResultSet::default();
-            this.pos = 0;
+        m.add_method("free", |_, this, ()| {
+            *this.0.borrow_mut() = ResultState::default();
             Ok(())
         });
     }
 }
-
