@@ -115,16 +115,18 @@ struct Pass {
 
 type Tool = fn(&Path, &[&str]) -> Run;
 
+/// `tool script cmd <base options> <more>` in `dir`.
+fn run_script(tool: Tool, dir: &Path, script: &str, cmd: &str, base: &[String], more: &[&str]) -> Run {
+    let mut a = vec![script, cmd];
+    a.extend(base.iter().map(String::as_str));
+    a.extend(more);
+    tool(dir, &a)
+}
+
 fn pass(tool: Tool, server: Server, db: &str, script: &str, extra: &[&str]) -> Option<Pass> {
     let base = server.fresh(db)?;
     let dir = tempdir("golden");
-    let opts: Vec<&str> = base.iter().map(String::as_str).chain(extra.iter().copied()).collect();
-    let step = |cmd: &str, more: &[&str]| {
-        let mut a = vec![script, cmd];
-        a.extend(&opts);
-        a.extend(more);
-        tool(&dir, &a)
-    };
+    let step = |cmd: &str, more: &[&str]| run_script(tool, &dir, script, cmd, &base, &[extra, more].concat());
     let prepare = step("prepare", &[]);
     let prepared = server.snapshot(db);
     let prewarm = step("prewarm", &[]);
@@ -231,12 +233,7 @@ fn api10_matches(server: Server, db: &str) {
     for tool in [sysbench_in as Tool, dbbench_in as Tool] {
         let Some(base) = server.fresh(db) else { return };
         let dir = tempdir("api10");
-        let run = |cmd: &str, more: &[&str]| {
-            let mut a = vec![script.as_str(), cmd];
-            a.extend(base.iter().map(String::as_str));
-            a.extend(more);
-            tool(&dir, &a)
-        };
+        let run = |cmd: &str, more: &[&str]| run_script(tool, &dir, &script, cmd, &base, more);
         let fill = run("fill", &["--label=yy", "--flag=on"]);
         let r = run("run", &["--events=20", "--threads=2"]);
         run("drop", &[]);
@@ -265,23 +262,20 @@ fn con_reconnect_counts_and_keeps_statements() {
     let script = script_path("api10.lua");
     for server in [Server::MariaDb, Server::Postgres] {
         let Some(base) = server.fresh("golden_reconnect") else { return };
-        let a = |cmd: &'static str, more: &[&'static str]| {
-            let mut v: Vec<&str> = vec![script.as_str(), cmd];
-            v.extend(base.iter().map(String::as_str));
-            v.extend(more);
-            dbbench(&v)
-        };
+        let dir = tempdir("reconnect");
+        let a = |cmd: &str, more: &[&str]| run_script(dbbench_in, &dir, &script, cmd, &base, more);
         assert_eq!(a("fill", &[]).code, 0);
         let r = a("run", &["--events=20", "--threads=2", "--reconnect_check=on"]);
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let lines = api_lines(&r);
         assert!(lines.contains(&"api: reconnected 7".to_string()), "{lines:?}");
         assert!(lines.contains(&"api: cumulative 20 27 2 1 21 1 true".to_string()), "{lines:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
 /// tests/scripts/api05.lua, a 0.5-era script (db_* API, options as global
-/// strings), under both tools: same counts, in both report layouts.
+/// strings), under both tools: same rows prepared, same counts.
 fn api05_matches(server: Server, db: &str) {
     if !have_sysbench() {
         return;
@@ -292,10 +286,7 @@ fn api05_matches(server: Server, db: &str) {
         let Some(base) = server.fresh(db) else { return };
         let dir = tempdir("api05");
         let run = |cmd: &str, more: &[&str]| {
-            let mut a = vec![script.as_str(), cmd, "--oltp-table-size=50", "--points=3"];
-            a.extend(base.iter().map(String::as_str));
-            a.extend(more);
-            tool(&dir, &a)
+            run_script(tool, &dir, &script, cmd, &base, &[&["--oltp-table-size=50", "--points=3"], more].concat())
         };
         let prepare = run("prepare", &[]);
         let rows = server.value(db, "SELECT COUNT(*) FROM sbtest05");

@@ -10,7 +10,7 @@
 //! time taken by event execution" is the sum of event latencies.
 
 use super::{pct_label, IntervalRow, Summary};
-use crate::stats::{mean_stddev, Counter};
+use crate::stats::Counter;
 
 fn ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2}ms")).unwrap_or_else(|| "n/a".into())
@@ -71,10 +71,5 @@ pub fn final_report(s: &Summary) {
         println!("         {label:<25}{:>19}", ms(lat.percentile_ms(*p)));
     }
     println!();
-    let (ev_avg, ev_sd) = mean_stddev(s.fairness.iter().map(|f| f.0 as f64));
-    let (t_avg, t_sd) = mean_stddev(s.fairness.iter().map(|f| f.1));
-    println!("Threads fairness:");
-    println!("    events (avg/stddev):           {ev_avg:.4}/{ev_sd:3.2}");
-    println!("    execution time (avg/stddev):   {t_avg:.4}/{t_sd:3.2}");
-    println!();
+    super::text::fairness_block(s);
 }

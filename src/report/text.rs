@@ -96,6 +96,17 @@ pub fn histogram_table(acc: &LatencyAcc) {
     println!(" ");
 }
 
+/// "Threads fairness": per-client events and time, mean/stddev (the same
+/// in sysbench 0.5 and 1.0).
+pub fn fairness_block(s: &Summary) {
+    let (ev_avg, ev_sd) = mean_stddev(s.fairness.iter().map(|f| f.0 as f64));
+    let (t_avg, t_sd) = mean_stddev(s.fairness.iter().map(|f| f.1));
+    println!("Threads fairness:");
+    println!("    events (avg/stddev):           {ev_avg:.4}/{ev_sd:3.2}");
+    println!("    execution time (avg/stddev):   {t_avg:.4}/{t_sd:3.2}");
+    println!();
+}
+
 /// The final report (also used for checkpoints).
 pub fn final_report(s: &Summary) {
     if s.histogram {
@@ -133,12 +144,7 @@ pub fn final_report(s: &Summary) {
     println!();
     let title = if s.rate.is_some() { "Latency (ms, from intended start, queueing included):" } else { "Latency (ms):" };
     latency_block(title, &s.cumulative.latency, s.percentiles);
-    let (ev_avg, ev_sd) = mean_stddev(s.fairness.iter().map(|f| f.0 as f64));
-    let (t_avg, t_sd) = mean_stddev(s.fairness.iter().map(|f| f.1));
-    println!("Threads fairness:");
-    println!("    events (avg/stddev):           {ev_avg:.4}/{ev_sd:3.2}");
-    println!("    execution time (avg/stddev):   {t_avg:.4}/{t_sd:3.2}");
-    println!();
+    fairness_block(s);
     if let Some(r) = &s.rate {
         latency_block("Service time (ms, from actual start):", &s.cumulative.service, s.percentiles);
         println!("Rate:");
