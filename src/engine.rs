@@ -18,6 +18,11 @@
 //! InEvent ── any other error ── global failure flag ─────────────────► Aborted
 //! Done ── thread_done() ──► closed
 //! ```
+//! The loop through these states is Lua (the script's `thread_run`, or the
+//! prelude's `sysbench._thread_run`); the transitions are the C functions
+//! [`script_more_events`] (ChooseEvent, Throttle), [`script_event_start`]
+//! and [`script_event_stop`] (InEvent, recording), which scripts reach as
+//! `ffi.C.sb_more_events` & co.
 //! The main thread owns the [`Collector`]: it releases the barrier, ends the
 //! warmup (discarding everything recorded during it), prints interval lines
 //! and checkpoints, enforces `--forced-shutdown`, and prints the final report.
