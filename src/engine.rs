@@ -268,8 +268,8 @@ struct EventClock {
 
 impl Control {
     /// The next event's intended start, or None when the client must stop.
-    /// `now`: the current time, which the caller has just read (it is the
-    /// previous event's end): one clock read per event instead of three.
+    /// `now`: the current time, which the caller has just read (closed
+    /// loop, it is the intended start).
     fn next_event(&self, now: Instant) -> Option<Instant> {
         if self.shared.past_deadline_at(now) {
             return None;
@@ -349,8 +349,8 @@ fn script_client(tid: i32) -> Option<(&'static Control, usize)> {
 }
 
 /// `sb_more_events(tid)`: whether client `tid` may start another event
-/// (same limits as the built-in loop; under `--rate` it waits for the next
-/// arrival). Remembers the event's intended start.
+/// (`--time`, `--events`, a failure elsewhere; under `--rate` it waits for
+/// the next arrival). Remembers the event's intended start.
 pub fn script_more_events(tid: i32) -> bool {
     let Some((ctl, i)) = script_client(tid) else { return false };
     match ctl.next_event(Instant::now()) {
@@ -374,8 +374,8 @@ pub fn script_event_start(tid: i32) {
     ctl.stats[i].in_event.store(true, Ordering::Relaxed);
 }
 
-/// `sb_event_stop(tid)`: client `tid`'s event is done; counted like one of
-/// the built-in loop.
+/// `sb_event_stop(tid)`: client `tid`'s event is done: counted, latency
+/// (and under `--rate` service time) recorded.
 pub fn script_event_stop(tid: i32) {
     let Some((ctl, i)) = script_client(tid) else { return };
     let end = Instant::now();
