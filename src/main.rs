@@ -1,6 +1,7 @@
 //! dbbench: a database benchmark lab. This binary is the load engine with a
 //! sysbench 1.0.20-compatible command line; see ARCHITECTURE.md.
 
+mod alloc;
 mod cli;
 mod driver;
 mod engine;
@@ -15,6 +16,10 @@ mod workloads;
 
 use options::Options;
 use std::process::ExitCode;
+
+/// Small blocks are cached per thread in front of malloc (see `alloc.rs`).
+#[global_allocator]
+static GLOBAL: alloc::CachingMalloc = alloc::CachingMalloc;
 
 /// dbbench's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
