@@ -27,7 +27,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const SYSBENCH_COMPAT_VERSION: &str = "1.0.20";
 
 fn main() -> ExitCode {
-    limit_malloc_arenas();
     // A panic is a dbbench bug. End the whole process with a clear line
     // rather than leave other client threads waiting at a barrier forever.
     std::panic::set_hook(Box::new(|info| {
@@ -192,17 +191,4 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         }
     }
     engine::dispatch(&shared, &main, &cfg)
-}
-
-
-/// glibc gives every thread that allocates its own malloc arena (up to 8 per
-/// core), and each arena keeps its freed memory resident: with one thread per
-/// client that multiplied RSS per client. Clients allocate little per
-/// statement, so a few shared arenas cost no measurable contention.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
 }
