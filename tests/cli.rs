@@ -424,3 +424,16 @@ fn missing_api_functions_are_named_with_the_script_line() {
         assert!(fatal.contains(want), "{body}: {fatal}");
     }
 }
+
+/// An event() that never returns (a busy Lua loop, compiled by the JIT) is
+/// ended by --forced-shutdown with its report and exit code 2.
+#[test]
+fn forced_shutdown_ends_an_event_that_never_returns() {
+    let (_d, s) = script("function event() local n = 0 while true do n = n + 1 end end\n");
+    let t0 = std::time::Instant::now();
+    let r = dbbench(&[&s, "run", "--time=1", "--forced-shutdown=1", "--threads=2"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("FATAL: The --max-time limit has expired, forcing shutdown..."), "{}", r.stdout);
+    assert!(r.stdout.contains("Number of unfinished transactions on forced shutdown: 2"), "{}", r.stdout);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20));
+}
