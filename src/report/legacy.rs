@@ -55,8 +55,8 @@ pub fn final_report(s: &Summary) {
         line("other operations:", o);
         line("ignored errors:", s.count(Counter::Error));
         line("reconnects:", s.count(Counter::Reconnect));
-        println!();
     }
+    println!();
     let lat = &s.cumulative.latency;
     println!("General statistics:");
     println!("    total time:                          {:.4}s", s.total_time);
