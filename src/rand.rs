@@ -312,10 +312,12 @@ pub fn fill_string(fmt: &[u8], out: &mut [u8]) {
     }
 }
 
-/// `rand.varstring(min, max)`: length uniform in `[min, max]`, characters `0`..`z`.
-pub fn varstring(min: u32, max: u32) -> Vec<u8> {
-    let len = uniform(min, max.max(min));
-    (0..len).map(|_| b'0' + uniform(0, (b'z' - b'0') as u32) as u8).collect()
+/// `rand.varstring`'s characters (`0`..`z`) into `out` (its length is
+/// drawn by the caller).
+pub fn fill_varstring(out: &mut [u8]) {
+    for b in out {
+        *b = b'0' + uniform(0, (b'z' - b'0') as u32) as u8;
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,9 @@
 //! user's script runs; a script that declares one again (sysbench-tpcc
 //! declares `sb_counter_inc`) is fine, LuaJIT accepts the repeat.
 //!
-//! Every function here must not panic: a panic cannot unwind out of an
-//! `extern "C"` function and would abort the process without a report.
+//! Nothing here may unwind: a panic in an `extern "C"` function cannot
+//! cross into LuaJIT (the panic hook in main.rs still prints a FATAL line
+//! and ends the process with code 3, but the run is lost).
 
 use crate::rand;
 use crate::stats::Counter;
@@ -39,8 +40,10 @@ uint32_t sb_rand_zipfian(uint32_t, uint32_t);
 uint32_t sb_rand_unique(void);
 void sb_rand_str(const char *, char *);
 uint32_t sb_rand_varstr(char *, uint32_t, uint32_t);
+void dbbench_rand_string(const char *fmt, size_t len, char *buf);
 int dbbench_stmt_execute(void *stmt);
 void dbbench_param_set_number(void *param, double v);
+void dbbench_param_set_int64(void *param, int64_t v);
 void dbbench_param_set_string(void *param, const char *s, size_t len);
 void dbbench_param_set_null(void *param);
 "#;
@@ -165,18 +168,34 @@ pub unsafe extern "C" fn sb_rand_str(fmt: *const c_char, buf: *mut c_char) {
 
 /// `uint32_t sb_rand_varstr(char *buf, uint32_t min, uint32_t max)`
 /// (sysbench 1.1): writes a string of random length in [min, max] to `buf`
-/// and returns its length.
+/// and returns its length (0 when `min > max`, as nothing fits).
 ///
 /// # Safety
 /// `buf` must hold `max` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn sb_rand_varstr(buf: *mut c_char, min: u32, max: u32) -> u32 {
-    if buf.is_null() {
+    if buf.is_null() || min > max {
         return 0;
     }
-    let s = rand::varstring(min, max);
-    let n = s.len().min(max as usize);
-    // SAFETY: `buf` holds `max` bytes and `n <= max`.
-    unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), n) };
-    n as u32
+    let len = rand::uniform(min, max);
+    // SAFETY: `buf` holds `max` bytes and `len <= max`.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len as usize) };
+    rand::fill_varstring(out);
+    len
+}
+
+/// `void dbbench_rand_string(const char *fmt, size_t len, char *buf)`:
+/// [`sb_rand_str`] for a format of known length (which may hold NUL
+/// bytes), what the prelude's `sysbench.rand.string` uses.
+///
+/// # Safety
+/// `fmt` and `buf` hold `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_rand_string(fmt: *const u8, len: usize, buf: *mut c_char) {
+    if fmt.is_null() || buf.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a Lua string, its length and a buffer as long.
+    let (fmt, out) = unsafe { (std::slice::from_raw_parts(fmt, len), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
+    rand::fill_string(fmt, out);
 }

@@ -44,12 +44,19 @@ end
 function rand.string(fmt)
   local n = #fmt
   local buf = buffer(n)
-  C.sb_rand_str(fmt, buf)
+  C.dbbench_rand_string(fmt, n, buf)
   return ffi.string(buf, n)
 end
 
+-- Lengths are checked here, before the buffer is sized: C would wrap a
+-- negative or huge number into a length the buffer does not have.
 function rand.varstring(min, max)
-  local buf = buffer(math.max(min, max))
+  min, max = tonumber(min), tonumber(max)
+  if min == nil or max == nil or min < 0 or max < min or max > 4294967295 then
+    error("sysbench.rand.varstring(min, max): need 0 <= min <= max < 2^32", 2)
+  end
+  min, max = math.floor(min), math.floor(max)
+  local buf = buffer(max)
   return ffi.string(buf, C.sb_rand_varstr(buf, min, max))
 end
 
@@ -219,9 +226,7 @@ function Statement:execute()
   if r == 1 then return self._con._rs end
   if r == 0 then return nil end
   if r == -1 then return raise(self._con, self._con._h:take_error()) end
-  local rs, err = self._h:execute()
-  if err ~= nil then return raise(self._con, err) end
-  return rs
+  error("stmt:execute(): the statement or its connection is already in use", 2)
 end
 
 function Param:set(v)
@@ -232,6 +237,8 @@ function Param:set(v)
     C.dbbench_param_set_string(self._p, v, #v)
   elseif v == nil then
     C.dbbench_param_set_null(self._p)
+  elseif t == "cdata" and (ffi.istype("int64_t", v) or ffi.istype("uint64_t", v)) then
+    C.dbbench_param_set_int64(self._p, v)
   else
     self._h:set(v)
   end
@@ -268,6 +275,9 @@ function sb._thread_run(tid)
     stop(tid)
   end
 end
+-- sysbench defines the default as the global thread_run, which scripts
+-- may keep and wrap; one that defines its own replaces it.
+thread_run = sb._thread_run
 
 -- ---------------------------------------------------------------------------
 -- Report formatters a script can install as hooks, e.g.
@@ -352,7 +362,6 @@ mysql_table_engine = "innodb"
 myisam_max_rows = 1000000
 DB_ERROR_NONE, DB_ERROR_RESTART_TRANSACTION, DB_ERROR_FAILED = 0, 1, 2
 
-local rand = sb.rand
 sb_rand = rand.default
 sb_rand_uniform = rand.uniform
 sb_rand_gaussian = rand.gaussian

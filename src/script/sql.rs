@@ -474,8 +474,9 @@ impl UserData for StmtUd {
 /// `stmt:execute()`, called through `ffi` so that LuaJIT keeps the
 /// script's loop compiled. Returns 1 when the statement returned rows (in
 /// the connection's result object), 0 when it did not, -1 on an error (kept
-/// for `con:take_error()`), 2 when the statement is busy (the caller then
-/// takes the ordinary path, which reports it).
+/// for `con:take_error()`), 2 when the statement or its connection is
+/// already in use (only possible if a finalizer re-entered; the prelude
+/// raises a Lua error).
 ///
 /// # Safety
 /// `stmt` is the `ptr()` of a live statement handle, which the prelude's
@@ -485,18 +486,17 @@ pub unsafe extern "C" fn dbbench_stmt_execute(stmt: *const c_void) -> std::ffi::
     // SAFETY: see above; the handle owns an Rc clone of this cell.
     let cell = unsafe { &*stmt.cast::<RefCell<StmtState>>() };
     let Ok(mut st) = cell.try_borrow_mut() else { return 2 };
+    if st.con.try_borrow_mut().is_err() {
+        return 2;
+    }
     match st.execute() {
         Ok(true) => 1,
         Ok(false) => 0,
         Err((e, func)) => {
             let sql = st.sql.clone();
-            match st.con.try_borrow_mut() {
-                Ok(mut con) => {
-                    con.pending_error = Some((e, sql, func));
-                    -1
-                }
-                Err(_) => 2,
-            }
+            // Free again: execute() released it.
+            st.con.borrow_mut().pending_error = Some((e, sql, func));
+            -1
         }
     }
 }
@@ -520,6 +520,24 @@ unsafe fn with_param(param: *const c_void, f: impl FnOnce(&mut ParamSlot)) {
 #[no_mangle]
 pub unsafe extern "C" fn dbbench_param_set_number(param: *const c_void, v: f64) {
     unsafe { with_param(param, |p| p.value = to_kind(p.kind, v)) }
+}
+
+/// `void dbbench_param_set_int64(void *param, int64_t v)`: `param:set(n)`
+/// for a 64-bit integer cdata (e.g. `sysbench.rand.uniform_uint64()`).
+///
+/// # Safety
+/// As [`with_param`].
+#[no_mangle]
+pub unsafe extern "C" fn dbbench_param_set_int64(param: *const c_void, v: i64) {
+    unsafe {
+        with_param(param, |p| {
+            p.value = match p.kind {
+                T_FLOAT | T_DOUBLE => DbValue::Double(v as f64),
+                T_CHAR | T_VARCHAR => DbValue::Text(v.to_string()),
+                _ => DbValue::Int(v),
+            }
+        })
+    }
 }
 
 /// `void dbbench_param_set_string(void *param, const char *s, size_t len)`:
