@@ -686,8 +686,10 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                     aborted: Some(format!("forced shutdown with {unfinished} unfinished events")),
                     ..summary(cfg, sql(), &cum, &fairness, total, now.duration_since(period_start).as_secs_f64())
                 };
-                report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+                // A script's JSON array (report_json as interval hook) ends
+                // before the built-in report, so both stay parseable.
                 script::close_reports(main);
+                report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
                 let _ = std::io::Write::flush(&mut std::io::stdout());
                 std::process::exit(2);
             }
@@ -722,7 +724,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 now.duration_since(run_start).as_secs_f64(),
                 now.duration_since(period_start).as_secs_f64(),
             );
-            report::text::final_report(&summary);
+            if cfg.format == Format::Legacy {
+                report::legacy::final_report(&summary);
+            } else {
+                report::text::final_report(&summary);
+            }
             collector.reset();
             period_start = now;
         }
@@ -775,7 +781,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             ..summary(cfg, sql(), &cum, &fairness, total, period)
         };
         let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
-        if !report::cumulative_hook(main, &summary) {
+        if report::cumulative_hook(main, &summary) {
+            script::close_reports(main);
+        } else {
+            // As above: the script's JSON array ends before the built-in report.
+            script::close_reports(main);
             report::final_report(cfg.format, &summary, &opts, &shared.script.name);
         }
         if let Some(r) = &summary.rate {

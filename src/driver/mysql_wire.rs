@@ -706,7 +706,14 @@ impl NativeConnection {
         self.pending.clear();
         let mut first: Option<Outcome> = None;
         loop {
-            let outcome = self.read_one_result(binary, if first.is_none() { stmt } else { None })?;
+            let outcome = match self.read_one_result(binary, if first.is_none() { stmt } else { None }) {
+                Ok(o) => o,
+                Err(e) => {
+                    // A failed statement leaves no results to walk through.
+                    self.pending.clear();
+                    return Err(e);
+                }
+            };
             match first {
                 None => first = Some(outcome),
                 Some(_) => self.pending.push_back(outcome),
@@ -806,6 +813,9 @@ impl NativeConnection {
     }
 
     fn command(&mut self, cmd: u8, body: &[u8]) -> Result<(), DbError> {
+        // Results left from the previous command are gone with it, even if
+        // this one fails before its reply is read.
+        self.pending.clear();
         self.wire.begin(true);
         self.wire.wbuf.push(cmd);
         self.wire.wbuf.extend_from_slice(body);
@@ -1153,19 +1163,22 @@ mod tests {
     fn late_replies_keep_waiting_first_and_are_read_whole() {
         let (mut w, server) = pair();
         w.reply_score = REPLY_SCORE_MAX;
+        // The "server" answers each command only when asked, 5 ms later:
+        // a first read finds nothing.
+        let (ask, asked) = std::sync::mpsc::channel::<()>();
         let writer = std::thread::spawn(move || {
             let mut server = server;
-            for _ in 0..40 {
-                std::thread::sleep(Duration::from_millis(2));
+            while asked.recv().is_ok() {
+                std::thread::sleep(Duration::from_millis(5));
                 server.write_all(&PACKET).unwrap();
             }
         });
         for _ in 0..40 {
-            // Each reply arrives ~2 ms after the "command": a first read
-            // would find nothing.
             w.awaiting_reply = true;
+            ask.send(()).unwrap();
             assert_eq!(w.read().unwrap(), &[0x00]);
         }
+        drop(ask);
         writer.join().unwrap();
         assert!(w.reply_score < REPLY_SCORE_MAX / 2, "score {}", w.reply_score);
     }
