@@ -18,6 +18,7 @@ use options::Options;
 use std::process::ExitCode;
 
 /// Small blocks are cached per thread in front of malloc (see `alloc.rs`).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 #[global_allocator]
 static GLOBAL: alloc::CachingMalloc = alloc::CachingMalloc;
 

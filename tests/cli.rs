@@ -437,3 +437,47 @@ fn forced_shutdown_ends_an_event_that_never_returns() {
     assert!(r.stdout.contains("Number of unfinished transactions on forced shutdown: 2"), "{}", r.stdout);
     assert!(t0.elapsed() < std::time::Duration::from_secs(20));
 }
+
+/// Review fixes, each as sysbench behaves: rand.varstring rejects lengths
+/// C would wrap; a uint64 cdata binds as an integer; the global thread_run
+/// is the default loop and can be wrapped; an interval report_json array
+/// is closed before the built-in final report.
+#[test]
+fn varstring_bounds_uint64_params_wrapped_thread_run_and_json_then_text() {
+    let (_d, s) = script(
+        r#"
+function init()
+  local v = sysbench.rand.varstring(3, 5)
+  assert(#v >= 3 and #v <= 5 and v:match("^[0-z]+$"), v)
+  local ok, err = pcall(sysbench.rand.varstring, 5, -1)
+  print("varstring bad: " .. tostring(ok) .. " " .. tostring(err))
+  local con = sysbench.sql.driver():connect()
+  local st = con:prepare("SELECT ?")
+  local p = st:bind_create(sysbench.sql.type.BIGINT)
+  st:bind_param(p)
+  p:set(sysbench.rand.uniform_uint64() % 1000000ULL)
+  print("uint64 param: " .. st:execute():fetch_row()[1])
+end
+local base = thread_run
+function thread_run(tid)
+  print("wrapped " .. tid)
+  return base(tid)
+end
+function event() end
+sysbench.hooks.report_intermediate = sysbench.report_json
+"#,
+    );
+    let r = dbbench(&[&s, "run", "--time=2", "--report-interval=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("varstring bad: false") && r.stdout.contains("need 0 <= min <= max"), "{}", r.stdout);
+    let n: u64 = r.stdout.lines().find_map(|l| l.strip_prefix("uint64 param: ")).expect("param line").parse().unwrap();
+    assert!(n < 1_000_000);
+    assert!(r.stdout.contains("wrapped 0"), "{}", r.stdout);
+    assert!(r.number("total number of events:").unwrap() > 0.0, "{}", r.stdout);
+    // The interval objects form a closed JSON array before the text report.
+    let start = r.stdout.find("[\n").expect("JSON array");
+    let end = r.stdout[start..].find("\n]\n").expect("closed array") + start + 3;
+    let v: serde_json::Value = serde_json::from_str(&r.stdout[start..end]).expect("valid JSON");
+    assert!(v.as_array().is_some_and(|a| !a.is_empty()), "{v}");
+    assert!(end < r.stdout.find("General statistics").unwrap(), "{}", r.stdout);
+}
