@@ -115,6 +115,23 @@ unsafe impl GlobalAlloc for CachingMalloc {
     }
 
     #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if class(layout).is_none() && layout.align() <= GRAIN {
+            // calloc: fresh pages from the kernel are already zero and stay
+            // untouched (not resident) until used, which matters for large
+            // mostly-empty buffers such as latency histograms.
+            // SAFETY: plain calloc.
+            return unsafe { libc::calloc(1, layout.size().max(1)).cast() };
+        }
+        // SAFETY: as alloc; then the block is zeroed.
+        let p = unsafe { self.alloc(layout) };
+        if !p.is_null() {
+            unsafe { ptr::write_bytes(p, 0, layout.size()) };
+        }
+        p
+    }
+
+    #[inline]
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
         let Some(c) = class(layout) else {
             // SAFETY: large blocks come from large_alloc.
