@@ -44,10 +44,15 @@ pub type Counts = [u64; NCOUNTERS];
 pub const HIST_MAX_US: u64 = 3_600_000_000;
 
 /// Latency accumulator: HDR histogram plus exact min/max/sum.
+///
+/// The histogram (188 KiB of buckets, which the hdrhistogram crate zeroes
+/// by writing, so all of it is resident) is created by the first value:
+/// an accumulator that records nothing (the service time of a closed-loop
+/// run, the fresh one a client gets at every report tick) costs no memory.
 #[derive(Debug, Clone)]
 pub struct LatencyAcc {
-    /// Histogram of latencies in µs.
-    pub hist: Histogram<u64>,
+    /// Histogram of latencies in µs; None until a value is recorded.
+    hist: Option<Histogram<u64>>,
     /// Number of recorded latencies.
     pub count: u64,
     /// Exact minimum, ns (u64::MAX when empty).
@@ -63,7 +68,7 @@ pub struct LatencyAcc {
 impl Default for LatencyAcc {
     fn default() -> Self {
         LatencyAcc {
-            hist: Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds"),
+            hist: None,
             count: 0,
             min_ns: u64::MAX,
             max_ns: 0,
@@ -73,7 +78,16 @@ impl Default for LatencyAcc {
     }
 }
 
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("valid histogram bounds")
+}
+
 impl LatencyAcc {
+    /// The histogram (µs), if anything was recorded.
+    pub fn histogram(&self) -> Option<&Histogram<u64>> {
+        self.hist.as_ref()
+    }
+
     /// Records one latency in nanoseconds.
     #[inline]
     pub fn record(&mut self, ns: u64) {
@@ -82,7 +96,7 @@ impl LatencyAcc {
             self.overflow += 1;
         }
         // Cannot fail: the value is clamped into the histogram's range.
-        let _ = self.hist.record(us.min(HIST_MAX_US));
+        let _ = self.hist.get_or_insert_with(new_histogram).record(us.min(HIST_MAX_US));
         self.count += 1;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
@@ -94,8 +108,14 @@ impl LatencyAcc {
         if other.count == 0 {
             return;
         }
-        // Same bounds on both sides, so adding cannot fail.
-        let _ = self.hist.add(&other.hist);
+        match (&mut self.hist, &other.hist) {
+            // Same bounds on both sides, so adding cannot fail.
+            (Some(h), Some(o)) => {
+                let _ = h.add(o);
+            }
+            (None, Some(o)) => self.hist = Some(o.clone()),
+            (_, None) => {}
+        }
         self.count += other.count;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
@@ -112,7 +132,7 @@ impl LatencyAcc {
         // p / 100 is inexact (99.9 / 100 = 0.9990000000000001), which would
         // move the nearest-rank percentile one rank up; nudge it down.
         let q = (p / 100.0 - 1e-12).clamp(0.0, 1.0);
-        let v_us = self.hist.value_at_quantile(q);
+        let v_us = self.hist.as_ref()?.value_at_quantile(q);
         // The histogram reports the bucket's upper edge; never report a value
         // outside what was actually measured.
         let ns = (v_us.saturating_mul(1000)).clamp(self.min_ns, self.max_ns);
@@ -241,9 +261,8 @@ impl Collector {
         let mut p = Period::default();
         for c in &self.clients {
             // Swap in a fresh accumulator rather than zeroing the old one:
-            // a new histogram's buckets are untouched zero pages, so a client
-            // only holds the pages its own latencies touch (RSS at thousands
-            // of clients), and the lock is held only for the swap.
+            // it allocates its histogram only when the client records
+            // again, and the lock is held only for the swap.
             for (acc, into) in [(&c.latency, &mut p.latency), (&c.service, &mut p.service)] {
                 let taken = match acc.lock() {
                     Ok(mut l) if l.count > 0 => std::mem::take(&mut *l),
@@ -306,6 +325,26 @@ pub fn mean_stddev(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histograms_exist_only_once_something_is_recorded() {
+        let mut empty = LatencyAcc::default();
+        assert!(empty.histogram().is_none());
+        empty.merge(&LatencyAcc::default());
+        assert!(empty.histogram().is_none() && empty.percentile_ms(95.0).is_none());
+        let mut one = LatencyAcc::default();
+        one.record(2_000_000);
+        empty.merge(&one);
+        assert_eq!(empty.percentile_ms(50.0), Some(2.0));
+        // A client's accumulator after a report tick holds no histogram.
+        let c = ClientStats::default();
+        c.record_event(1_000_000, None);
+        let mut col = Collector::new(vec![Arc::new(c)]);
+        let p = col.drain_interval();
+        assert_eq!(p.latency.count, 1);
+        assert!(col.clients[0].latency.lock().unwrap().histogram().is_none());
+        assert!(col.clients[0].service.lock().unwrap().histogram().is_none());
+    }
 
     #[test]
     fn percentiles_are_clamped_to_exact_min_max() {

@@ -83,11 +83,14 @@ pub fn histogram(acc: &LatencyAcc) {
 pub fn histogram_table(acc: &LatencyAcc) {
     println!("       value  ------------- distribution ------------- count");
     let rows: Vec<(f64, u64)> = acc
-        .hist
-        .iter_log(1, 1.02)
-        .filter(|v| v.count_since_last_iteration() > 0)
-        .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_since_last_iteration()))
-        .collect();
+        .histogram()
+        .map(|h| {
+            h.iter_log(1, 1.02)
+                .filter(|v| v.count_since_last_iteration() > 0)
+                .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_since_last_iteration()))
+                .collect()
+        })
+        .unwrap_or_default();
     let max = rows.iter().map(|r| r.1).max().unwrap_or(1);
     for (value, count) in rows {
         let stars = ((count as f64 * 40.0 / max as f64) + 0.5).floor() as usize;
