@@ -443,35 +443,20 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     };
     // An event that ended the loop (truthy return) or failed is not running.
     stats.in_event.store(false, Ordering::Relaxed);
-    if let Err(e) = r {
-        return out.failed(&ctl, format!("FATAL: `thread_run' function failed: {}", script::error_message(&e)));
-    }
     out.finished = Some(Instant::now());
-    out.thread_done(&ctl, &lua, tid)
-}
-
-impl ClientOutcome {
-    /// The client failed with `msg`: print it, stop every client.
-    fn failed(mut self, ctl: &Control, msg: String) -> ClientOutcome {
+    // thread_done only after a clean loop; either failure stops every client.
+    let r = r.map_err(|e| format!("FATAL: `thread_run' function failed: {}", script::error_message(&e))).and_then(|_| {
+        match script::global_fn(&lua, "thread_done") {
+            Some(f) => f.call::<()>(tid).map_err(|e| format!("FATAL: `thread_done' function failed: {}", script::error_message(&e))),
+            None => Ok(()),
+        }
+    });
+    if let Err(msg) = r {
         println!("{msg}");
         ctl.shared.failed.store(true, Ordering::Relaxed);
-        self.run_error = Some(msg);
-        self.finished = Some(Instant::now());
-        self
+        out.run_error = Some(msg);
     }
-
-    /// Calls the script's `thread_done` after a clean loop.
-    fn thread_done(mut self, ctl: &Control, lua: &Lua, tid: u32) -> ClientOutcome {
-        if let Some(f) = script::global_fn(lua, "thread_done") {
-            if let Err(e) = f.call::<()>(tid) {
-                let msg = format!("FATAL: `thread_done' function failed: {}", script::error_message(&e));
-                println!("{msg}");
-                ctl.shared.failed.store(true, Ordering::Relaxed);
-                self.run_error = Some(msg);
-            }
-        }
-        self
-    }
+    out
 }
 
 fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
