@@ -445,17 +445,6 @@ impl UserData for StmtUd {
             }
             Ok(())
         });
-        m.add_method("execute", |lua, this, ()| {
-            let mut st = this.0.borrow_mut();
-            match st.execute() {
-                Ok(rows) => Ok((if rows { Value::UserData(st.con.borrow().result.clone()) } else { Value::Nil }, Value::Nil)),
-                Err((e, func)) => {
-                    let sql = st.sql.clone();
-                    let err = st.con.borrow_mut().handle_error(lua, e, &sql, func)?;
-                    Ok((Value::Nil, Value::Table(err)))
-                }
-            }
-        });
         m.add_method("close", |_, this, ()| {
             let mut st = this.0.borrow_mut();
             if !st.closed {
