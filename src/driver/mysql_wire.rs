@@ -703,7 +703,6 @@ impl NativeConnection {
     /// whose cached result metadata the server may refer to instead of
     /// sending it.
     fn read_response(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
-        self.pending.clear();
         let mut first: Option<Outcome> = None;
         loop {
             let outcome = match self.read_one_result(binary, if first.is_none() { stmt } else { None }) {
@@ -1027,6 +1026,8 @@ impl Connection for NativeConnection {
                 (*id, send)
             }
         };
+        // As in command(): the previous statement's results go with it.
+        self.pending.clear();
         self.wire.begin(true);
         let w = &mut self.wire.wbuf;
         w.push(COM_STMT_EXECUTE);
