@@ -22,7 +22,20 @@ fn latency(acc: &LatencyAcc, pct: &[f64]) -> Value {
         "sum_ms": acc.sum_ms(),
         "percentiles_ms": p,
         "above_histogram_range": acc.overflow,
+        "histogram": histogram_base64(acc),
     })
+}
+
+/// The whole latency histogram (µs values) as HdrHistogram's V2 compressed
+/// encoding in base64 (the `HISTFAAA...` form other HDR tools read), so
+/// stored runs can be merged and re-percentiled later; null when empty.
+fn histogram_base64(acc: &LatencyAcc) -> Option<String> {
+    use base64::Engine;
+    use hdrhistogram::serialization::Serializer;
+    let h = acc.histogram()?;
+    let mut buf = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new().serialize(h, &mut buf).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(buf))
 }
 
 fn interval(row: &IntervalRow, pct: &[f64]) -> Value {
