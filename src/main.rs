@@ -5,6 +5,7 @@ mod alloc;
 mod cli;
 mod driver;
 mod engine;
+mod lab;
 mod options;
 mod progress;
 mod rand;
@@ -54,6 +55,13 @@ fn fatal(msg: &str) -> ExitCode {
 }
 
 fn real_main(argv: Vec<String>) -> ExitCode {
+    // The lab's subcommands. A script literally named `lab` or `server` in
+    // the current directory is still run as a script, as sysbench would.
+    match argv.get(1).map(String::as_str) {
+        Some("lab") if !std::path::Path::new("lab").exists() => return lab::cli::main(&argv[2..]),
+        Some("server") if !std::path::Path::new("server").exists() => return lab::server::cli_main(&argv[2..]),
+        _ => {}
+    }
     let parsed = match cli::parse(&argv[1..]) {
         Ok(p) => p,
         Err(e) => return usage_error(&e),

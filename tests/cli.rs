@@ -224,7 +224,7 @@ fn custom_and_parallel_commands() {
 
 #[test]
 fn reserved_subcommands_say_they_are_planned() {
-    let r = dbbench(&["lab", "run", "x.toml"]);
+    let r = dbbench(&["tpch", "run"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("planned"), "{}", r.stderr);
 }

@@ -1,0 +1,123 @@
+//! `dbbench lab ...`: argument handling; the work is in `runner`, `plan`
+//! and `summary`.
+
+use crate::lab::{datadir, plan, runner, spec, store, summary};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const HELP: &str = "\
+Usage:
+  dbbench lab plan SPEC.toml            print the runs in order and an estimated duration
+  dbbench lab run SPEC.toml [options]   run the experiment, store every run, print a comparison
+  dbbench lab summary SPEC.toml [--store=PATH]
+                                        print the comparison of the newest stored experiment
+
+Options of `lab run`:
+  --resume          continue the newest unfinished experiment of SPEC: stored runs are skipped
+  --new             start a new experiment even though an unfinished one exists
+  --store=PATH      results store (SQLite file) [spec's store, else <spec dir>/dbbench-lab/results.sqlite]
+  --workdir=DIR     data directories, snapshots and sockets' home [<spec dir>/dbbench-lab]
+  --keep-data       keep data directories and snapshots after the experiment finishes
+
+Exit status of `lab run`: 0 every run ok, 2 some runs failed or timed out
+(the matrix goes on; errors are stored), 1 the lab could not run, 130 interrupted
+(resume with --resume). Spec format: docs/lab.md; examples in examples/.
+";
+
+/// Entry point for `dbbench lab ARGS...`.
+pub fn main(args: &[String]) -> ExitCode {
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("dbbench lab: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<u8, String> {
+    let Some(sub) = args.first() else {
+        eprint!("{HELP}");
+        return Ok(1);
+    };
+    let mut o = runner::RunOptions::default();
+    let mut positionals = Vec::new();
+    for a in &args[1..] {
+        match a.split_once('=').map(|(k, v)| (k, Some(v))).unwrap_or((a.as_str(), None)) {
+            ("--resume", None) => o.resume = true,
+            ("--new", None) => o.new = true,
+            ("--keep-data", None) => o.keep_data = true,
+            ("--store", Some(v)) => o.store = Some(PathBuf::from(v)),
+            ("--workdir", Some(v)) => o.workdir = Some(PathBuf::from(v)),
+            ("--help" | "-h", None) => {
+                print!("{HELP}");
+                return Ok(0);
+            }
+            (k, _) if k.starts_with('-') => return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`")),
+            _ => positionals.push(a.clone()),
+        }
+    }
+    if o.resume && o.new {
+        return Err("--resume and --new exclude each other".into());
+    }
+    let spec_arg = |n: usize| -> Result<spec::Spec, String> {
+        if positionals.len() != n {
+            return Err(format!("`lab {sub}` takes {} argument(s), got {}; see `dbbench lab --help`", n, positionals.len()));
+        }
+        spec::load(Path::new(&positionals[0]))
+    };
+    match sub.as_str() {
+        "--help" | "-h" | "help" => {
+            print!("{HELP}");
+            Ok(0)
+        }
+        "plan" => {
+            let s = spec_arg(1)?;
+            let p = plan::runs(&s);
+            print!("{}", plan::describe(&s, &p));
+            for r in &p {
+                println!(
+                    "  {:>4}  {:<16} {:<24} threads={:<5} repeat={}",
+                    r.seq + 1,
+                    s.configurations[r.configuration].name,
+                    s.workloads[r.workload].name,
+                    r.threads,
+                    r.repeat
+                );
+            }
+            Ok(0)
+        }
+        "run" => {
+            let s = spec_arg(1)?;
+            runner::run(&s, &o)
+        }
+        "summary" => {
+            let s = spec_arg(1)?;
+            let (store_path, _) = runner::default_paths(&s, &o);
+            if !store_path.exists() {
+                return Err(format!("no results store at {}; run the experiment first", store_path.display()));
+            }
+            let st = store::Store::open(&store_path)?;
+            let Some(e) = st.latest_experiment(&s.name)? else {
+                return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
+            };
+            print!("{}", summary::table(&st, e.id, &s)?);
+            println!("experiment id {} ({}) in {}", e.id, e.status, store_path.display());
+            Ok(0)
+        }
+        // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.
+        "copy-datadir" => {
+            let [mode, src, dst] = positionals.as_slice() else {
+                return Err("usage: dbbench lab copy-datadir snapshot|restore SRC DST".into());
+            };
+            let stats = match mode.as_str() {
+                "snapshot" => datadir::snapshot(Path::new(src), Path::new(dst))?,
+                "restore" => datadir::restore(Path::new(src), Path::new(dst))?,
+                m => return Err(format!("copy-datadir mode '{m}': use snapshot or restore")),
+            };
+            println!("{}", serde_json::to_string(&stats).unwrap_or_default());
+            Ok(0)
+        }
+        other => Err(format!("unknown lab command '{other}'; use plan, run or summary (see `dbbench lab --help`)")),
+    }
+}

@@ -1,0 +1,37 @@
+//! The benchmark lab: `dbbench lab plan|run|summary SPEC` and `dbbench server`.
+//!
+//! Data flow: `spec` (TOML → validated `Spec`) → `plan` (cells × repeats in
+//! run order) → `runner` (servers via `server`, data via `datadir`, hooks and
+//! status via `sql`, OS samples via `sampler`, one `dbbench run` child per
+//! run) → `store` (SQLite results file) → `summary` (comparison table).
+//! See ARCHITECTURE.md and docs/lab.md.
+
+pub mod cli;
+pub mod datadir;
+pub mod plan;
+pub mod runner;
+pub mod sampler;
+pub mod server;
+pub mod spec;
+pub mod sql;
+pub mod store;
+pub mod summary;
+pub mod sysinfo;
+
+/// Current UTC time as RFC 3339 with milliseconds (`2026-11-22T08:15:02.123Z`).
+pub fn rfc3339_now() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as libc::time_t;
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe { libc::gmtime_r(&secs, &mut tm) };
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        now.subsec_millis()
+    )
+}

@@ -1,0 +1,992 @@
+//! Executes a plan: keeps the right server running on the right data,
+//! runs each planned run as a child process, samples the OS and the server
+//! meanwhile, and writes every finished run to the store.
+//!
+//! Per run (the seeds' gen-1 loop, made explicit):
+//! 1. `ensure_ready`: the configuration's server runs on the workload's
+//!    data. Under `prepare = "restore"` the data is prepared once into a
+//!    fresh data directory and snapshotted; before a run of a writing
+//!    workload (or after a switch) the server is stopped, the snapshot
+//!    restored, the page cache dropped if asked, and the server started.
+//! 2. `before_run` hooks, samplers on, the run (`dbbench <test> run
+//!    --format=json` or a command workload), samplers off, `after_run` hooks.
+//! 3. Crash check: a dead server makes the run `failed` with its error-log
+//!    excerpt; the next run starts a new server and the matrix goes on.
+//! 4. One store transaction for the run.
+//!
+//! Runs already in the store are skipped, which is all `--resume` needs:
+//! a kill loses at most the run in flight.
+
+use crate::lab::datadir;
+use crate::lab::plan::{self, PlannedRun};
+use crate::lab::sampler::{OsSampler, PeriodicSampler};
+use crate::lab::server::{self, ManagedServer, ServerSpec};
+use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
+use crate::lab::store::{RunRecord, Store};
+use crate::lab::{rfc3339_now, sql};
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Command-line choices of `dbbench lab run`.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Continue the newest unfinished experiment of this spec.
+    pub resume: bool,
+    /// Start a new experiment even if an unfinished one exists.
+    pub new: bool,
+    /// Results store path (overrides the spec).
+    pub store: Option<PathBuf>,
+    /// Directory for data directories, snapshots and logs.
+    pub workdir: Option<PathBuf>,
+    /// Keep data directories and snapshots after the experiment finishes.
+    pub keep_data: bool,
+}
+
+/// Set by SIGINT/SIGTERM: finish nothing more, keep state for `--resume`.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// The default results store and work directory of a spec.
+pub fn default_paths(spec: &Spec, o: &RunOptions) -> (PathBuf, PathBuf) {
+    let dir = spec.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let base = o.workdir.clone().unwrap_or_else(|| dir.join("dbbench-lab"));
+    let store = o
+        .store
+        .clone()
+        .or_else(|| spec.store.as_ref().map(PathBuf::from))
+        .unwrap_or_else(|| base.join("results.sqlite"));
+    (store, base)
+}
+
+/// Runs (or resumes) the experiment; returns the process exit status:
+/// 0 every run ok, 2 some runs failed or timed out, 130 interrupted.
+pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
+    let (store_path, base) = default_paths(spec, o);
+    let store = Store::open(&store_path)?;
+    let hash = spec_hash(&spec.text);
+    let experiment = match store.latest_experiment(&spec.name)? {
+        Some(e) if e.status != "finished" && !o.new => {
+            if !o.resume {
+                return Err(format!(
+                    "experiment '{}' in {} did not finish (status {}); continue it with --resume or start over with --new",
+                    spec.name,
+                    store_path.display(),
+                    e.status
+                ));
+            }
+            if e.spec_hash != hash {
+                return Err(format!(
+                    "experiment '{}' was started from a different version of {}; --resume needs the same spec (or start over with --new)",
+                    spec.name,
+                    spec.path.display()
+                ));
+            }
+            eprintln!("resuming experiment '{}' (id {}) in {}", spec.name, e.id, store_path.display());
+            e.id
+        }
+        Some(e) if o.resume && e.status == "finished" => {
+            return Err(format!("experiment '{}' (id {}) already finished; nothing to resume (run without --resume for a new one)", spec.name, e.id));
+        }
+        None if o.resume => return Err(format!("no experiment '{}' in {} to resume", spec.name, store_path.display())),
+        _ => {
+            let host = serde_json::to_value(crate::lab::sysinfo::host_info()).unwrap_or_default();
+            let git = host.get("git_revision").and_then(|v| v.as_str()).map(str::to_string);
+            let settings = json!({
+                "repeats": spec.repeats, "warmup_s": spec.warmup_s, "time_s": spec.time_s,
+                "order": format!("{:?}", spec.order).to_lowercase(), "seed": spec.seed,
+                "drop_caches": spec.drop_caches, "sample_interval_s": spec.sample_interval_s,
+                "run_timeout_s": spec.run_timeout.as_secs(),
+            });
+            store.create_experiment(&spec.name, &spec.description, &spec.path.display().to_string(), &spec.text, &hash, git.as_deref(), &host, &settings)?
+        }
+    };
+    let workdir = base.join(format!("{}-{experiment}", spec.name));
+    std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: cannot create the lab's work directory: {e}", workdir.display()))?;
+    // PostgreSQL runs as `postgres` when we are root; it must reach its data.
+    let _ = std::fs::set_permissions(&workdir, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    let _lock = lock(&workdir)?;
+
+    let mut config_ids = Vec::new();
+    for (i, c) in spec.configurations.iter().enumerate() {
+        config_ids.push(store.configuration(experiment, i, &c.name, c.target.kind_name(), &c.definition)?);
+    }
+    let mut lab = Lab {
+        spec,
+        store,
+        experiment,
+        workdir: workdir.clone(),
+        rundir: short_rundir(&workdir),
+        exe: std::env::current_exe().map_err(|e| format!("cannot find the dbbench binary: {e}"))?,
+        config_ids,
+        live: None,
+        prepared_failed: HashMap::new(),
+        warned_cache: false,
+    };
+    lab.stop_leftover();
+
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let planned = plan::runs(spec);
+    let total_est = plan::estimate_s(spec, &planned);
+    let mut progress = Progress::new(planned.len(), total_est);
+    let mut failed = 0usize;
+    for (i, run) in planned.iter().enumerate() {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            break;
+        }
+        let est = plan::estimate_s(spec, &planned[i..i + 1]);
+        let cell = lab.store.cell(experiment, lab.config_ids[run.configuration], &spec.workloads[run.workload].name, run.threads)?;
+        if lab.store.run_exists(cell, run.repeat)? {
+            progress.skipped(est);
+            continue;
+        }
+        let label = format!(
+            "{} / {} / {} thr / repeat {}",
+            spec.configurations[run.configuration].name, spec.workloads[run.workload].name, run.threads, run.repeat
+        );
+        progress.start(&label);
+        let outcome = lab.execute(run, cell)?;
+        match outcome {
+            Some(summary) => {
+                if !summary.starts_with("ok") {
+                    failed += 1;
+                }
+                progress.done(&label, &summary, est);
+            }
+            None => break, // interrupted: the run in flight is not recorded
+        }
+    }
+    lab.stop_server();
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        lab.store.set_experiment_status(experiment, "interrupted")?;
+        eprintln!("interrupted: completed runs are stored in {}; continue with: dbbench lab run --resume {}", store_path.display(), spec.path.display());
+        return Ok(130);
+    }
+    lab.store.set_experiment_status(experiment, "finished")?;
+    if !o.keep_data {
+        let _ = std::fs::remove_dir_all(&lab.rundir);
+        if let Err(e) = std::fs::remove_dir_all(&workdir) {
+            eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
+        }
+    }
+    print!("{}", crate::lab::summary::table(&lab.store, experiment, spec)?);
+    println!("results: {} (experiment id {experiment})", store_path.display());
+    if failed > 0 {
+        eprintln!("{failed} run(s) failed or timed out; their errors and log excerpts are in the store (runs.error, runs.log_excerpt)");
+        return Ok(2);
+    }
+    Ok(0)
+}
+
+/// Short stable hash of the spec text (FNV-1a), to refuse resuming with an edited spec.
+fn spec_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Unix sockets must fit in 108 bytes, so they live in a short directory
+/// under /tmp named after the work directory.
+fn short_rundir(workdir: &Path) -> PathBuf {
+    let abs = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    PathBuf::from("/tmp").join(format!("dbbench-{}", &spec_hash(&abs.to_string_lossy())[..10]))
+}
+
+/// An exclusive lock on the work directory: two labs on one directory would
+/// wreck each other's servers.
+fn lock(workdir: &Path) -> Result<std::fs::File, String> {
+    use std::os::unix::io::AsRawFd;
+    let path = workdir.join("lock");
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(format!("{} is in use by another dbbench lab run; wait for it or use another --workdir", workdir.display()));
+    }
+    Ok(f)
+}
+
+/// The server and data currently live.
+struct Live {
+    configuration: usize,
+    /// The workload whose data is in the live directory (None: not known).
+    workload: Option<usize>,
+    datadir: PathBuf,
+    server: Option<ManagedServer>,
+    /// A writing workload ran since the data was restored/prepared.
+    dirty: bool,
+}
+
+struct Lab<'a> {
+    spec: &'a Spec,
+    store: Store,
+    experiment: i64,
+    workdir: PathBuf,
+    rundir: PathBuf,
+    exe: PathBuf,
+    config_ids: Vec<i64>,
+    live: Option<Live>,
+    /// (configuration, workload) whose preparation failed in this process: their runs fail fast.
+    prepared_failed: HashMap<(usize, usize), String>,
+    warned_cache: bool,
+}
+
+/// What `ensure_ready` did for a run.
+struct Readiness {
+    restarted: bool,
+    cache: &'static str,
+}
+
+/// Outcome of a child process.
+struct ChildResult {
+    code: Option<i32>,
+    timed_out: bool,
+    interrupted: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl ChildResult {
+    fn tail(&self, lines: usize) -> String {
+        let all: Vec<&str> = self.stdout.lines().chain(self.stderr.lines()).collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+impl Lab<'_> {
+    fn config_dir(&self, c: usize) -> PathBuf {
+        self.workdir.join("data").join(&self.spec.configurations[c].name)
+    }
+
+    /// The live data directory of (configuration, workload): one per
+    /// configuration under "restore"/"none", one per workload under "once".
+    fn datadir(&self, c: usize, w: usize) -> PathBuf {
+        match self.spec.configurations[c].prepare {
+            PreparePolicy::Once => self.config_dir(c).join(&self.spec.workloads[w].name),
+            _ => self.config_dir(c).join("live"),
+        }
+    }
+
+    /// Sockets and logs of configuration `c`'s server: short, under /tmp.
+    fn rundir(&self, c: usize) -> PathBuf {
+        let d = self.rundir.join(c.to_string());
+        for p in [&self.rundir, &d] {
+            let _ = std::fs::create_dir_all(p);
+            let _ = std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        }
+        d
+    }
+
+    fn snapshot_dir(&self, c: usize, w: usize) -> PathBuf {
+        self.workdir.join("snapshots").join(&self.spec.configurations[c].name).join(&self.spec.workloads[w].name)
+    }
+
+    /// Where a managed server's pid is remembered across a kill of dbbench.
+    fn server_state_file(&self) -> PathBuf {
+        self.workdir.join("server.pid")
+    }
+
+    /// Stops a server a killed earlier lab process left running (same work
+    /// directory): identified by pid and its data directory in the command line.
+    fn stop_leftover(&self) {
+        let path = self.server_state_file();
+        let Ok(text) = std::fs::read_to_string(&path) else { return };
+        let mut parts = text.splitn(2, '\n');
+        let (Some(pid), Some(datadir)) = (parts.next().and_then(|p| p.trim().parse::<i32>().ok()), parts.next()) else { return };
+        let datadir = datadir.trim();
+        let matches = |pid: i32| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(datadir))
+                .unwrap_or(false)
+        };
+        if matches(pid) {
+            eprintln!("stopping the server (pid {pid}) an interrupted lab run left behind");
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let t = Instant::now();
+            while matches(pid) && t.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if matches(pid) {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        let _ = std::fs::remove_file(path);
+    }
+
+    fn stop_server(&mut self) {
+        if let Some(live) = &mut self.live {
+            if let Some(mut s) = live.server.take() {
+                if let Err(e) = s.stop() {
+                    eprintln!("warning: {e}");
+                }
+                let _ = std::fs::remove_file(self.workdir.join("server.pid"));
+            }
+        }
+    }
+
+    fn server_spec(&self, c: usize) -> Option<&ServerSpec> {
+        match &self.spec.configurations[c].target {
+            Target::Managed(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// dbbench options reaching configuration `c`'s database.
+    fn driver_args(&self, c: usize, datadir: &Path) -> Vec<String> {
+        let cfg = &self.spec.configurations[c];
+        let mut args = match &cfg.target {
+            Target::Managed(_) => self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.driver_args()).unwrap_or_default(),
+            Target::External { driver_args, .. } => driver_args.clone(),
+            Target::Sqlite { driver_args } => {
+                let mut a = driver_args.clone();
+                a.push(format!("--sqlite-db={}", datadir.join("dbbench.sqlite").display()));
+                a
+            }
+        };
+        args.extend(cfg.options.iter().map(|(k, v)| format!("--{k}={v}")));
+        args
+    }
+
+    fn hooks(&self, c: usize) -> Hooks {
+        self.spec.hooks.chained(&self.spec.configurations[c].hooks)
+    }
+
+    fn env(&self, run: Option<&PlannedRun>, c: usize, w: usize, datadir: &Path) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("DBBENCH_EXPERIMENT".to_string(), self.spec.name.clone()),
+            ("DBBENCH_CONFIGURATION".to_string(), self.spec.configurations[c].name.clone()),
+            ("DBBENCH_WORKLOAD".to_string(), self.spec.workloads[w].name.clone()),
+            ("DBBENCH_DATADIR".to_string(), datadir.display().to_string()),
+            ("DBBENCH".to_string(), self.exe.display().to_string()),
+        ];
+        if let Some(r) = run {
+            env.push(("DBBENCH_THREADS".into(), r.threads.to_string()));
+            env.push(("DBBENCH_REPEAT".into(), r.repeat.to_string()));
+            env.push(("DBBENCH_SEED".into(), self.seed(r).to_string()));
+        }
+        if let Some(s) = self.live.as_ref().and_then(|l| l.server.as_ref()) {
+            env.extend(s.env());
+        }
+        env
+    }
+
+    fn seed(&self, r: &PlannedRun) -> u64 {
+        self.spec.seed + r.repeat as u64 - 1
+    }
+
+    fn run_hooks(&self, steps: &[HookStep], c: usize, w: usize, run: Option<&PlannedRun>, datadir: &Path, what: &str) -> Result<(), String> {
+        for step in steps {
+            match step {
+                HookStep::Sql(q) => {
+                    let mut conn = sql::connect(&self.driver_args(c, datadir)).map_err(|e| format!("{what} hook: {e}"))?;
+                    conn.execute_script(q).map_err(|e| format!("{what} hook: {e}"))?;
+                }
+                HookStep::Shell(cmd) => {
+                    let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
+                    let r = run_child(&argv, &self.env(run, c, w, datadir), self.spec.run_timeout, None);
+                    if r.code != Some(0) {
+                        return Err(format!(
+                            "{what} hook `{cmd}` {}: {}",
+                            if r.timed_out { "timed out".to_string() } else { format!("exited with {:?}", r.code) },
+                            r.tail(3).replace('\n', " | ")
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts configuration `c`'s server on `datadir` (managed only), runs
+    /// `after_start` hooks, records version and variables at first start.
+    fn start(&mut self, c: usize, w: usize, datadir: &Path, overhead: &mut serde_json::Value) -> Result<(), String> {
+        if let Some(spec) = self.server_spec(c).cloned() {
+            let t = Instant::now();
+            let rundir = self.rundir(c);
+            let s = ManagedServer::start(&spec, datadir, &rundir)?;
+            let _ = std::fs::write(self.server_state_file(), format!("{}\n{}\n", s.pid(), datadir.display()));
+            overhead["start_s"] = json!(t.elapsed().as_secs_f64());
+            if let Some(l) = &mut self.live {
+                l.server = Some(s);
+            }
+        }
+        self.run_hooks(&self.hooks(c).after_start, c, w, None, datadir, "after_start")?;
+        // Version and variables, once per configuration per experiment.
+        match sql::connect(&self.driver_args(c, datadir)) {
+            Ok(mut conn) => {
+                let version = conn.version();
+                let vars = conn.variables().unwrap_or_default();
+                self.store.set_server_info(self.config_ids[c], &version, &serde_json::Value::Object(vars))?;
+            }
+            Err(e) => return Err(format!("server started but a connection failed: {e}")),
+        }
+        Ok(())
+    }
+
+    /// Makes the live data of (c, w) ready for `run`.
+    fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut serde_json::Value) -> Result<Readiness, String> {
+        let (c, w) = (run.configuration, run.workload);
+        if let Some(e) = self.prepared_failed.get(&(c, w)) {
+            return Err(e.clone());
+        }
+        let policy = self.spec.configurations[c].prepare;
+        let managed = self.server_spec(c).is_some();
+        let datadir = self.datadir(c, w);
+        let server_up = self.live.as_ref().is_some_and(|l| l.configuration == c && (!managed || l.server.is_some()));
+        let same_data = self.live.as_ref().is_some_and(|l| l.configuration == c && l.workload == Some(w) && l.datadir == datadir);
+        let dirty = self.live.as_ref().is_some_and(|l| l.dirty);
+        let external = matches!(self.spec.configurations[c].target, Target::External { .. });
+
+        let need_restart = match policy {
+            PreparePolicy::Restore => !(server_up && same_data && !dirty),
+            _ => !(server_up && same_data),
+        };
+        if !need_restart {
+            return Ok(Readiness { restarted: false, cache: "warm" });
+        }
+        let t_stop = Instant::now();
+        let was_running = self.live.as_ref().is_some_and(|l| l.server.is_some());
+        self.stop_server();
+        if was_running {
+            overhead["stop_s"] = json!(t_stop.elapsed().as_secs_f64());
+        }
+        self.live = Some(Live { configuration: c, workload: None, datadir: datadir.clone(), server: None, dirty: false });
+
+        if policy == PreparePolicy::Restore {
+            let snap = self.snapshot_dir(c, w);
+            if !snap.join(".complete").exists() {
+                if let Err(e) = self.prepare_snapshot(c, w, &datadir, &snap) {
+                    let e = format!("prepare: {e}");
+                    self.prepared_failed.insert((c, w), e.clone());
+                    self.stop_server();
+                    return Err(e);
+                }
+            }
+            let t = Instant::now();
+            let stats = datadir::restore(&snap.join("data"), &datadir).map_err(|e| format!("restore: {e}"))?;
+            overhead["restore_s"] = json!(t.elapsed().as_secs_f64());
+            overhead["restore"] = serde_json::to_value(&stats).unwrap_or_default();
+        } else if !external {
+            if managed && !sibling(&datadir, "initialized").exists() {
+                let _ = std::fs::remove_dir_all(&datadir);
+                self.initialize(c, &datadir, overhead)?;
+            } else {
+                std::fs::create_dir_all(&datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
+            }
+        }
+        let cache = self.drop_caches();
+        self.start(c, w, &datadir, overhead)?;
+        if policy == PreparePolicy::Once {
+            let marker = self.prepared_marker(c, w);
+            if !self.is_prepared(c, w, &marker)? {
+                let t = Instant::now();
+                if let Err(e) = self.prepare_data(c, w, &datadir, external) {
+                    let e = format!("prepare: {e}");
+                    self.prepared_failed.insert((c, w), e.clone());
+                    return Err(e);
+                }
+                self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
+                self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
+            }
+        }
+        if let Some(l) = &mut self.live {
+            l.workload = Some(w);
+        }
+        Ok(Readiness { restarted: true, cache })
+    }
+
+    /// Markers are files beside a data directory (`<dir>.prepared`), never
+    /// inside it: servers own their directories (initdb wants them empty).
+    fn prepared_marker(&self, c: usize, w: usize) -> PathBuf {
+        sibling(&self.datadir(c, w), "prepared")
+    }
+
+    /// Under "once": managed/SQLite data carries a marker file; an external
+    /// server's preparation is remembered in the store (per experiment).
+    fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> Result<bool, String> {
+        if matches!(self.spec.configurations[c].target, Target::External { .. }) {
+            let n: i64 = self
+                .store
+                .connection()
+                .query_row(
+                    "SELECT count(*) FROM events WHERE experiment_id = ?1 AND configuration = ?2 AND workload = ?3 AND kind = 'prepared'",
+                    rusqlite::params![self.experiment, self.spec.configurations[c].name, self.spec.workloads[w].name],
+                    |r| r.get(0),
+                )
+                .map_err(|e| e.to_string())?;
+            return Ok(n > 0);
+        }
+        Ok(marker.exists())
+    }
+
+    fn mark_prepared(&self, c: usize, w: usize, marker: &Path, seconds: f64) -> Result<(), String> {
+        if !matches!(self.spec.configurations[c].target, Target::External { .. }) {
+            std::fs::write(marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+        }
+        self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "prepared", Some(seconds), &json!({}))
+    }
+
+    fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut serde_json::Value) -> Result<(), String> {
+        let spec = self.server_spec(c).cloned().expect("managed");
+        let t = Instant::now();
+        if let Some(p) = datadir.parent() {
+            std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        server::initialize(&spec, datadir, &self.rundir(c))?;
+        let marker = sibling(datadir, "initialized");
+        std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+        overhead["initialize_s"] = json!(t.elapsed().as_secs_f64());
+        self.store.event(self.experiment, Some(&self.spec.configurations[c].name), None, "initialized", Some(t.elapsed().as_secs_f64()), &json!({}))
+    }
+
+    /// Prepare into a fresh data directory, stop, snapshot (restore policy).
+    fn prepare_snapshot(&mut self, c: usize, w: usize, datadir: &Path, snap: &Path) -> Result<(), String> {
+        let t = Instant::now();
+        let _ = std::fs::remove_dir_all(datadir);
+        let _ = std::fs::remove_file(sibling(datadir, "initialized"));
+        let mut overhead = json!({});
+        if self.server_spec(c).is_some() {
+            self.initialize(c, datadir, &mut overhead)?;
+        } else {
+            std::fs::create_dir_all(datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
+        }
+        self.start(c, w, datadir, &mut overhead)?;
+        self.prepare_data(c, w, datadir, false)?;
+        self.run_hooks(&self.hooks(c).after_prepare, c, w, None, datadir, "after_prepare")?;
+        let prepare_s = t.elapsed().as_secs_f64();
+        self.stop_server();
+        let _ = std::fs::remove_dir_all(snap);
+        std::fs::create_dir_all(snap).map_err(|e| format!("{}: {e}", snap.display()))?;
+        let ts = Instant::now();
+        let stats = datadir::snapshot(datadir, &snap.join("data"))?;
+        let snapshot_s = ts.elapsed().as_secs_f64();
+        std::fs::write(snap.join(".complete"), b"").map_err(|e| format!("{}: {e}", snap.display()))?;
+        let size = datadir::tree_size(datadir).unwrap_or(0);
+        self.store.event(
+            self.experiment,
+            Some(&self.spec.configurations[c].name),
+            Some(&self.spec.workloads[w].name),
+            "prepared",
+            Some(prepare_s),
+            &json!({"snapshot_s": snapshot_s, "snapshot": stats, "datadir_bytes": size, "overhead": overhead}),
+        )?;
+        Ok(())
+    }
+
+    /// Runs the workload's prepare (after a cleanup on external servers,
+    /// whose tables may be left from an earlier experiment).
+    fn prepare_data(&mut self, c: usize, w: usize, datadir: &Path, external: bool) -> Result<(), String> {
+        let env = self.env(None, c, w, datadir);
+        let timeout = Duration::from_secs(6 * 3600);
+        match &self.spec.workloads[w].kind {
+            WorkloadKind::Test { test, options } => {
+                let threads = if matches!(self.spec.configurations[c].target, Target::Sqlite { .. }) {
+                    1
+                } else {
+                    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+                };
+                let commands: &[&str] = if external { &["cleanup", "prepare"] } else { &["prepare"] };
+                for cmd in commands {
+                    let mut argv = vec![self.exe.display().to_string(), test.clone(), cmd.to_string()];
+                    argv.push(format!("--threads={threads}"));
+                    argv.push(format!("--rand-seed={}", self.spec.seed));
+                    argv.extend(self.driver_args(c, datadir));
+                    argv.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
+                    let r = run_child(&argv, &env, timeout, None);
+                    if r.interrupted {
+                        return Err("interrupted".into());
+                    }
+                    if r.code != Some(0) {
+                        return Err(format!("`{cmd}` exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                    }
+                }
+            }
+            WorkloadKind::Command { prepare: Some(p), .. } => {
+                let argv = self.expand(p, None, c, w, datadir);
+                let r = run_child(&argv, &env, timeout, None);
+                if r.code != Some(0) {
+                    return Err(format!("prepare_command exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                }
+            }
+            WorkloadKind::Command { prepare: None, .. } => {}
+        }
+        Ok(())
+    }
+
+    fn drop_caches(&mut self) -> &'static str {
+        if !self.spec.drop_caches {
+            return "warm";
+        }
+        match crate::lab::sysinfo::drop_page_cache() {
+            Ok(()) => "dropped",
+            Err(e) => {
+                if !self.warned_cache {
+                    eprintln!("warning: cannot drop the page cache ({e}); runs are recorded as \"lukewarm\". Run as root to drop it.");
+                    let _ = self.store.event(self.experiment, None, None, "warning", None, &json!({"cache": e}));
+                    self.warned_cache = true;
+                }
+                "lukewarm"
+            }
+        }
+    }
+
+    /// Replaces `{placeholders}` in a command workload's argv.
+    fn expand(&self, argv: &[String], run: Option<&PlannedRun>, c: usize, w: usize, datadir: &Path) -> Vec<String> {
+        let server = self.live.as_ref().and_then(|l| l.server.as_ref());
+        let mut vars: Vec<(&str, String)> = vec![
+            ("configuration", self.spec.configurations[c].name.clone()),
+            ("workload", self.spec.workloads[w].name.clone()),
+            ("time", self.spec.time_s.to_string()),
+            ("warmup", self.spec.warmup_s.to_string()),
+            ("datadir", datadir.display().to_string()),
+            ("dbbench", self.exe.display().to_string()),
+            ("socket", server.map(|s| s.socket().display().to_string()).unwrap_or_default()),
+            ("port", server.map(|s| s.port().to_string()).unwrap_or_default()),
+        ];
+        if let Some(r) = run {
+            vars.push(("threads", r.threads.to_string()));
+            vars.push(("repeat", r.repeat.to_string()));
+            vars.push(("seed", self.seed(r).to_string()));
+        }
+        let mut out = Vec::new();
+        for a in argv {
+            if a == "{driver_args}" {
+                out.extend(self.driver_args(c, datadir));
+                continue;
+            }
+            let mut s = a.clone();
+            for (k, v) in &vars {
+                s = s.replace(&format!("{{{k}}}"), v);
+            }
+            out.push(s);
+        }
+        out
+    }
+
+    /// Executes one planned run and stores it. Returns a one-line summary,
+    /// or None when interrupted (nothing stored).
+    fn execute(&mut self, run: &PlannedRun, cell: i64) -> Result<Option<String>, String> {
+        let (c, w) = (run.configuration, run.workload);
+        let started_at = rfc3339_now();
+        let mut overhead = json!({});
+        let mut rec = RunRecord { cell_id: cell, repeat: run.repeat, seq: run.seq, seed: self.seed(run), ..Default::default() };
+        let t_ready = Instant::now();
+        let ready = self.ensure_ready(run, &mut overhead);
+        overhead["ready_s"] = json!(t_ready.elapsed().as_secs_f64());
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let datadir = self.datadir(c, w);
+        let readiness = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, 0));
+                self.stop_server();
+                self.live = None;
+                rec.status = "failed".into();
+                rec.error = Some(e.clone());
+                rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
+                rec.started_at = started_at;
+                rec.ended_at = rfc3339_now();
+                rec.cache = "warm".into();
+                rec.overhead = overhead;
+                self.store.insert_run(&rec)?;
+                return Ok(Some(format!("failed: {e}")));
+            }
+        };
+        rec.server_restarted = readiness.restarted;
+        rec.cache = readiness.cache.into();
+        let hooks = self.hooks(c);
+        let mut error: Option<String> = None;
+        let t_hooks = Instant::now();
+        if let Err(e) = self.run_hooks(&hooks.before_run, c, w, Some(run), &datadir, "before_run") {
+            error = Some(e);
+        }
+        overhead["before_run_s"] = json!(t_hooks.elapsed().as_secs_f64());
+        let log_pos = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.log_position()).unwrap_or(0);
+        let env = self.env(Some(run), c, w, &datadir);
+        let mut child: Option<ChildResult> = None;
+        let mut argv: Vec<String> = Vec::new();
+        let interval = Duration::from_secs(self.spec.sample_interval_s);
+        if error.is_none() {
+            argv = match &self.spec.workloads[w].kind {
+                WorkloadKind::Test { test, options } => {
+                    let mut a = vec![self.exe.display().to_string(), test.clone(), "run".to_string()];
+                    a.push(format!("--threads={}", run.threads));
+                    a.push(format!("--time={}", self.spec.time_s));
+                    a.push(format!("--warmup-time={}", self.spec.warmup_s));
+                    a.push(format!("--rand-seed={}", rec.seed));
+                    a.push(format!("--report-interval={}", self.spec.sample_interval_s));
+                    a.push("--percentile=50,95,99,99.9".to_string());
+                    a.push("--format=json".to_string());
+                    a.extend(self.driver_args(c, &datadir));
+                    a.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
+                    a
+                }
+                WorkloadKind::Command { command, .. } => self.expand(command, Some(run), c, w, &datadir),
+            };
+            // Samplers: the OS always; the server's status over its own connection.
+            let os = OsSampler::start(interval);
+            let status_args = self.driver_args(c, &datadir);
+            let sample_server = !matches!(self.spec.configurations[c].target, Target::Sqlite { .. });
+            let server_sampler = sample_server.then(|| {
+                let mut conn = sql::SamplerConnection(None);
+                let mut previous = serde_json::Map::new();
+                PeriodicSampler::start(interval, move |_| {
+                    let now = conn.get(&status_args)?.status().ok()?;
+                    // Only what changed since the previous sample (the first holds all).
+                    let changed: serde_json::Map<_, _> =
+                        now.iter().filter(|(k, v)| previous.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    previous = now;
+                    Some(serde_json::Value::Object(changed))
+                })
+            });
+            let r = run_child(&argv, &env, self.spec.run_timeout, None);
+            rec.os_samples = os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
+            if let Some(s) = server_sampler {
+                rec.server_samples = s.stop();
+            }
+            if r.interrupted {
+                return Ok(None);
+            }
+            child = Some(r);
+        }
+        if self.live.as_ref().is_some_and(|l| self.spec.workloads[w].writes && l.configuration == c) {
+            if let Some(l) = &mut self.live {
+                l.dirty = true;
+            }
+        }
+        // Crash check before anything else touches the server.
+        let mut crashed = false;
+        if let Some(l) = &mut self.live {
+            if let Some(s) = &mut l.server {
+                if !s.is_alive() {
+                    crashed = true;
+                    rec.log_excerpt = Some(log_excerpt(s, log_pos));
+                    error = Some(format!("the server (pid {}) died during the run", s.pid()));
+                    l.server = None;
+                    let _ = std::fs::remove_file(self.workdir.join("server.pid"));
+                }
+            }
+        }
+        if crashed {
+            let _ = self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "crash", None, &json!({"seq": run.seq}));
+        }
+        let mut summary = String::new();
+        if let Some(r) = &child {
+            match &self.spec.workloads[w].kind {
+                WorkloadKind::Test { .. } => {
+                    let doc: Option<serde_json::Value> = serde_json::from_str(r.stdout.trim()).ok();
+                    if error.is_none() {
+                        if r.timed_out {
+                            rec.status = "timeout".into();
+                            error = Some(format!("still running after {}s; killed", self.spec.run_timeout.as_secs()));
+                        } else if r.code != Some(0) {
+                            error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
+                        } else if doc.is_none() {
+                            error = Some("no JSON report on stdout".into());
+                        }
+                    }
+                    if let Some(d) = &doc {
+                        let tps = d.pointer("/rates_per_s/events").and_then(|v| v.as_f64()).unwrap_or(0.0);
+                        let p95 = d.pointer("/latency/percentiles_ms/95").and_then(|v| v.as_f64());
+                        summary = format!("{tps:.1} tps, p95 {}", p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into()));
+                    }
+                    rec.report = doc;
+                }
+                WorkloadKind::Command { metrics, .. } => {
+                    let text = format!("{}\n{}", r.stdout, r.stderr);
+                    for (name, rx) in metrics {
+                        match rx.captures_iter(&text).last().and_then(|m| m.get(1)).and_then(|g| g.as_str().trim().parse::<f64>().ok()) {
+                            Some(v) => rec.metrics.push((name.clone(), v)),
+                            None if error.is_none() => error = Some(format!("metric '{name}' not found in the output")),
+                            None => {}
+                        }
+                    }
+                    if error.is_none() && r.timed_out {
+                        rec.status = "timeout".into();
+                        error = Some(format!("still running after {}s; killed", self.spec.run_timeout.as_secs()));
+                    } else if error.is_none() && r.code != Some(0) {
+                        error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
+                    }
+                    summary = rec.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+                }
+            }
+            if error.is_some() {
+                rec.output_tail = Some(r.tail(30));
+            }
+        }
+        let t_after = Instant::now();
+        if !crashed {
+            if let Err(e) = self.run_hooks(&hooks.after_run, c, w, Some(run), &datadir, "after_run") {
+                error.get_or_insert(e);
+            }
+        }
+        overhead["after_run_s"] = json!(t_after.elapsed().as_secs_f64());
+        if error.is_some() && rec.log_excerpt.is_none() {
+            rec.log_excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, log_pos));
+        }
+        if rec.status.is_empty() {
+            rec.status = if error.is_some() { "failed".into() } else { "ok".into() };
+        }
+        rec.error = error.clone();
+        rec.argv = crate::lab::spec::redact_args(&argv);
+        rec.started_at = started_at;
+        rec.ended_at = rfc3339_now();
+        rec.overhead = overhead;
+        self.store.insert_run(&rec)?;
+        Ok(Some(match error {
+            None => format!("ok: {summary}"),
+            Some(e) => format!("{}: {e}", rec.status),
+        }))
+    }
+}
+
+/// `<dir>.<what>`: a marker file beside directory `dir`.
+fn sibling(dir: &Path, what: &str) -> PathBuf {
+    let mut s = dir.as_os_str().to_owned();
+    s.push(format!(".{what}"));
+    PathBuf::from(s)
+}
+
+/// The server log written since `pos`; when that is empty (a SIGKILL
+/// leaves no last words) the log's last lines instead, saying so.
+fn log_excerpt(s: &ManagedServer, pos: u64) -> String {
+    let since = s.log_excerpt(pos, 40);
+    if !since.trim().is_empty() {
+        return since;
+    }
+    format!("(nothing was written to {} during the run; its last lines before:)\n{}", s.error_log().display(), s.log_excerpt(0, 20))
+}
+
+/// Runs `argv` with extra environment, capturing output, killing it after
+/// `timeout`. The child dies with us (PR_SET_PDEATHSIG), so a killed lab
+/// leaves no load generator behind.
+fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin: Option<&str>) -> ChildResult {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).envs(env.iter().map(|(k, v)| (k, v))).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return ChildResult { code: Some(127), timed_out: false, interrupted: false, stdout: String::new(), stderr: format!("cannot run {}: {e}", argv[0]) }
+        }
+    };
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let _ = pipe.write_all(text.as_bytes());
+    }
+    let reader = |p: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_end(&mut s);
+            }
+            String::from_utf8_lossy(&s).into_owned()
+        })
+    };
+    let out = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let start = Instant::now();
+    let mut timed_out = false;
+    let mut interrupted = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) && !interrupted {
+            interrupted = true;
+            let _ = child.kill();
+        }
+        if start.elapsed() > timeout && !timed_out {
+            timed_out = true;
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    ChildResult {
+        code: status.and_then(|s| s.code()),
+        timed_out,
+        interrupted,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// Progress over all runs: a bar with counts and an ETA from the plan's
+/// estimate, corrected by how long the finished runs actually took.
+struct Progress {
+    total: usize,
+    done: usize,
+    est_total: f64,
+    est_done: f64,
+    started: Instant,
+    measured_est: f64,
+    tty: bool,
+}
+
+impl Progress {
+    fn new(total: usize, est_total: f64) -> Progress {
+        Progress { total, done: 0, est_total, est_done: 0.0, started: Instant::now(), measured_est: 0.0, tty: std::io::stderr().is_terminal() }
+    }
+
+    fn bar(&self) -> String {
+        let width = 24;
+        let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
+        let remaining_est = (self.est_total - self.est_done).max(0.0);
+        let elapsed = self.started.elapsed().as_secs_f64();
+        // Scale the remaining estimate by measured/estimated for runs done here.
+        let factor = if self.measured_est > 0.0 { (elapsed / self.measured_est).clamp(0.5, 5.0) } else { 1.0 };
+        format!(
+            "[{}{}] {}/{} runs, ETA {}",
+            "#".repeat(filled),
+            "-".repeat(width - filled),
+            self.done,
+            self.total,
+            plan::human_duration(remaining_est * factor)
+        )
+    }
+
+    fn skipped(&mut self, est: f64) {
+        // Stored by an earlier process: counts as done, adds nothing to the ETA.
+        self.done += 1;
+        self.est_total -= est;
+    }
+
+    fn start(&mut self, label: &str) {
+        if self.tty {
+            eprint!("\r\x1b[K{} running {label} ...", self.bar());
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn done(&mut self, label: &str, summary: &str, est: f64) {
+        self.done += 1;
+        self.est_done += est;
+        self.measured_est += est;
+        if self.tty {
+            eprint!("\r\x1b[K");
+        }
+        eprintln!("{} {label}: {summary}", self.bar());
+    }
+}

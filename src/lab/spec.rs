@@ -1,0 +1,977 @@
+//! Experiment specs: the TOML file `dbbench lab` reads (docs/lab.md).
+//!
+//! Parsing is two steps: serde reads the TOML into `Raw*` structs (unknown
+//! keys are errors, so a typo never silently falls back to a default), then
+//! `validate` checks what serde cannot and resolves defaults into a `Spec`.
+//! Every error names the file, the line and the key, found by walking the
+//! spanned TOML tree (`locate`).
+
+use crate::lab::server::{ServerKind, ServerSpec};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A validated experiment spec.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// The spec file.
+    pub path: PathBuf,
+    /// The spec file's text, stored with the experiment.
+    pub text: String,
+    /// Experiment name (unique per results store).
+    pub name: String,
+    /// Free text for reports.
+    pub description: String,
+    /// Configurations in run order; the baseline is first.
+    pub configurations: Vec<Configuration>,
+    /// Workloads in spec order.
+    pub workloads: Vec<Workload>,
+    /// Repeats of every cell.
+    pub repeats: u32,
+    /// Warmup seconds (measured by the load engine, excluded from every figure).
+    pub warmup_s: u64,
+    /// Measured seconds per run.
+    pub time_s: u64,
+    /// A run still going this long after its start is killed and recorded as a timeout.
+    pub run_timeout: Duration,
+    /// How runs are ordered.
+    pub order: Order,
+    /// Drop the OS page cache before each server start (needs root).
+    pub drop_caches: bool,
+    /// Interval of OS and server-status samples and of the per-interval series.
+    pub sample_interval_s: u64,
+    /// Base random seed: run `repeat` uses `seed + repeat - 1` for every
+    /// configuration, so configurations see the same random streams.
+    pub seed: u64,
+    /// Results store: a path (SQLite), relative to the spec's directory.
+    pub store: Option<String>,
+    /// Experiment-wide hooks (run before a configuration's own).
+    pub hooks: Hooks,
+}
+
+/// The run order of an experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Repeat-major: every configuration runs each (workload, threads) in
+    /// turn, baseline first, before the next repeat starts, so slow drift
+    /// (thermal, disk aging, background jobs) spreads over all configurations.
+    Interleaved,
+    /// Configuration-major: all runs of one configuration, then the next.
+    /// Fewer server restarts, but drift favours whichever runs first.
+    Grouped,
+}
+
+/// What happens to a workload's data between runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreparePolicy {
+    /// Prepare once per (configuration, workload), snapshot the data
+    /// directory, and restore it (with a server restart) before every run
+    /// of a workload that writes. The seeds' method.
+    Restore,
+    /// Prepare once per (configuration, workload) and reuse the data as the
+    /// runs leave it.
+    Once,
+    /// Never prepare: the data is already there (external servers, or a
+    /// command workload that handles it).
+    None,
+}
+
+impl PreparePolicy {
+    /// The name used in specs and the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreparePolicy::Restore => "restore",
+            PreparePolicy::Once => "once",
+            PreparePolicy::None => "none",
+        }
+    }
+}
+
+/// One configuration (variant) of the system under test.
+#[derive(Clone, Debug)]
+pub struct Configuration {
+    /// Name used in reports ("off", "32", "mariadb-10.11").
+    pub name: String,
+    /// Where the database comes from.
+    pub target: Target,
+    /// What happens to prepared data between runs.
+    pub prepare: PreparePolicy,
+    /// Extra dbbench options for every run on this configuration.
+    pub options: Vec<(String, String)>,
+    /// The configuration's own hooks, run after the experiment's.
+    pub hooks: Hooks,
+    /// The configuration as given, passwords removed, for the store.
+    pub definition: serde_json::Value,
+}
+
+/// The database a configuration runs against.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A server dbbench initialises, starts and stops itself.
+    Managed(ServerSpec),
+    /// A server somebody else runs, reached through dbbench options.
+    External {
+        /// `--db-driver=..` and connection options.
+        driver_args: Vec<String>,
+    },
+    /// Embedded SQLite; the database file lives in the lab's data directory.
+    Sqlite {
+        /// `--sqlite-*` options from the spec's pragmas.
+        driver_args: Vec<String>,
+    },
+}
+
+impl Target {
+    /// Short kind name for the store and plan.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Target::Managed(s) => match s.kind {
+                ServerKind::Mariadb => "mariadb",
+                ServerKind::Mysql => "mysql",
+                ServerKind::Postgresql => "postgresql",
+            },
+            Target::External { .. } => "external",
+            Target::Sqlite { .. } => "sqlite",
+        }
+    }
+}
+
+/// One workload (test) of the matrix.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Name used in reports; unique within the spec.
+    pub name: String,
+    /// What runs.
+    pub kind: WorkloadKind,
+    /// Thread counts for this workload.
+    pub threads: Vec<u32>,
+    /// Whether a run modifies the data (decides restores under `prepare = "restore"`).
+    pub writes: bool,
+}
+
+/// How a workload runs.
+#[derive(Clone, Debug)]
+pub enum WorkloadKind {
+    /// A dbbench test: built-in name or Lua script path, with options.
+    Test {
+        /// Built-in test name or absolute script path.
+        test: String,
+        /// `--name=value` options, experiment-wide ones first.
+        options: Vec<(String, String)>,
+    },
+    /// Any command; its output is parsed with regexes.
+    Command {
+        /// argv with `{placeholders}` (docs/lab.md).
+        command: Vec<String>,
+        /// Optional prepare argv.
+        prepare: Option<Vec<String>>,
+        /// Metric name → regex with one capture group (a number).
+        metrics: Vec<(String, regex::Regex)>,
+    },
+}
+
+/// Hooks: SQL or shell steps at fixed points of the run loop.
+#[derive(Clone, Debug, Default)]
+pub struct Hooks {
+    /// After every server start (e.g. `SET GLOBAL ...`).
+    pub after_start: Vec<HookStep>,
+    /// After a workload's data is prepared, before the snapshot.
+    pub after_prepare: Vec<HookStep>,
+    /// Before every run.
+    pub before_run: Vec<HookStep>,
+    /// After every run (also failed ones).
+    pub after_run: Vec<HookStep>,
+}
+
+impl Hooks {
+    /// This configuration's hooks after the experiment's.
+    pub fn chained(&self, then: &Hooks) -> Hooks {
+        let cat = |a: &Vec<HookStep>, b: &Vec<HookStep>| a.iter().chain(b).cloned().collect();
+        Hooks {
+            after_start: cat(&self.after_start, &then.after_start),
+            after_prepare: cat(&self.after_prepare, &then.after_prepare),
+            before_run: cat(&self.before_run, &then.before_run),
+            after_run: cat(&self.after_run, &then.after_run),
+        }
+    }
+}
+
+/// One hook step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HookStep {
+    /// SQL run on the configuration's server as the benchmark account.
+    Sql(String),
+    /// A `sh -c` command with the lab's environment variables.
+    Shell(String),
+}
+
+// ------------------------------------------------------------------ raw TOML
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    experiment: RawExperiment,
+    #[serde(default, rename = "configuration")]
+    configurations: Vec<RawConfiguration>,
+    #[serde(default, rename = "workload")]
+    workloads: Vec<RawWorkload>,
+    #[serde(default)]
+    hooks: RawHooks,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: String,
+    #[serde(default)]
+    description: String,
+    baseline: Option<String>,
+    threads: Vec<u32>,
+    #[serde(default = "one")]
+    repeats: u32,
+    warmup: Option<RawDuration>,
+    time: RawDuration,
+    run_timeout: Option<RawDuration>,
+    order: Option<String>,
+    prepare: Option<String>,
+    #[serde(default)]
+    drop_caches: bool,
+    sample_interval: Option<RawDuration>,
+    #[serde(default = "one_u64")]
+    seed: u64,
+    store: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+
+/// A duration: whole seconds as a number, or "30s", "5m", "1h".
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum RawDuration {
+    Seconds(i64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfiguration {
+    name: String,
+    server: String,
+    basedir: Option<String>,
+    #[serde(default)]
+    server_options: Vec<String>,
+    config_file: Option<String>,
+    start_timeout: Option<RawDuration>,
+    dsn: Option<String>,
+    password_env: Option<String>,
+    #[serde(default)]
+    pragmas: BTreeMap<String, toml::Value>,
+    prepare: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    hooks: RawHooks,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    name: Option<String>,
+    test: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+    threads: Option<Vec<u32>>,
+    writes: Option<bool>,
+    command: Option<Vec<String>>,
+    prepare_command: Option<Vec<String>>,
+    #[serde(default)]
+    metrics: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHooks {
+    #[serde(default)]
+    after_start: Vec<RawHookStep>,
+    #[serde(default)]
+    after_prepare: Vec<RawHookStep>,
+    #[serde(default)]
+    before_run: Vec<RawHookStep>,
+    #[serde(default)]
+    after_run: Vec<RawHookStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHookStep {
+    sql: Option<String>,
+    shell: Option<String>,
+}
+
+// ------------------------------------------------------------------ loading
+
+/// Built-in tests whose runs only read (no restore needed between runs).
+const READ_ONLY_TESTS: &[&str] = &[
+    "oltp_read_only",
+    "oltp_point_select",
+    "select_random_points",
+    "select_random_ranges",
+    "oltp_simple",
+    "select",
+    "oltp_complex_ro",
+    "legacy_select_random_points",
+    "legacy_select_random_ranges",
+];
+
+/// Options the lab sets itself on every run; a spec giving them would be
+/// silently overridden, so it is an error.
+const LAB_OWNED_OPTIONS: &[&str] =
+    &["threads", "time", "warmup-time", "rand-seed", "report-interval", "format", "events", "db-driver"];
+
+/// SQLite pragmas the SQLite driver applies, mapped to its options.
+const SQLITE_PRAGMAS: &[&str] = &["journal_mode", "synchronous", "busy_timeout", "begin"];
+
+/// Reads and validates a spec file.
+pub fn load(path: &Path) -> Result<Spec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the spec: {e}", path.display()))?;
+    parse(path, &text)
+}
+
+/// Validates spec `text` read from `path` (used for messages and relative paths).
+pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
+    let raw: RawSpec = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
+        let msg = e.message().trim().replace('\n', " ");
+        format!("{}:{line}: {msg}", path.display())
+    })?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+    let err = |keys: &[Seg], msg: String| -> String {
+        let line = locate(text, keys).unwrap_or(0);
+        format!("{}:{line}: {}: {msg}", path.display(), key_path(keys))
+    };
+
+    let e = &raw.experiment;
+    if e.name.trim().is_empty() {
+        return Err(err(&[K("experiment"), K("name")], "must not be empty".into()));
+    }
+    check_threads(&e.threads).map_err(|m| err(&[K("experiment"), K("threads")], m))?;
+    if e.repeats == 0 {
+        return Err(err(&[K("experiment"), K("repeats")], "must be at least 1".into()));
+    }
+    let time_s = seconds(&e.time).map_err(|m| err(&[K("experiment"), K("time")], m))?;
+    if time_s == 0 {
+        return Err(err(&[K("experiment"), K("time")], "must be at least 1 second".into()));
+    }
+    let warmup_s = match &e.warmup {
+        Some(w) => seconds(w).map_err(|m| err(&[K("experiment"), K("warmup")], m))?,
+        None => 0,
+    };
+    let sample_interval_s = match &e.sample_interval {
+        Some(w) => seconds(w).map_err(|m| err(&[K("experiment"), K("sample_interval")], m))?.max(1),
+        None => 1,
+    };
+    let run_timeout = match &e.run_timeout {
+        Some(w) => Duration::from_secs(seconds(w).map_err(|m| err(&[K("experiment"), K("run_timeout")], m))?),
+        // Generous: a run's own --time bounds it; this only catches a hang.
+        None => Duration::from_secs(warmup_s + time_s + 60 + (warmup_s + time_s) / 2),
+    };
+    let order = match e.order.as_deref() {
+        None | Some("interleaved") => Order::Interleaved,
+        Some("grouped") => Order::Grouped,
+        Some(o) => {
+            return Err(err(&[K("experiment"), K("order")], format!("'{o}' is not an order; use \"interleaved\" or \"grouped\"")))
+        }
+    };
+    let default_prepare = match e.prepare.as_deref() {
+        None => None,
+        Some(p) => Some(prepare_policy(p).map_err(|m| err(&[K("experiment"), K("prepare")], m))?),
+    };
+    let common_options = options_list(&e.options).map_err(|(k, m)| err(&[K("experiment"), K("options"), K(&k)], m))?;
+
+    let experiment_hooks = hooks(&raw.hooks).map_err(|(which, i, m)| err(&[K("hooks"), K(which), I(i)], m))?;
+
+    // Configurations.
+    if raw.configurations.is_empty() {
+        return Err(format!("{}: no [[configuration]]: give at least one (see examples/quickstart.toml)", path.display()));
+    }
+    let mut configurations = Vec::new();
+    for (i, c) in raw.configurations.iter().enumerate() {
+        let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
+        let cerr = |key: &str, m: String| err(&at(key), m);
+        if c.name.trim().is_empty() || c.name.contains('/') {
+            return Err(cerr("name", "must be non-empty and must not contain '/'".into()));
+        }
+        if configurations.iter().any(|x: &Configuration| x.name == c.name) {
+            return Err(cerr("name", format!("'{}' is used by two configurations", c.name)));
+        }
+        let kind_fields = |allowed: &[&str]| -> Result<(), String> {
+            let given = [
+                ("basedir", c.basedir.is_some()),
+                ("server_options", !c.server_options.is_empty()),
+                ("config_file", c.config_file.is_some()),
+                ("start_timeout", c.start_timeout.is_some()),
+                ("dsn", c.dsn.is_some()),
+                ("password_env", c.password_env.is_some()),
+                ("pragmas", !c.pragmas.is_empty()),
+            ];
+            for (k, set) in given {
+                if set && !allowed.contains(&k) {
+                    return Err(cerr(k, format!("does not apply to server = \"{}\"", c.server)));
+                }
+            }
+            Ok(())
+        };
+        let rel = |p: &str| -> PathBuf {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                dir.join(p)
+            }
+        };
+        let (target, natural_prepare) = match c.server.as_str() {
+            "mariadb" | "mysql" | "postgresql" => {
+                kind_fields(&["basedir", "server_options", "config_file", "start_timeout"])?;
+                let kind = match c.server.as_str() {
+                    "mariadb" => ServerKind::Mariadb,
+                    "mysql" => ServerKind::Mysql,
+                    _ => ServerKind::Postgresql,
+                };
+                let timeout = match &c.start_timeout {
+                    Some(t) => Duration::from_secs(seconds(t).map_err(|m| cerr("start_timeout", m))?.max(1)),
+                    None => Duration::from_secs(120),
+                };
+                let config_file = c.config_file.as_deref().map(rel);
+                if let Some(f) = &config_file {
+                    if !f.is_file() {
+                        return Err(cerr("config_file", format!("{} is not a file", f.display())));
+                    }
+                }
+                let basedir = c.basedir.as_deref().map(rel);
+                if let Some(b) = &basedir {
+                    if !b.is_dir() {
+                        return Err(cerr("basedir", format!("{} is not a directory", b.display())));
+                    }
+                }
+                let spec = ServerSpec { kind, basedir, options: c.server_options.clone(), config_file, timeout };
+                (Target::Managed(spec), PreparePolicy::Restore)
+            }
+            "external" => {
+                kind_fields(&["dsn", "password_env"])?;
+                let Some(dsn) = &c.dsn else {
+                    return Err(cerr("dsn", "an external server needs dsn = \"mysql://user@host:port/db\" or \"postgresql://...\"".into()));
+                };
+                let password = match &c.password_env {
+                    Some(var) => Some(std::env::var(var).map_err(|_| {
+                        cerr("password_env", format!("environment variable {var} is not set; export it with the server's password"))
+                    })?),
+                    None => None,
+                };
+                let driver_args = dsn_driver_args(dsn, password.as_deref()).map_err(|m| cerr("dsn", m))?;
+                (Target::External { driver_args }, PreparePolicy::Once)
+            }
+            "sqlite" => {
+                kind_fields(&["pragmas"])?;
+                let mut driver_args = vec!["--db-driver=sqlite".to_string()];
+                for (k, v) in &c.pragmas {
+                    if !SQLITE_PRAGMAS.contains(&k.as_str()) {
+                        return Err(err(
+                            &[K("configuration"), I(i), K("pragmas"), K_owned(k)],
+                            format!("not a pragma dbbench sets; use one of {}", SQLITE_PRAGMAS.join(", ")),
+                        ));
+                    }
+                    let v = option_value(v).map_err(|m| err(&[K("configuration"), I(i), K("pragmas"), K_owned(k)], m))?;
+                    driver_args.push(format!("--sqlite-{}={v}", k.replace('_', "-")));
+                }
+                (Target::Sqlite { driver_args }, PreparePolicy::Restore)
+            }
+            other => {
+                return Err(cerr(
+                    "server",
+                    format!("'{other}' is not a server kind; use \"mariadb\", \"mysql\", \"postgresql\", \"external\" or \"sqlite\""),
+                ))
+            }
+        };
+        let prepare = match &c.prepare {
+            Some(p) => prepare_policy(p).map_err(|m| cerr("prepare", m))?,
+            None => default_prepare.unwrap_or(natural_prepare),
+        };
+        if prepare == PreparePolicy::Restore && matches!(target, Target::External { .. }) {
+            let m = "an external server's data cannot be snapshotted; use prepare = \"once\" or \"none\"".to_string();
+            return Err(if c.prepare.is_some() { cerr("prepare", m) } else { err(&[K("experiment"), K("prepare")], m) });
+        }
+        let options = options_list(&c.options).map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
+        let hooks = hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
+        let mut definition = serde_json::json!({
+            "server": c.server, "basedir": c.basedir, "server_options": c.server_options,
+            "config_file": c.config_file, "prepare": prepare.name(),
+            "options": options.iter().map(|(k, v)| format!("--{k}={v}")).collect::<Vec<_>>(),
+            "pragmas": c.pragmas.iter().map(|(k, v)| (k.clone(), v.to_string())).collect::<BTreeMap<_, _>>(),
+        });
+        if let Some(dsn) = &c.dsn {
+            definition["dsn"] = serde_json::Value::String(redact_dsn(dsn));
+        }
+        configurations.push(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition });
+    }
+    if let Some(b) = &e.baseline {
+        let Some(pos) = configurations.iter().position(|c| &c.name == b) else {
+            let names: Vec<_> = configurations.iter().map(|c| c.name.as_str()).collect();
+            return Err(err(&[K("experiment"), K("baseline")], format!("no configuration is named '{b}' (have: {})", names.join(", "))));
+        };
+        let base = configurations.remove(pos);
+        configurations.insert(0, base);
+    }
+
+    // Workloads.
+    if raw.workloads.is_empty() {
+        return Err(format!("{}: no [[workload]]: give at least one (see examples/quickstart.toml)", path.display()));
+    }
+    let mut workloads: Vec<Workload> = Vec::new();
+    for (i, w) in raw.workloads.iter().enumerate() {
+        let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
+        let werr = |key: &str, m: String| err(&at(key), m);
+        let threads = match &w.threads {
+            Some(t) => {
+                check_threads(t).map_err(|m| werr("threads", m))?;
+                t.clone()
+            }
+            None => e.threads.clone(),
+        };
+        let (name, kind, natural_writes) = match (&w.test, &w.command) {
+            (Some(_), Some(_)) => return Err(werr("command", "give either test or command, not both".into())),
+            (None, None) => {
+                return Err(err(&[K("workload"), I(i)], "needs test = \"<built-in or script.lua>\" or command = [...]".into()))
+            }
+            (Some(test), None) => {
+                if w.prepare_command.is_some() {
+                    return Err(werr("prepare_command", "applies to command workloads only".into()));
+                }
+                if !w.metrics.is_empty() {
+                    return Err(werr("metrics", "applies to command workloads only; a test's figures are all recorded".into()));
+                }
+                let resolved = if crate::workloads::builtin(test).is_some() && !test.contains('/') {
+                    test.clone()
+                } else {
+                    let p = rel_to(&dir, test);
+                    if !p.is_file() {
+                        return Err(werr(
+                            "test",
+                            format!("'{test}' is neither a built-in test nor a script file ({} does not exist); see `dbbench --help` for the built-in tests", p.display()),
+                        ));
+                    }
+                    p.to_string_lossy().into_owned()
+                };
+                let mut options = common_options.clone();
+                let own = options_list(&w.options).map_err(|(k, m)| err(&[K("workload"), I(i), K("options"), K_owned(&k)], m))?;
+                for (k, v) in own {
+                    options.retain(|(ek, _)| *ek != k);
+                    options.push((k, v));
+                }
+                let base = test.rsplit('/').next().unwrap_or(test).trim_end_matches(".lua").to_string();
+                let writes = !READ_ONLY_TESTS.contains(&base.as_str());
+                (w.name.clone().unwrap_or(base), WorkloadKind::Test { test: resolved, options }, writes)
+            }
+            (None, Some(command)) => {
+                if command.is_empty() {
+                    return Err(werr("command", "must name a program".into()));
+                }
+                if !w.options.is_empty() {
+                    return Err(werr("options", "applies to test workloads; put a command's arguments in command = [...]".into()));
+                }
+                let Some(name) = &w.name else {
+                    return Err(werr("name", "a command workload needs a name".into()));
+                };
+                if w.metrics.is_empty() {
+                    return Err(werr("metrics", "a command workload needs metrics = { tps = 'tps = ([0-9.]+)' } (name → regex with one group)".into()));
+                }
+                let mut metrics = Vec::new();
+                for (m, re) in &w.metrics {
+                    let rx = regex::Regex::new(re)
+                        .map_err(|e| err(&[K("workload"), I(i), K("metrics"), K_owned(m)], format!("bad regex: {}", e.to_string().replace('\n', " "))))?;
+                    if rx.captures_len() < 2 {
+                        return Err(err(&[K("workload"), I(i), K("metrics"), K_owned(m)], "the regex needs one capture group around the number".into()));
+                    }
+                    metrics.push((m.clone(), rx));
+                }
+                (name.clone(), WorkloadKind::Command { command: command.clone(), prepare: w.prepare_command.clone(), metrics }, true)
+            }
+        };
+        if name.is_empty() || name.contains('/') {
+            return Err(werr("name", "must be non-empty and must not contain '/'".into()));
+        }
+        if workloads.iter().any(|x| x.name == name) {
+            return Err(werr("name", format!("two workloads are named '{name}'; give each a distinct name = \"...\"")));
+        }
+        workloads.push(Workload { name, kind, threads, writes: w.writes.unwrap_or(natural_writes) });
+    }
+
+    Ok(Spec {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        name: e.name.clone(),
+        description: e.description.clone(),
+        configurations,
+        workloads,
+        repeats: e.repeats,
+        warmup_s,
+        time_s,
+        run_timeout,
+        order,
+        drop_caches: e.drop_caches,
+        sample_interval_s,
+        seed: e.seed,
+        store: e.store.as_ref().map(|s| rel_to(&dir, s).to_string_lossy().into_owned()),
+        hooks: experiment_hooks,
+    })
+}
+
+fn rel_to(dir: &Path, p: &str) -> PathBuf {
+    let p = PathBuf::from(p);
+    if p.is_absolute() {
+        p
+    } else {
+        dir.join(p)
+    }
+}
+
+fn check_threads(t: &[u32]) -> Result<(), String> {
+    if t.is_empty() {
+        return Err("needs at least one thread count, e.g. [1, 4, 16]".into());
+    }
+    if t.contains(&0) {
+        return Err("thread counts must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn prepare_policy(p: &str) -> Result<PreparePolicy, String> {
+    match p {
+        "restore" => Ok(PreparePolicy::Restore),
+        "once" => Ok(PreparePolicy::Once),
+        "none" => Ok(PreparePolicy::None),
+        o => Err(format!("'{o}' is not a prepare policy; use \"restore\", \"once\" or \"none\"")),
+    }
+}
+
+/// Whole seconds from a spec duration.
+fn seconds(d: &RawDuration) -> Result<u64, String> {
+    let bad = |t: &str| format!("'{t}' is not a duration; use whole seconds (30) or \"30s\", \"5m\", \"1h\"");
+    match d {
+        RawDuration::Seconds(s) if *s >= 0 => Ok(*s as u64),
+        RawDuration::Seconds(s) => Err(format!("{s} is negative")),
+        RawDuration::Text(t) => {
+            let t = t.trim();
+            let (num, mult) = if let Some(n) = t.strip_suffix('h') {
+                (n, 3600)
+            } else if let Some(n) = t.strip_suffix('m') {
+                (n, 60)
+            } else if let Some(n) = t.strip_suffix('s') {
+                (n, 1)
+            } else {
+                (t, 1)
+            };
+            num.trim().parse::<u64>().map(|n| n * mult).map_err(|_| bad(t))
+        }
+    }
+}
+
+/// `--key=value` pairs from an options table; keys keep dashes (sysbench
+/// spelling) but underscores are accepted.
+fn options_list(t: &BTreeMap<String, toml::Value>) -> Result<Vec<(String, String)>, (String, String)> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        let name = k.trim_start_matches("--").replace('_', "-");
+        if LAB_OWNED_OPTIONS.contains(&name.as_str()) {
+            let m = match name.as_str() {
+                "threads" => "set thread counts with threads = [...]",
+                "time" | "warmup-time" => "set durations in [experiment] time/warmup",
+                "rand-seed" => "set [experiment] seed; each repeat gets its own",
+                "db-driver" => "the configuration decides the driver",
+                _ => "the lab sets it on every run",
+            };
+            return Err((k.clone(), format!("cannot be set here: {m}")));
+        }
+        let v = option_value(v).map_err(|m| (k.clone(), m))?;
+        out.push((name, v));
+    }
+    Ok(out)
+}
+
+fn option_value(v: &toml::Value) -> Result<String, String> {
+    Ok(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => (if *b { "on" } else { "off" }).to_string(),
+        toml::Value::Array(a) => {
+            let items: Result<Vec<_>, _> = a.iter().map(option_value).collect();
+            items?.join(",")
+        }
+        _ => return Err("must be a string, number, boolean or list".into()),
+    })
+}
+
+fn hooks(h: &RawHooks) -> Result<Hooks, (&'static str, usize, String)> {
+    let conv = |which: &'static str, steps: &[RawHookStep]| -> Result<Vec<HookStep>, (&'static str, usize, String)> {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match (&s.sql, &s.shell) {
+                (Some(q), None) => Ok(HookStep::Sql(q.clone())),
+                (None, Some(c)) => Ok(HookStep::Shell(c.clone())),
+                _ => Err((which, i, "a hook step is { sql = \"...\" } or { shell = \"...\" }".to_string())),
+            })
+            .collect()
+    };
+    Ok(Hooks {
+        after_start: conv("after_start", &h.after_start)?,
+        after_prepare: conv("after_prepare", &h.after_prepare)?,
+        before_run: conv("before_run", &h.before_run)?,
+        after_run: conv("after_run", &h.after_run)?,
+    })
+}
+
+/// Driver options from `mysql://user[:pass]@host[:port]/db[?socket=/path]`
+/// or `postgresql://user[:pass]@host[:port]/db[?host=/socketdir]`.
+fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>, String> {
+    let (scheme, rest) = dsn.split_once("://").ok_or_else(|| format!("'{}' is not a URL like mysql://user@127.0.0.1:3306/sbtest", redact_dsn(dsn)))?;
+    let prefix = match scheme {
+        "mysql" | "mariadb" => "mysql",
+        "postgres" | "postgresql" | "pgsql" => "pgsql",
+        s => return Err(format!("unknown scheme '{s}'; use mysql:// or postgresql://")),
+    };
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (auth, hostpart) = rest.rsplit_once('@').unwrap_or(("", rest));
+    let (hostport, db) = hostpart.split_once('/').unwrap_or((hostpart, ""));
+    let (user, pass) = auth.split_once(':').map(|(u, p)| (u, Some(p))).unwrap_or((auth, None));
+    let mut args = vec![format!("--db-driver={prefix}")];
+    if !user.is_empty() {
+        args.push(format!("--{prefix}-user={user}"));
+    }
+    if let Some(p) = env_password.or(pass) {
+        args.push(format!("--{prefix}-password={p}"));
+    }
+    if !hostport.is_empty() {
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) => {
+                p.parse::<u16>().map_err(|_| format!("port '{p}' is not a number"))?;
+                (h, Some(p))
+            }
+            None => (hostport, None),
+        };
+        args.push(format!("--{prefix}-host={host}"));
+        if let Some(p) = port {
+            args.push(format!("--{prefix}-port={p}"));
+        }
+    }
+    if !db.is_empty() {
+        args.push(format!("--{prefix}-db={db}"));
+    }
+    for kv in query.split('&').filter(|s| !s.is_empty()) {
+        match kv.split_once('=') {
+            Some(("socket", s)) if prefix == "mysql" => args.push(format!("--mysql-socket={s}")),
+            Some(("host", s)) if prefix == "pgsql" => args.push(format!("--pgsql-host={s}")),
+            _ => return Err(format!("unknown DSN parameter '{kv}'; mysql:// takes ?socket=PATH, postgresql:// takes ?host=SOCKETDIR")),
+        }
+    }
+    Ok(args)
+}
+
+/// The DSN with any password replaced, for messages and the store.
+pub fn redact_dsn(dsn: &str) -> String {
+    let Some((scheme, rest)) = dsn.split_once("://") else { return dsn.to_string() };
+    let Some((auth, host)) = rest.rsplit_once('@') else { return dsn.to_string() };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:<hidden>@{host}"),
+        None => dsn.to_string(),
+    }
+}
+
+/// Replaces the value of password options in an argv, for the store.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, _)) if k.ends_with("-password") => format!("{k}=<hidden>"),
+            _ => a.clone(),
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ locating keys
+
+/// A step in a key path: a table key or an array index.
+#[derive(Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+use Seg::Index as I;
+#[allow(non_snake_case)]
+fn K(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+#[allow(non_snake_case)]
+fn K_owned(s: &str) -> Seg {
+    Seg::Key(s.to_string())
+}
+
+/// `configuration[2].server_options` for messages (1-based indexes, as a user counts).
+fn key_path(keys: &[Seg]) -> String {
+    let mut s = String::new();
+    for k in keys {
+        match k {
+            Seg::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{}]", i + 1)),
+        }
+    }
+    s
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// The line of the deepest existing key along `keys`.
+fn locate(text: &str, keys: &[Seg]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let mut table: &DeTable = root.get_ref();
+    let mut best = None;
+    let mut i = 0;
+    while i < keys.len() {
+        let Seg::Key(k) = &keys[i] else { return best };
+        let Some((key, value)) = table.get_key_value(k.as_str()) else { return best };
+        best = Some(line_of(text, key.span().start));
+        let mut v: &DeValue = value.get_ref();
+        let mut span = key.span();
+        if let (Some(Seg::Index(n)), DeValue::Array(items)) = (keys.get(i + 1), v) {
+            let item = items.get(*n)?;
+            span = item.span();
+            best = Some(line_of(text, span.start));
+            v = item.get_ref();
+            i += 1;
+        }
+        let _ = span;
+        match v {
+            DeValue::Table(t) => table = t,
+            _ => return best,
+        }
+        i += 1;
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[experiment]
+name = "t"
+threads = [1, 2]
+repeats = 2
+time = "3s"
+warmup = 1
+baseline = "wal"
+options = { tables = 1, table_size = 1000 }
+
+[[configuration]]
+name = "rollback"
+server = "sqlite"
+pragmas = { journal_mode = "delete" }
+
+[[configuration]]
+name = "wal"
+server = "sqlite"
+pragmas = { journal_mode = "wal", synchronous = "normal" }
+
+[[workload]]
+test = "oltp_point_select"
+
+[[workload]]
+test = "oltp_read_write"
+name = "rw"
+threads = [4]
+options = { table-size = 500 }
+"#;
+
+    fn parse_str(t: &str) -> Result<Spec, String> {
+        parse(Path::new("spec.toml"), t)
+    }
+
+    #[test]
+    fn parses_and_resolves_defaults() {
+        let s = parse_str(GOOD).expect("valid");
+        assert_eq!(s.configurations[0].name, "wal", "baseline goes first");
+        assert_eq!(s.time_s, 3);
+        assert_eq!(s.warmup_s, 1);
+        assert_eq!(s.order, Order::Interleaved);
+        assert_eq!(s.workloads[0].name, "oltp_point_select");
+        assert!(!s.workloads[0].writes);
+        assert!(s.workloads[1].writes);
+        assert_eq!(s.workloads[1].threads, vec![4]);
+        let WorkloadKind::Test { options, .. } = &s.workloads[1].kind else { panic!() };
+        assert_eq!(options, &vec![("tables".to_string(), "1".to_string()), ("table-size".to_string(), "500".to_string())]);
+        let Target::Sqlite { driver_args } = &s.configurations[0].target else { panic!() };
+        assert_eq!(driver_args, &["--db-driver=sqlite", "--sqlite-journal-mode=wal", "--sqlite-synchronous=normal"]);
+        assert_eq!(s.configurations[0].prepare, PreparePolicy::Restore);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = parse_str(&GOOD.replace("repeats = 2", "repeats = 2\nrepeat = 3")).unwrap_err();
+        assert!(e.starts_with("spec.toml:6: unknown field `repeat`"), "{e}");
+        let e = parse_str(&GOOD.replace("\"delete\"", "\"nope\" , cache = 1")).unwrap_err();
+        assert!(e.starts_with("spec.toml:14: configuration[1].pragmas.cache:"), "{e}");
+        let e = parse_str(&GOOD.replace("baseline = \"wal\"", "baseline = \"x\"")).unwrap_err();
+        assert!(e.starts_with("spec.toml:8: experiment.baseline: no configuration is named 'x'"), "{e}");
+        let e = parse_str(&GOOD.replace("threads = [4]", "threads = [4, 0]")).unwrap_err();
+        assert!(e.starts_with("spec.toml:27: workload[2].threads:"), "{e}");
+        let e = parse_str(&GOOD.replace("time = \"3s\"", "time = \"3 weeks\"")).unwrap_err();
+        assert!(e.starts_with("spec.toml:6: experiment.time: '3 weeks' is not a duration"), "{e}");
+        let e = parse_str(&GOOD.replace("table_size = 1000", "threads = 8")).unwrap_err();
+        assert!(e.contains("experiment.options.threads: cannot be set here"), "{e}");
+        let e = parse_str(&GOOD.replace("test = \"oltp_point_select\"", "test = \"no_such\"")).unwrap_err();
+        assert!(e.starts_with("spec.toml:22: workload[1].test: 'no_such' is neither"), "{e}");
+    }
+
+    #[test]
+    fn external_dsn_and_redaction() {
+        let args = dsn_driver_args("mysql://u:pw@127.0.0.1:3307/db?socket=/tmp/s", None).unwrap();
+        assert_eq!(
+            args,
+            ["--db-driver=mysql", "--mysql-user=u", "--mysql-password=pw", "--mysql-host=127.0.0.1", "--mysql-port=3307", "--mysql-db=db", "--mysql-socket=/tmp/s"]
+        );
+        assert_eq!(redact_dsn("mysql://u:pw@h/db"), "mysql://u:<hidden>@h/db");
+        assert_eq!(redact_args(&args)[2], "--mysql-password=<hidden>");
+        let t = GOOD.replace("server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }", "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"\nprepare = \"restore\"");
+        let e = parse_str(&t).unwrap_err();
+        assert!(e.contains("configuration[1].prepare: an external server's data cannot be snapshotted"), "{e}");
+        let t = GOOD.replace("server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }", "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"");
+        let s = parse_str(&t).unwrap();
+        let c = s.configurations.iter().find(|c| c.name == "rollback").unwrap();
+        assert_eq!(c.prepare, PreparePolicy::Once);
+        assert!(!c.definition.to_string().contains("secret"));
+    }
+
+    #[test]
+    fn command_workloads_need_metrics_with_a_group() {
+        let t = GOOD.replace("test = \"oltp_point_select\"", "name = \"pgb\"\ncommand = [\"true\"]\nmetrics = { tps = 'tps = [0-9.]+' }");
+        let e = parse_str(&t).unwrap_err();
+        assert!(e.contains("workload[1].metrics.tps: the regex needs one capture group"), "{e}");
+    }
+}

@@ -1,0 +1,208 @@
+//! SQL from the lab itself (hooks, server variables, status samples) over
+//! dbbench's own drivers, configured by the same `--db-driver=...` options
+//! the runs get. One path for managed, external and SQLite targets.
+
+use crate::driver::{Connection, Outcome};
+use crate::options::Options;
+
+/// An open connection to a configuration's database.
+pub struct LabConnection {
+    conn: Box<dyn Connection>,
+    driver: &'static str,
+}
+
+/// Connects with dbbench command-line options (`--db-driver=mysql`, `--mysql-socket=...`).
+pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
+    let parsed = crate::cli::parse(driver_args)?;
+    let mut opts = Options::default();
+    opts.declare(crate::cli::general_options());
+    opts.declare(crate::driver::all_options());
+    let unknown = crate::cli::apply(&mut opts, &parsed.assignments)?;
+    if let Some(a) = unknown.first() {
+        return Err(format!("invalid connection option {}", a.original));
+    }
+    let name = opts.str("db_driver").to_string();
+    let driver = crate::driver::create(&name, &opts)?;
+    let conn = driver.connect().map_err(|e| format!("cannot connect ({name}): {e}"))?;
+    Ok(LabConnection { conn, driver: driver.name() })
+}
+
+/// A connection made on, and only ever used by, one sampler thread.
+///
+/// Drivers' connections are not `Send` (a client's connection never moves).
+/// The status sampler's closure must be `Send` to reach its thread, but it
+/// moves there holding `None` and connects on that thread, so no connection
+/// ever crosses threads.
+pub struct SamplerConnection(pub Option<LabConnection>);
+
+// SAFETY: see the type's documentation: only `None` is ever sent.
+unsafe impl Send for SamplerConnection {}
+
+impl SamplerConnection {
+    /// The connection, made on first use (on the calling thread).
+    pub fn get(&mut self, driver_args: &[String]) -> Option<&mut LabConnection> {
+        if self.0.is_none() {
+            self.0 = connect(driver_args).ok();
+        }
+        self.0.as_mut()
+    }
+}
+
+impl LabConnection {
+    /// Runs every statement of `script` (separated by `;` outside quotes).
+    pub fn execute_script(&mut self, script: &str) -> Result<(), String> {
+        for stmt in split_statements(script) {
+            self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))?;
+        }
+        Ok(())
+    }
+
+    /// Rows of a query as text cells (NULL as None).
+    pub fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
+        match self.conn.query(sql).map_err(|e| format!("{e} in: {sql}"))? {
+            Outcome::Rows(rs) => Ok((0..rs.nrows)
+                .filter_map(|i| rs.row(i))
+                .map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect())
+                .collect()),
+            Outcome::Affected(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Server version string.
+    pub fn version(&mut self) -> String {
+        self.conn.server_version()
+    }
+
+    /// All server variables (name → value), sorted by name.
+    pub fn variables(&mut self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let sql = match self.driver {
+            "mysql" => "SHOW GLOBAL VARIABLES",
+            "pgsql" => "SELECT name, setting FROM pg_settings ORDER BY name",
+            _ => "SELECT 'sqlite_version', sqlite_version()",
+        };
+        self.pairs(sql)
+    }
+
+    /// One status sample: MariaDB/MySQL `SHOW GLOBAL STATUS`; PostgreSQL the
+    /// current database's `pg_stat_database` row and `pg_stat_bgwriter`;
+    /// nothing for SQLite.
+    pub fn status(&mut self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        match self.driver {
+            "mysql" => self.pairs("SHOW GLOBAL STATUS"),
+            "pgsql" => {
+                let mut out = serde_json::Map::new();
+                for (prefix, sql) in [
+                    ("db.", "SELECT * FROM pg_stat_database WHERE datname = current_database()"),
+                    ("bgwriter.", "SELECT * FROM pg_stat_bgwriter"),
+                ] {
+                    // Column names come from a second query: our ResultSet keeps no names.
+                    let table = if prefix == "db." { "pg_stat_database" } else { "pg_stat_bgwriter" };
+                    let names = self.rows(&format!(
+                        "SELECT attname FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attnum > 0 ORDER BY attnum"
+                    ))?;
+                    let rows = self.rows(sql)?;
+                    if let Some(row) = rows.first() {
+                        for (n, v) in names.iter().zip(row) {
+                            if let (Some(Some(n)), Some(v)) = (n.first(), v) {
+                                out.insert(format!("{prefix}{n}"), serde_json::Value::String(v.clone()));
+                            }
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            _ => Ok(serde_json::Map::new()),
+        }
+    }
+
+    fn pairs(&mut self, sql: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let mut out = serde_json::Map::new();
+        for row in self.rows(sql)? {
+            if let (Some(Some(k)), Some(v)) = (row.first(), row.get(1)) {
+                out.insert(k.clone(), v.clone().map(serde_json::Value::String).unwrap_or(serde_json::Value::Null));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.len() > 120 {
+        format!("{}...", &s[..s.char_indices().nth(117).map(|(i, _)| i).unwrap_or(s.len())])
+    } else {
+        s
+    }
+}
+
+/// Splits SQL text on `;` outside quotes and comments; empty statements are dropped.
+pub fn split_statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                cur.push(c);
+                if c == '\\' && q != '"' {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' | '`' => {
+                    quote = Some(c);
+                    cur.push(c);
+                }
+                '-' if chars.peek() == Some(&'-') => {
+                    for n in chars.by_ref() {
+                        if n == '\n' {
+                            break;
+                        }
+                    }
+                    cur.push('\n');
+                }
+                ';' => {
+                    if !cur.trim().is_empty() {
+                        out.push(cur.trim().to_string());
+                    }
+                    cur.clear();
+                }
+                _ => cur.push(c),
+            },
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_outside_quotes_and_comments() {
+        let s = split_statements("SET GLOBAL a = 1; -- x; y\nSELECT 'a;b', \"c;\" ;; SELECT `q;`");
+        assert_eq!(s, vec!["SET GLOBAL a = 1", "SELECT 'a;b', \"c;\"", "SELECT `q;`"]);
+    }
+
+    #[test]
+    fn sqlite_hooks_and_variables() {
+        let dir = std::env::temp_dir().join(format!("dbbench-labsql-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("x.sqlite");
+        let mut c = connect(&["--db-driver=sqlite".into(), format!("--sqlite-db={}", db.display())]).unwrap();
+        c.execute_script("CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('x;y');").unwrap();
+        assert_eq!(c.rows("SELECT a FROM t").unwrap(), vec![vec![Some("x;y".to_string())]]);
+        assert!(c.variables().unwrap().contains_key("sqlite_version"));
+        let e = c.execute_script("SELEC 1").unwrap_err();
+        assert!(e.contains("in: SELEC 1"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,373 @@
+//! `dbbench lab` end to end: specs, matrix runs on embedded SQLite and on
+//! MariaDB and PostgreSQL servers the lab starts itself, the results store,
+//! resume after SIGKILL, and a server killed in the middle of a run.
+
+mod common;
+
+use common::{dbbench_in, tempdir};
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Whether MariaDB and PostgreSQL server binaries are installed (the lab
+/// starts its own servers). Missing under CI=true is a failure.
+fn have_server_binaries() -> bool {
+    let pg = std::fs::read_dir("/usr/lib/postgresql").map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists())).unwrap_or(false);
+    let found = Path::new("/usr/sbin/mariadbd").exists() && pg;
+    if !found {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("mariadb-server and postgresql are required under CI");
+        }
+        eprintln!("skipped: mariadb-server/postgresql not installed");
+    }
+    found
+}
+
+fn write_spec(dir: &Path, text: &str) -> String {
+    let p = dir.join("spec.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn store(dir: &Path) -> Connection {
+    Connection::open(dir.join("dbbench-lab/results.sqlite")).expect("results store exists")
+}
+
+fn count(c: &Connection, sql: &str) -> i64 {
+    c.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn strings(c: &Connection, sql: &str) -> Vec<String> {
+    let mut st = c.prepare(sql).unwrap();
+    let rows = st.query_map([], |r| r.get::<_, Option<String>>(0)).unwrap();
+    rows.map(|r| r.unwrap().unwrap_or_default()).collect()
+}
+
+/// Processes whose command line mentions `needle` (servers left behind).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(needle) && !c.contains("cargo") {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+const SQLITE_SPEC: &str = r#"
+[experiment]
+name = "sqlite-e2e"
+baseline = "rollback"
+threads = [1, 2]
+repeats = 2
+time = 1
+sample_interval = 1
+seed = 7
+options = { tables = 1, table-size = 500 }
+
+[[configuration]]
+name = "wal"
+server = "sqlite"
+pragmas = { journal_mode = "wal" }
+
+[[configuration]]
+name = "rollback"
+server = "sqlite"
+pragmas = { journal_mode = "delete" }
+
+[[workload]]
+test = "oltp_point_select"
+
+[[workload]]
+name = "rw"
+test = "oltp_read_write"
+threads = [2]
+options = { sqlite-ignore-errors = "busy" }
+
+[hooks]
+after_prepare = [{ sql = "CREATE TABLE lab_marker (a INT)" }]
+before_run = [{ shell = "test -n \"$DBBENCH_THREADS\" && test \"$DBBENCH_SEED\" -ge 7" }]
+"#;
+
+#[test]
+fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
+    let dir = tempdir("lab-sqlite");
+    let spec = write_spec(&dir, SQLITE_SPEC);
+
+    let plan = dbbench_in(&dir, &["lab", "plan", &spec]);
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("runs: 12"), "{}", plan.stdout);
+    assert!(plan.stdout.contains("estimated duration"), "{}", plan.stdout);
+
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("(wal/rollback)"), "{}", r.stdout);
+    assert!(r.stderr.contains("12/12 runs"), "{}", r.stderr);
+
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM experiments WHERE status = 'finished'"), 1);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok'"), 12);
+    // Baseline first, then configurations alternate within each repeat.
+    let order = strings(&c, "SELECT c.name FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON c.id = cl.configuration_id ORDER BY r.seq LIMIT 4");
+    assert_eq!(order, ["rollback", "wal", "rollback", "wal"]);
+    // Per-repeat seeds, the same for every configuration.
+    assert_eq!(count(&c, "SELECT count(DISTINCT seed) FROM runs"), 2);
+    assert_eq!(count(&c, "SELECT min(seed) FROM runs"), 7);
+    // The writing workload gets restored data (and a restart) before every run.
+    assert_eq!(
+        count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'rw' AND r.server_restarted = 1"),
+        4
+    );
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE json_extract(overhead, '$.restore_s') IS NOT NULL"), 8);
+    // Figures, series, histograms, samples.
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE tps > 0 AND events > 0 AND latency_p95_ms > 0 AND time_s > 0.9"), 12);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE histogram LIKE 'HISTF%'"), 12);
+    assert!(count(&c, "SELECT count(DISTINCT run_id) FROM run_intervals WHERE tps > 0") >= 10);
+    assert_eq!(count(&c, "SELECT count(DISTINCT run_id) FROM samples WHERE source = 'os'"), 12);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE argv LIKE '%--threads=%' AND argv LIKE '%--format=json%'"), 12);
+    // Context: host, server (sqlite) version, prepare events.
+    assert_eq!(count(&c, "SELECT count(*) FROM experiments WHERE json_extract(host, '$.logical_cpus') >= 1"), 1);
+    assert_eq!(count(&c, "SELECT count(*) FROM configurations WHERE server_version <> ''"), 2);
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 4);
+    // The work directory is gone after a finished experiment.
+    let left: Vec<_> = std::fs::read_dir(dir.join("dbbench-lab")).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // A second run of a finished spec is a new experiment; summary reads the newest.
+    let s = dbbench_in(&dir, &["lab", "summary", &spec]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(s.stdout.contains("oltp_point_select") && s.stdout.contains("(n=2)"), "{}", s.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spec_errors_name_file_line_and_key() {
+    let dir = tempdir("lab-bad");
+    let spec = write_spec(&dir, &SQLITE_SPEC.replace("server = \"sqlite\"\npragmas = { journal_mode = \"wal\" }", "server = \"maria\""));
+    let r = dbbench_in(&dir, &["lab", "plan", &spec]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("spec.toml:14: configuration[1].server: 'maria' is not a server kind"), "{}", r.stderr);
+
+    let spec = write_spec(&dir, &SQLITE_SPEC.replace("repeats = 2", "repeats = 2\nwarmup_time = 3"));
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("spec.toml:7:") && r.stderr.contains("warmup_time"), "{}", r.stderr);
+
+    let r = dbbench_in(&dir, &["lab", "run", "/nonexistent/x.toml"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("/nonexistent/x.toml: cannot read the spec"), "{}", r.stderr);
+    let r = dbbench_in(&dir, &["lab", "frobnicate"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("unknown lab command 'frobnicate'"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn command_workloads_are_parsed_with_regexes() {
+    let dir = tempdir("lab-cmd");
+    let spec = write_spec(
+        &dir,
+        r#"
+[experiment]
+name = "cmd"
+threads = [1, 3]
+time = 1
+
+[[configuration]]
+name = "none"
+server = "sqlite"
+prepare = "none"
+
+[[workload]]
+name = "echo"
+command = ["sh", "-c", "echo 'tps = {threads}.5 (repeat {repeat})'; echo lat=$DBBENCH_THREADS"]
+metrics = { tps = 'tps = ([0-9.]+)', lat = 'lat=([0-9]+)' }
+
+[[workload]]
+name = "silent"
+command = ["true"]
+threads = [1]
+metrics = { tps = 'tps = ([0-9.]+)' }
+"#,
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 2, "one run has no metric: {}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    let vals = strings(&c, "SELECT CAST(m.value AS TEXT) FROM run_metrics m WHERE m.name = 'tps' ORDER BY m.value");
+    assert_eq!(vals, ["1.5", "3.5"]);
+    assert_eq!(count(&c, "SELECT count(*) FROM run_metrics WHERE name = 'lat' AND value = 3"), 1);
+    let err = strings(&c, "SELECT error FROM runs WHERE status = 'failed'");
+    assert_eq!(err, ["metric 'tps' not found in the output"]);
+    assert!(r.stdout.contains("echo — tps"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A spec for managed servers whose work directory is `dir/dbbench-lab`.
+fn managed_spec(name: &str, configs: &str, workloads: &str, extra: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "{name}"
+threads = [1]
+time = 1
+sample_interval = 1
+options = {{ tables = 1, table-size = 1000 }}
+{extra}
+{configs}
+{workloads}
+"#
+    )
+}
+
+const MARIADB: &str = r#"
+[[configuration]]
+name = "mariadb"
+server = "mariadb"
+server_options = ["--innodb_buffer_pool_size=64M", "--max_connections=100", "--key_buffer_size=8M"]
+"#;
+
+const POSTGRESQL: &str = r#"
+[[configuration]]
+name = "postgresql"
+server = "postgresql"
+server_options = ["shared_buffers=32MB", "fsync=off"]
+"#;
+
+#[test]
+fn managed_mariadb_and_postgresql_matrix() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-managed");
+    let spec = write_spec(
+        &dir,
+        &managed_spec(
+            "managed",
+            &format!("{MARIADB}{POSTGRESQL}"),
+            r#"
+[[workload]]
+test = "oltp_point_select"
+threads = [1, 4]
+[[workload]]
+test = "oltp_update_index"
+threads = [2]
+"#,
+            r#"
+[hooks]
+after_start = [{ sql = "CREATE TABLE IF NOT EXISTS lab_hook (a INT); INSERT INTO lab_hook VALUES (1)" }]
+"#,
+        ),
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok' AND tps > 0"), 6);
+    let versions = strings(&c, "SELECT server_version FROM configurations ORDER BY position");
+    assert!(versions[0].contains("MariaDB"), "{versions:?}");
+    assert!(versions[1].chars().next().is_some_and(|c| c.is_ascii_digit()), "{versions:?}");
+    assert_eq!(count(&c, "SELECT count(*) FROM configurations WHERE json_extract(variables, '$.key_buffer_size') = '8388608'"), 1);
+    assert_eq!(count(&c, "SELECT count(*) FROM configurations WHERE json_extract(variables, '$.shared_buffers') = '4096'"), 1);
+    // Server status samples from both servers.
+    assert!(count(&c, "SELECT count(*) FROM samples WHERE source = 'server' AND json_extract(data, '$.Questions') IS NOT NULL") >= 3);
+    assert!(count(&c, "SELECT count(*) FROM samples WHERE source = 'server' AND json_extract(data, '$.\"db.xact_commit\"') IS NOT NULL") >= 3);
+    // The writing workload restarted its server on restored data.
+    assert_eq!(
+        count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'oltp_update_index' AND r.server_restarted = 1 AND json_extract(r.overhead, '$.start_s') > 0"),
+        2
+    );
+    // No server is left running.
+    assert!(processes_mentioning(&dir.join("dbbench-lab").display().to_string()).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn stored_runs(dir: &Path) -> i64 {
+    let p = dir.join("dbbench-lab/results.sqlite");
+    if !p.exists() {
+        return 0;
+    }
+    Connection::open(p).ok().and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).ok()).unwrap_or(0)
+}
+
+#[test]
+fn resume_after_sigkill_has_no_missing_or_duplicate_runs() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-resume");
+    let spec = write_spec(
+        &dir,
+        &managed_spec("resume", MARIADB, "[[workload]]\ntest = \"oltp_point_select\"\nthreads = [1, 2, 3]", "repeats = 2"),
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+        .args(["lab", "run", &spec])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while stored_runs(&dir) < 2 {
+        assert!(t.elapsed() < Duration::from_secs(180), "the lab stored no runs in 180 s");
+        assert!(child.try_wait().unwrap().is_none(), "the lab ended before it was killed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup at all
+    child.wait().unwrap();
+    let workdir: PathBuf = dir.join("dbbench-lab");
+    assert!(!processes_mentioning(&workdir.display().to_string()).is_empty(), "the killed lab's server should still run");
+
+    let again = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("--resume"), "{}", again.stderr);
+
+    let r = dbbench_in(&dir, &["lab", "run", "--resume", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("resuming experiment 'resume'"), "{}", r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM experiments"), 1);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs"), 6);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok'"), 6);
+    assert_eq!(count(&c, "SELECT count(DISTINCT seq) FROM runs"), 6);
+    assert_eq!(count(&c, "SELECT max(seq) FROM runs"), 5);
+    assert!(processes_mentioning(&workdir.display().to_string()).is_empty(), "no server left behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_killed_mid_run_is_a_failed_run_and_the_matrix_goes_on() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-crash");
+    let spec = write_spec(
+        &dir,
+        &managed_spec(
+            "crash",
+            MARIADB,
+            "[[workload]]\ntest = \"oltp_point_select\"\nthreads = [2]",
+            r#"repeats = 2
+time = 3
+[hooks]
+before_run = [{ shell = "if [ \"$DBBENCH_REPEAT\" = 1 ]; then (sleep 1; kill -9 \"$DBBENCH_SERVER_PID\") >/dev/null 2>&1 & fi" }]
+"#,
+        )
+        .replace("time = 1\n", ""),
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    let rows = strings(&c, "SELECT status || ': ' || coalesce(error, '') FROM runs ORDER BY seq");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[0].starts_with("failed: the server (pid ") && rows[0].contains("died during the run"), "{rows:?}");
+    assert_eq!(rows[1], "ok: ");
+    let excerpt = strings(&c, "SELECT log_excerpt FROM runs WHERE repeat = 1");
+    assert!(!excerpt[0].trim().is_empty(), "a failed run keeps an excerpt of the server's error log");
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'crash'"), 1);
+    assert!(processes_mentioning(&dir.join("dbbench-lab").display().to_string()).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
