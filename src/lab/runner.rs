@@ -517,16 +517,7 @@ impl Lab<'_> {
     /// server's preparation is remembered in the store (per experiment).
     fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> Result<bool, String> {
         if matches!(self.spec.configurations[c].target, Target::External { .. }) {
-            let n: i64 = self
-                .store
-                .connection()
-                .query_row(
-                    "SELECT count(*) FROM events WHERE experiment_id = ?1 AND configuration = ?2 AND workload = ?3 AND kind = 'prepared'",
-                    rusqlite::params![self.experiment, self.spec.configurations[c].name, self.spec.workloads[w].name],
-                    |r| r.get(0),
-                )
-                .map_err(|e| e.to_string())?;
-            return Ok(n > 0);
+            return self.store.has_event(self.experiment, &self.spec.configurations[c].name, &self.spec.workloads[w].name, "prepared");
         }
         Ok(marker.exists())
     }

@@ -292,8 +292,10 @@ struct RawWorkload {
     writes: Option<bool>,
     command: Option<Vec<String>>,
     prepare_command: Option<Vec<String>>,
+    /// A table, not a map: its order is kept (toml's `preserve_order`), and
+    /// the first metric is the one the summary compares.
     #[serde(default)]
-    metrics: BTreeMap<String, String>,
+    metrics: toml::Table,
 }
 
 #[derive(Deserialize, Default)]
@@ -595,6 +597,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                 }
                 let mut metrics = Vec::new();
                 for (m, re) in &w.metrics {
+                    let Some(re) = re.as_str() else {
+                        return Err(err(&[K("workload"), I(i), K("metrics"), K_owned(m)], "must be a regex in a string".into()));
+                    };
                     let rx = regex::Regex::new(re)
                         .map_err(|e| err(&[K("workload"), I(i), K("metrics"), K_owned(m)], format!("bad regex: {}", e.to_string().replace('\n', " "))))?;
                     if rx.captures_len() < 2 {

@@ -327,6 +327,19 @@ impl Store {
             .map_err(|e| e.to_string())
     }
 
+    /// Whether an event of `kind` was recorded for (configuration, workload).
+    pub fn has_event(&self, experiment: i64, configuration: &str, workload: &str, kind: &str) -> Result<bool, String> {
+        self.conn
+            .query_row(
+                "SELECT 1 FROM events WHERE experiment_id = ?1 AND configuration = ?2 AND workload = ?3 AND kind = ?4 LIMIT 1",
+                params![experiment, configuration, workload, kind],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(|e| e.to_string())
+    }
+
     /// Writes a finished run and everything measured during it, atomically.
     pub fn insert_run(&self, r: &RunRecord) -> Result<i64, String> {
         let tx = self.conn.unchecked_transaction().map_err(|e| e.to_string())?;
@@ -449,35 +462,31 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
     }
 
-    /// The primary figure of every ok run of an experiment, for the summary
-    /// table: (configuration, workload, threads, value). Test workloads give
-    /// transactions per second; command workloads their first metric.
-    pub fn figures(&self, experiment: i64) -> Result<Vec<(String, String, u32, f64)>, String> {
+    /// The compared figure of every ok run of one workload, for the summary
+    /// table: (configuration, threads, value), baseline first. `metric`
+    /// None means transactions per second (test workloads); else the named
+    /// metric of a command workload.
+    pub fn figures(&self, experiment: i64, workload: &str, metric: Option<&str>) -> Result<Vec<(String, u32, f64)>, String> {
         let mut st = self
             .conn
             .prepare(
-                "SELECT c.name, cl.workload, cl.threads,
-                        COALESCE(r.tps, (SELECT m.value FROM run_metrics m WHERE m.run_id = r.id ORDER BY m.name LIMIT 1))
+                "SELECT c.name, cl.threads,
+                        CASE WHEN ?3 IS NULL THEN r.tps ELSE (SELECT m.value FROM run_metrics m WHERE m.run_id = r.id AND m.name = ?3) END
                  FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON cl.configuration_id = c.id
-                 WHERE cl.experiment_id = ?1 AND r.status = 'ok' ORDER BY c.position, r.seq",
+                 WHERE cl.experiment_id = ?1 AND cl.workload = ?2 AND r.status = 'ok' ORDER BY c.position, r.seq",
             )
             .map_err(|e| e.to_string())?;
         let rows = st
-            .query_map(params![experiment], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, Option<f64>>(3)?)))
+            .query_map(params![experiment, workload, metric], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<f64>>(2)?)))
             .map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         for row in rows {
-            let (c, w, t, v) = row.map_err(|e| e.to_string())?;
+            let (c, t, v) = row.map_err(|e| e.to_string())?;
             if let Some(v) = v {
-                out.push((c, w, t, v));
+                out.push((c, t, v));
             }
         }
         Ok(out)
-    }
-
-    /// Direct access for tests and future report code.
-    pub fn connection(&self) -> &Connection {
-        &self.conn
     }
 }
 
@@ -527,13 +536,14 @@ mod tests {
         assert!(!s.run_exists(cell, 2).unwrap());
         assert!(s.insert_run(&rec).is_err(), "a (cell, repeat) is stored once");
         let (rw, hist, rep): (f64, String, String) = s
-            .connection()
+            .conn
             .query_row("SELECT rw_qps, histogram, report FROM runs WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .unwrap();
         assert_eq!(rw, 9.0);
         assert_eq!(hist, "HIST");
         assert!(!rep.contains("HIST"));
-        assert_eq!(s.figures(e).unwrap(), vec![("base".to_string(), "w".to_string(), 4, 5.0)]);
+        assert_eq!(s.figures(e, "w", None).unwrap(), vec![("base".to_string(), 4, 5.0)]);
+        assert!(s.figures(e, "w", Some("tps")).unwrap().is_empty());
         drop(s);
         // Reopening an up-to-date store changes nothing.
         let s = Store::open(&path).unwrap();

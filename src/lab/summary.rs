@@ -22,21 +22,23 @@ fn mean_sd(v: &[f64]) -> (f64, Option<f64>) {
 
 /// The table for experiment `id` of `spec`.
 pub fn table(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
-    let figures = store.figures(id)?;
-    let mut by: BTreeMap<(String, u32, String), Vec<f64>> = BTreeMap::new();
-    for (c, w, t, v) in figures {
-        by.entry((w, t, c)).or_default().push(v);
-    }
     let runs = store.runs_of(id)?;
     let failed = runs.iter().filter(|r| r.4 != "ok").count();
     let configs: Vec<&str> = spec.configurations.iter().map(|c| c.name.as_str()).collect();
     let base = configs[0];
     let mut o = String::new();
     for w in &spec.workloads {
-        let metric = match &w.kind {
-            WorkloadKind::Test { .. } => "transactions/s (events/s)".to_string(),
-            WorkloadKind::Command { metrics, .. } => metrics.first().map(|m| m.0.clone()).unwrap_or_default(),
+        let (metric, name) = match &w.kind {
+            WorkloadKind::Test { .. } => ("transactions/s (events/s)".to_string(), None),
+            WorkloadKind::Command { metrics, .. } => {
+                let m = metrics.first().map(|m| m.0.clone()).unwrap_or_default();
+                (m.clone(), Some(m))
+            }
         };
+        let mut by: BTreeMap<(u32, String), Vec<f64>> = BTreeMap::new();
+        for (c, t, v) in store.figures(id, &w.name, name.as_deref())? {
+            by.entry((t, c)).or_default().push(v);
+        }
         let _ = writeln!(o, "\n{} — {metric}, mean ± sd over repeats; relative = (config / {base} × 100) − 100", w.name);
         let mut header = format!("{:>8}", "threads");
         for c in &configs {
@@ -50,7 +52,7 @@ pub fn table(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
             let mut line = format!("{t:>8}");
             let mut means = Vec::new();
             for c in &configs {
-                let cell = by.get(&(w.name.clone(), t, c.to_string()));
+                let cell = by.get(&(t, c.to_string()));
                 match cell {
                     Some(v) if !v.is_empty() => {
                         let (m, sd) = mean_sd(v);
