@@ -160,6 +160,15 @@ fn spec_errors_name_file_line_and_key() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("spec.toml:7:") && r.stderr.contains("warmup_time"), "{}", r.stderr);
 
+    // A managed server whose programs are missing stops the lab before any run.
+    let empty = dir.join("empty-basedir");
+    std::fs::create_dir_all(&empty).unwrap();
+    let spec = write_spec(&dir, &format!("{}{}", SQLITE_SPEC, format!("\n[[configuration]]\nname = \"m\"\nserver = \"mariadb\"\nbasedir = \"{}\"\n", empty.display())));
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("configuration 'm': mariadbd not found in") && r.stderr.contains("basedir"), "{}", r.stderr);
+    assert!(!dir.join("dbbench-lab/results.sqlite").exists(), "nothing is stored for an experiment that cannot start");
+
     let r = dbbench_in(&dir, &["lab", "run", "/nonexistent/x.toml"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("/nonexistent/x.toml: cannot read the spec"), "{}", r.stderr);

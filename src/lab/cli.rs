@@ -73,6 +73,7 @@ fn run(args: &[String]) -> Result<u8, String> {
         }
         "plan" => {
             let s = spec_arg(1)?;
+            runner::preflight(&s)?;
             let p = plan::runs(&s);
             print!("{}", plan::describe(&s, &p));
             for r in &p {

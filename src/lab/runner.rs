@@ -66,9 +66,21 @@ pub fn default_paths(spec: &Spec, o: &RunOptions) -> (PathBuf, PathBuf) {
     (store, base)
 }
 
+/// What can be checked before anything starts: every managed
+/// configuration's server programs and options.
+pub fn preflight(spec: &Spec) -> Result<(), String> {
+    for c in &spec.configurations {
+        if let Target::Managed(s) = &c.target {
+            server::check(s).map_err(|e| format!("{}: configuration '{}': {e}", spec.path.display(), c.name))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs (or resumes) the experiment; returns the process exit status:
 /// 0 every run ok, 2 some runs failed or timed out, 130 interrupted.
 pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
+    preflight(spec)?;
     let (store_path, base) = default_paths(spec, o);
     let store = Store::open(&store_path)?;
     let hash = spec_hash(&spec.text);

@@ -933,6 +933,17 @@ fn shell_quote(s: &str) -> String {
 
 // ------------------------------------------------------------------ initialise
 
+/// Checks, without starting anything, that `spec`'s programs exist and its
+/// options are acceptable: the lab calls this for every configuration
+/// before the first run, so a missing binary stops the experiment at once
+/// with a line naming it, instead of failing every run.
+pub fn check(spec: &ServerSpec) -> Result<(), String> {
+    Programs::find(spec)?;
+    option_args(spec)?;
+    config_file(spec)?;
+    Ok(())
+}
+
 /// Initialise a fresh datadir (must not exist or be empty) for `spec`:
 /// `mariadb-install-db` (or `mysqld --initialize-insecure` for MySQL), or
 /// `initdb`. The spec's options and config file apply to the initialisation
