@@ -291,6 +291,9 @@ after_start = [{ sql = "CREATE TABLE IF NOT EXISTS lab_hook (a INT); INSERT INTO
         count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'oltp_update_index' AND r.server_restarted = 1 AND json_extract(r.overhead, '$.start_s') > 0"),
         2
     );
+    // Each server's own log, start to stop, is kept.
+    assert!(count(&c, "SELECT count(*) FROM events WHERE kind = 'server_log' AND configuration = 'mariadb' AND detail LIKE '%ready for connections%'") >= 2);
+    assert!(count(&c, "SELECT count(*) FROM events WHERE kind = 'server_log' AND configuration = 'postgresql' AND detail LIKE '%database system is ready%'") >= 2);
     // No server is left running.
     assert!(processes_mentioning(&dir.join("dbbench-lab").display().to_string()).is_empty());
     let _ = std::fs::remove_dir_all(&dir);

@@ -337,15 +337,20 @@ impl Lab<'_> {
         let _ = std::fs::remove_file(path);
     }
 
+    /// Stops the live server and keeps what it logged (start to stop) as a
+    /// `server_log` event: the log files live in the lab's run directory, which
+    /// goes when the experiment finishes.
     fn stop_server(&mut self) {
-        if let Some(live) = &mut self.live {
-            if let Some(mut s) = live.server.take() {
-                if let Err(e) = s.stop() {
-                    eprintln!("warning: {e}");
-                }
-                let _ = std::fs::remove_file(self.workdir.join("server.pid"));
-            }
+        let Some(live) = &mut self.live else { return };
+        let Some(mut s) = live.server.take() else { return };
+        let configuration = self.spec.configurations[live.configuration].name.clone();
+        let stopped = s.stop();
+        if let Err(e) = &stopped {
+            eprintln!("warning: {e}");
         }
+        let _ = std::fs::remove_file(self.workdir.join("server.pid"));
+        let detail = json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err()});
+        let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", None, &detail);
     }
 
     fn server_spec(&self, c: usize) -> Option<&ServerSpec> {

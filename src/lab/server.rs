@@ -1095,6 +1095,8 @@ pub struct ManagedServer {
     socket: PathBuf,
     port: u16,
     log: PathBuf,
+    /// Length of the log when this server was started: its own part starts here.
+    log_start: u64,
     timeout: Duration,
     admin: Mutex<Option<AdminConn>>,
 }
@@ -1208,6 +1210,7 @@ impl ManagedServer {
                 socket: layout.socket.clone(),
                 port,
                 log: layout.log.clone(),
+                log_start: pos,
                 timeout: spec.timeout,
                 admin: Mutex::new(None),
             };
@@ -1413,6 +1416,11 @@ impl ManagedServer {
     /// The datadir, absolute.
     pub fn datadir(&self) -> &Path {
         &self.datadir
+    }
+
+    /// What this server wrote to its log since it was started, last `max_lines` lines.
+    pub fn session_log(&self, max_lines: usize) -> String {
+        self.log_excerpt(self.log_start, max_lines)
     }
 
     /// Byte length of the error log now, to mark where a run starts.
@@ -1630,6 +1638,7 @@ impl ManagedServer {
             socket: state.socket.clone(),
             port: state.port,
             log: state.log.clone(),
+            log_start: 0,
             timeout: Duration::from_secs(state.timeout_secs.max(1)),
             admin: Mutex::new(None),
         }
