@@ -24,6 +24,13 @@ Exit status of `lab run`: 0 every run ok, 2 some runs failed or timed out
 (resume with --resume). Spec format: docs/lab.md; examples in examples/.
 ";
 
+/// Prints to stdout; a closed pipe (`lab plan | head`) is not an error.
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// Entry point for `dbbench lab ARGS...`.
 pub fn main(args: &[String]) -> ExitCode {
     match run(args) {
@@ -50,7 +57,7 @@ fn run(args: &[String]) -> Result<u8, String> {
             ("--store", Some(v)) => o.store = Some(PathBuf::from(v)),
             ("--workdir", Some(v)) => o.workdir = Some(PathBuf::from(v)),
             ("--help" | "-h", None) => {
-                print!("{HELP}");
+                print_out(HELP);
                 return Ok(0);
             }
             (k, _) if k.starts_with('-') => return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`")),
@@ -68,17 +75,17 @@ fn run(args: &[String]) -> Result<u8, String> {
     };
     match sub.as_str() {
         "--help" | "-h" | "help" => {
-            print!("{HELP}");
+            print_out(HELP);
             Ok(0)
         }
         "plan" => {
             let s = spec_arg(1)?;
             runner::preflight(&s)?;
             let p = plan::runs(&s);
-            print!("{}", plan::describe(&s, &p));
+            let mut text = plan::describe(&s, &p);
             for r in &p {
-                println!(
-                    "  {:>4}  {:<16} {:<24} threads={:<5} repeat={}",
+                text += &format!(
+                    "  {:>4}  {:<16} {:<24} threads={:<5} repeat={}\n",
                     r.seq + 1,
                     s.configurations[r.configuration].name,
                     s.workloads[r.workload].name,
@@ -86,6 +93,7 @@ fn run(args: &[String]) -> Result<u8, String> {
                     r.repeat
                 );
             }
+            print_out(&text);
             Ok(0)
         }
         "run" => {
@@ -102,8 +110,7 @@ fn run(args: &[String]) -> Result<u8, String> {
             let Some(e) = st.latest_experiment(&s.name)? else {
                 return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
             };
-            print!("{}", summary::table(&st, e.id, &s)?);
-            println!("experiment id {} ({}) in {}", e.id, e.status, store_path.display());
+            print_out(&format!("{}experiment id {} ({}) in {}\n", summary::table(&st, e.id, &s)?, e.id, e.status, store_path.display()));
             Ok(0)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.

@@ -159,7 +159,7 @@ pub fn describe(spec: &Spec, plan: &[PlannedRun]) -> String {
     let restarts = restarts(spec, plan).iter().filter(|&&r| r).count();
     let _ = writeln!(
         o,
-        "estimated duration: {} ({} server starts; prepare time not included)",
+        "estimated duration: {} ({} server starts or data restores; prepare time not included)",
         human_duration(estimate_s(spec, plan)),
         restarts
     );

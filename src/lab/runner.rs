@@ -191,8 +191,11 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
         }
     }
-    print!("{}", crate::lab::summary::table(&lab.store, experiment, spec)?);
-    println!("results: {} (experiment id {experiment})", store_path.display());
+    crate::lab::cli::print_out(&format!(
+        "{}results: {} (experiment id {experiment})\n",
+        crate::lab::summary::table(&lab.store, experiment, spec)?,
+        store_path.display()
+    ));
     if failed > 0 {
         eprintln!("{failed} run(s) failed or timed out; their errors and log excerpts are in the store (runs.error, runs.log_excerpt)");
         return Ok(2);
