@@ -165,6 +165,8 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
     // SAFETY: `ffi` must be available because sysbench scripts (and
     // third-party suites) use it; scripts are trusted code the user runs.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+    zero_extend_cfunction_results(&lua)
+        .map_err(|e| format!("FATAL: cannot initialise the Lua state: {}", error_message(&e)))?;
     lua.set_app_data(StateCtx { shared: shared.clone(), stats });
     install_api(&lua, shared, tid).map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
     lua.load(&shared.script.code)
@@ -172,6 +174,53 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
         .exec()
         .map_err(|e| format!("FATAL: {}", error_message(&e)))?;
     Ok(lua)
+}
+
+/// Makes LuaJIT call every Lua C function of `lua`'s state through
+/// [`call_cfunction`] (LuaJIT's `LUAJIT_MODE_WRAPCFUNC`).
+///
+/// Why: after a `lua_CFunction` returns, LuaJIT's x64 interpreter (GC64,
+/// `BC_FUNCC` in vm_x64.dasc) computes the result offset with the whole of
+/// `rax` (`lea RA, [BASE+RD*8]`), but the C ABI defines only its low 32 bits
+/// (`eax`, the `int`). C compilers happen to leave the upper half zero;
+/// rustc does not always: in the dev build, each of mlua's userdata `__gc`
+/// functions (`destroy_userdata_storage::<T>`) returns 1 with a stack
+/// address's upper half in `rax` (`lea 0x8(%rsp),%rax; and
+/// $0xffffffff00000000,%rax; inc %rax`), and the first finalized userdata
+/// crashed LuaJIT in `lj_vm_return`. Every call through the wrapper returns
+/// the count zero-extended, whatever the callee left in the upper half.
+fn zero_extend_cfunction_results(lua: &Lua) -> mlua::Result<()> {
+    use mlua::ffi;
+    extern "C" {
+        fn luaJIT_setmode(l: *mut ffi::lua_State, idx: std::ffi::c_int, mode: std::ffi::c_int) -> std::ffi::c_int;
+    }
+    const LUAJIT_MODE_WRAPCFUNC: std::ffi::c_int = 0x10;
+    const LUAJIT_MODE_ON: std::ffi::c_int = 0x0100;
+
+    /// LuaJIT's C function wrapper (`int wrapf(lua_State *, lua_CFunction)`,
+    /// called only from `BC_FUNCCW`): returns `f`'s result count as a
+    /// 64-bit value so that all of `rax` holds it. Lua errors raised in `f`
+    /// unwind through it (hence C-unwind; nothing to drop here).
+    unsafe extern "C-unwind" fn call_cfunction(l: *mut ffi::lua_State, f: ffi::lua_CFunction) -> u64 {
+        // SAFETY: LuaJIT passes the function it was about to call, and its state.
+        (unsafe { f(l) }) as u32 as u64
+    }
+
+    // SAFETY: pushes a light userdata, switches the mode (which reads it
+    // at the top of the stack) and pops it again.
+    let ok: bool = unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_pushlightuserdata(state, call_cfunction as *mut std::ffi::c_void);
+            let ok = luaJIT_setmode(state, -1, LUAJIT_MODE_WRAPCFUNC | LUAJIT_MODE_ON);
+            ffi::lua_pop(state, 1);
+            ffi::lua_pushboolean(state, ok);
+        })?
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(mlua::Error::runtime("LuaJIT refused the C function wrapper mode"))
+    }
 }
 
 fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
