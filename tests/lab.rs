@@ -385,3 +385,59 @@ before_run = [{ shell = "if [ \"$DBBENCH_REPEAT\" = 1 ]; then (sleep 1; kill -9 
     assert!(processes_mentioning(&dir.join("dbbench-lab").display().to_string()).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_results_store_on_postgresql_or_mariadb_holds_the_runs() {
+    use common::{mysql_db, mysql_query, pgsql_db, pgsql_query, server_env};
+    let (Some(pg_host), Some(pg_port), Some(my_sock)) =
+        (server_env("DBBENCH_TEST_PGSQL_HOST"), server_env("DBBENCH_TEST_PGSQL_PORT"), server_env("DBBENCH_TEST_MYSQL_SOCKET"))
+    else {
+        return;
+    };
+    let dir = tempdir("lab-server-store");
+    let spec_text = r#"
+[experiment]
+name = "team"
+threads = [1, 2]
+time = 1
+
+[[configuration]]
+name = "none"
+server = "sqlite"
+prepare = "none"
+
+[[workload]]
+name = "echo"
+command = ["sh", "-c", "echo tps = {threads}"]
+metrics = { tps = 'tps = ([0-9.]+)' }
+"#;
+    let spec = write_spec(&dir, spec_text);
+    let db = format!("dbbench_lab_store_{}", std::process::id());
+    pgsql_db(&db).unwrap();
+    mysql_db(&db).unwrap();
+    for (url, pg) in [(format!("postgresql://sbtest@localhost:{pg_port}/{db}?host={pg_host}"), true), (format!("mysql://sbtest@localhost/{db}?socket={my_sock}"), false)] {
+        let query = |sql: &str| if pg { pgsql_query(&db, sql) } else { mysql_query(&db, sql) };
+        let r = dbbench_in(&dir, &["lab", "run", &format!("--store={url}"), &spec]);
+        assert_eq!(r.code, 0, "{url}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("echo — tps") && r.stdout.contains(&format!("results: {url} (experiment id 1)")), "{}", r.stdout);
+        assert_eq!(query("SELECT count(*) FROM runs WHERE status = 'ok'"), ["2"], "{url}");
+        assert_eq!(query("SELECT count(*) FROM run_metrics WHERE name = 'tps' AND value IN (1, 2)"), ["2"], "{url}");
+        assert_eq!(query("SELECT status FROM experiments"), ["finished"], "{url}");
+        assert_eq!(query("SELECT version FROM dbbench_schema"), ["1"], "{url}");
+        // The spec's own `store = URL` is taken as is, not as a path.
+        let spec2 = dir.join("spec-with-store.toml");
+        std::fs::write(&spec2, spec_text.replace("time = 1\n", &format!("time = 1\nstore = \"{url}\"\n"))).unwrap();
+        let s = dbbench_in(&dir, &["lab", "summary", &spec2.display().to_string()]);
+        assert_eq!(s.code, 0, "{url}: {}", s.stderr);
+        assert!(s.stdout.contains("(n=1)") && s.stdout.contains(&format!("experiment id 1 (finished) in {url}")), "{}", s.stdout);
+    }
+    assert!(!dir.join("dbbench-lab/results.sqlite").exists(), "nothing went to the default SQLite store");
+    // A store it cannot reach is one line naming it (password hidden) and what to check.
+    let r = dbbench_in(&dir, &["lab", "summary", &format!("--store=mysql://sbtest:pw@localhost/{db}_missing?socket={my_sock}"), &spec]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("results store mysql://sbtest:<hidden>@localhost/") && r.stderr.contains("cannot connect") && !r.stderr.contains(":pw@"), "{}", r.stderr);
+    pgsql_query("sbtest", &format!("DROP DATABASE {db}"));
+    mysql_query(&db, &format!("DROP DATABASE {db}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,13 +9,15 @@ const HELP: &str = "\
 Usage:
   dbbench lab plan SPEC.toml            print the runs in order and an estimated duration
   dbbench lab run SPEC.toml [options]   run the experiment, store every run, print a comparison
-  dbbench lab summary SPEC.toml [--store=PATH]
+  dbbench lab summary SPEC.toml [--store=PATH|URL]
                                         print the comparison of the newest stored experiment
 
 Options of `lab run`:
   --resume          continue the newest unfinished experiment of SPEC: stored runs are skipped
   --new             start a new experiment even though an unfinished one exists
-  --store=PATH      results store (SQLite file) [spec's store, else <spec dir>/dbbench-lab/results.sqlite]
+  --store=PATH|URL  results store: a SQLite file, or postgresql://user@host[:port]/db[?host=/socket/dir]
+                    or mysql://user@host[:port]/db[?socket=/path] (password: DBBENCH_STORE_PASSWORD)
+                    [spec's store, else <spec dir>/dbbench-lab/results.sqlite]
   --workdir=DIR     data directories, snapshots and sockets' home [<spec dir>/dbbench-lab]
   --keep-data       keep data directories and snapshots after the experiment finishes
 
@@ -103,14 +105,17 @@ fn run(args: &[String]) -> Result<u8, String> {
         "summary" => {
             let s = spec_arg(1)?;
             let (store_path, _) = runner::default_paths(&s, &o);
-            if !store_path.exists() {
+            let location = store_path.to_string_lossy();
+            if !store::is_url(&location) && !store_path.exists() {
                 return Err(format!("no results store at {}; run the experiment first", store_path.display()));
             }
-            let st = store::Store::open(&store_path)?;
+            let st = store::Store::open(&location)?;
+            // Messages from here on name the store with any URL password hidden.
+            let store_path = PathBuf::from(st.location());
             let Some(e) = st.latest_experiment(&s.name)? else {
                 return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
             };
-            print_out(&format!("{}experiment id {} ({}) in {}\n", summary::table(&st, e.id, &s)?, e.id, e.status, store_path.display()));
+            print_out(&format!("{}experiment id {} ({}) in {}\n", summary::table(&st, e.id, &s)? + &summary::overhead(&st, e.id, &s)?, e.id, e.status, store_path.display()));
             Ok(0)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.

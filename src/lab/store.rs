@@ -1,16 +1,37 @@
-//! The results store: one SQLite file holding every experiment, its
-//! configurations, cells and runs with their figures, series, histograms,
-//! samples and context. The schema is documented in docs/results-store.md
-//! and versioned: `MIGRATIONS[i]` takes a store from version `i` to `i + 1`,
-//! each in one transaction, so an old store is upgraded when it is opened.
+//! The results store: every experiment, its configurations, cells and runs
+//! with their figures, series, histograms, samples and context. It lives in
+//! a SQLite file (the default), or, for a team sharing one store, in a
+//! PostgreSQL or MariaDB/MySQL database given by URL. The schema is
+//! documented in docs/results-store.md and versioned: `MIGRATIONS[i]` takes
+//! a store from version `i` to `i + 1`, so an old store is upgraded when it
+//! is opened.
 //!
-//! A run is written in one transaction when it ends, so a kill of dbbench
-//! loses at most the run in flight and never leaves half a run behind.
+//! A run is written in one transaction when it ends, on every backend, so a
+//! kill of dbbench loses at most the run in flight and never leaves half a
+//! run behind.
+//!
+//! The three backends share one small SQL layer: statements are written
+//! once, in SQLite's syntax with `?` placeholders and `"double-quoted"`
+//! identifiers, and `translate` turns them into each server's dialect;
+//! values cross it as `Val`. The schema is written once too (`MIGRATIONS`,
+//! SQLite types) and `migration_statements` rewrites its DDL per dialect.
 
-use rusqlite::{params, Connection, OptionalExtension};
-use std::path::Path;
+use rusqlite::Connection;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Schema migrations, oldest first. Never edit a released entry: add one.
+///
+/// They are written in the neutral dialect `migration_statements`
+/// translates: `CREATE TABLE` (column types `INTEGER`, `REAL`, `TEXT`;
+/// `INTEGER PRIMARY KEY` is the row id), `CREATE INDEX`, and
+/// `ALTER TABLE .. ADD COLUMN`; anything else must mean the same in SQLite,
+/// PostgreSQL and MariaDB/MySQL. On MariaDB/MySQL a `TEXT` column becomes
+/// `VARCHAR(255)` when the same migration puts it in a key or index (a
+/// `LONGTEXT` cannot be indexed whole), else `LONGTEXT`; so a later
+/// migration must not index a text column an earlier one created.
 const MIGRATIONS: &[&str] = &[r#"
 CREATE TABLE experiments (
     id              INTEGER PRIMARY KEY,
@@ -123,9 +144,22 @@ CREATE TABLE events (                       -- lab events worth keeping: prepare
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// The environment variable that may hold a server store's password, so
+/// that it need not be written in a spec or on a command line.
+pub const PASSWORD_ENV: &str = "DBBENCH_STORE_PASSWORD";
+
 /// An open results store.
 pub struct Store {
-    conn: Connection,
+    /// A `RefCell` because the public API takes `&self` (the runner shares
+    /// the store) while server clients need `&mut` for every statement.
+    db: RefCell<Backend>,
+    /// Where the store is, for messages: the path, or the URL with its
+    /// password replaced by `<hidden>`.
+    location: String,
+    /// `user:password@` exactly as written in the store URL, so that the
+    /// password is hidden in texts the store keeps (the spec text may hold
+    /// the URL).
+    url_auth: Option<(String, String)>,
 }
 
 /// What a finished run writes.
@@ -187,51 +221,901 @@ fn now() -> String {
     crate::lab::rfc3339_now()
 }
 
-impl Store {
-    /// Opens (creating and migrating as needed) the store at `path`.
-    pub fn open(path: &Path) -> Result<Store, String> {
-        if let Some(dir) = path.parent() {
-            if !dir.as_os_str().is_empty() && !dir.is_dir() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("results store {}: cannot create its directory: {e}", path.display()))?;
+// ------------------------------------------------------------------ locations
+
+/// Whether a store location is a server URL rather than a file path.
+pub fn is_url(location: &str) -> bool {
+    location.contains("://")
+}
+
+/// A store location fit for messages: a URL's password becomes `<hidden>`.
+pub fn redact(location: &str) -> String {
+    if !is_url(location) {
+        return location.to_string();
+    }
+    // The query (`?socket=/a@b`) may hold '@' or ':', the password may not
+    // unencoded: split it off first so only the authority is looked at.
+    let (main, query) = match location.split_once('?') {
+        Some((m, q)) => (m, format!("?{q}")),
+        None => (location, String::new()),
+    };
+    let (scheme, rest) = main.split_once("://").unwrap_or(("", main));
+    match rest.rsplit_once('@') {
+        Some((auth, host)) => match auth.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:<hidden>@{host}{query}"),
+            None => location.to_string(),
+        },
+        None => location.to_string(),
+    }
+}
+
+/// Where a store lives.
+#[derive(Debug, PartialEq)]
+enum Location {
+    File(PathBuf),
+    Server(ServerUrl),
+}
+
+/// A parsed `postgresql://` or `mysql://` store URL.
+#[derive(Debug, PartialEq)]
+struct ServerUrl {
+    dialect: Dialect,
+    /// User and password as written (percent-encoded), for redaction.
+    raw_user: String,
+    raw_password: Option<String>,
+    user: String,
+    password: Option<String>,
+    host: String,
+    port: Option<u16>,
+    db: String,
+    /// PostgreSQL: the socket directory (`?host=`); MariaDB/MySQL: the
+    /// socket file (`?socket=`).
+    socket: Option<String>,
+}
+
+/// Decodes `%XX` escapes (a password may hold '@', '/', '?' or ':').
+fn percent_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            let Some(v) = hex else {
+                // Not quoting the text: it may be part of the password.
+                return Err("a '%' in the URL is not followed by two hex digits; write '%' itself as %25".to_string());
+            };
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "a %XX escape does not decode to UTF-8".to_string())
+}
+
+fn parse_location(text: &str) -> Result<Location, String> {
+    if !is_url(text) {
+        return Ok(Location::File(PathBuf::from(text)));
+    }
+    let (scheme, rest) = text.split_once("://").unwrap_or_default();
+    let dialect = match scheme {
+        "postgresql" | "postgres" | "pgsql" => Dialect::Postgres,
+        "mysql" | "mariadb" => Dialect::Mysql,
+        s => return Err(format!("unknown scheme '{s}'; give a file path, postgresql://user@host/db or mysql://user@host/db")),
+    };
+    let example = match dialect {
+        Dialect::Postgres => "postgresql://user[:password]@host[:port]/db[?host=/socket/dir]",
+        _ => "mysql://user[:password]@host[:port]/db[?socket=/path]",
+    };
+    let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let Some((auth, hostdb)) = main.rsplit_once('@') else {
+        return Err(format!("the URL names no user; use {example}"));
+    };
+    let (raw_user, raw_password) = match auth.split_once(':') {
+        Some((u, p)) => (u, Some(p)),
+        None => (auth, None),
+    };
+    if raw_user.is_empty() {
+        return Err(format!("the URL names no user; use {example}"));
+    }
+    let (hostport, db) = hostdb.split_once('/').unwrap_or((hostdb, ""));
+    if db.is_empty() {
+        return Err(format!("the URL names no database; use {example} (the database must exist)"));
+    }
+    // "[::1]:5432": an IPv6 literal keeps its colons.
+    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or_else(|| format!("'{hostport}' lacks the closing ']'"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        }
+    };
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("port '{p}' is not a number from 0 to 65535"))?),
+        None => None,
+    };
+    let mut socket = None;
+    for kv in query.split('&').filter(|s| !s.is_empty()) {
+        match (dialect, kv.split_once('=')) {
+            (Dialect::Postgres, Some(("host", v))) | (Dialect::Mysql, Some(("socket", v))) => socket = Some(percent_decode(v)?),
+            _ => return Err(format!("unknown URL parameter '{kv}'; use {example}")),
+        }
+    }
+    Ok(Location::Server(ServerUrl {
+        dialect,
+        raw_user: raw_user.to_string(),
+        raw_password: raw_password.map(str::to_string),
+        user: percent_decode(raw_user)?,
+        password: raw_password.map(percent_decode).transpose()?,
+        host: if host.is_empty() { "localhost".to_string() } else { host.to_string() },
+        port,
+        db: percent_decode(db)?,
+        socket,
+    }))
+}
+
+// ------------------------------------------------------------------ the SQL layer
+
+/// SQL dialects the store speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+/// A value crossing the SQL layer: a parameter or a result cell.
+#[derive(Clone, Debug, PartialEq)]
+enum Val {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::Int(v)
+    }
+}
+impl From<u32> for Val {
+    fn from(v: u32) -> Val {
+        Val::Int(v as i64)
+    }
+}
+impl From<bool> for Val {
+    fn from(v: bool) -> Val {
+        Val::Int(v as i64)
+    }
+}
+impl From<f64> for Val {
+    fn from(v: f64) -> Val {
+        Val::Real(v)
+    }
+}
+impl From<&str> for Val {
+    fn from(v: &str) -> Val {
+        Val::Text(v.to_string())
+    }
+}
+impl From<String> for Val {
+    fn from(v: String) -> Val {
+        Val::Text(v)
+    }
+}
+impl From<&String> for Val {
+    fn from(v: &String) -> Val {
+        Val::Text(v.clone())
+    }
+}
+impl<T: Into<Val>> From<Option<T>> for Val {
+    fn from(v: Option<T>) -> Val {
+        v.map_or(Val::Null, Into::into)
+    }
+}
+impl From<&Option<String>> for Val {
+    fn from(v: &Option<String>) -> Val {
+        v.as_deref().into()
+    }
+}
+
+/// Parameter lists: `vals![a, b]` is `[Val::from(a), Val::from(b)]`.
+macro_rules! vals {
+    ($($e:expr),* $(,)?) => { [$(Val::from($e)),*] };
+}
+
+impl Val {
+    /// The value as an integer; servers may hand back another numeric type
+    /// (or text for an expression) than SQLite does, so convert.
+    fn int(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            Val::Real(f) => Some(*f as i64),
+            Val::Text(s) => s.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+    fn real(&self) -> Option<f64> {
+        match self {
+            Val::Int(i) => Some(*i as f64),
+            Val::Real(f) => Some(*f),
+            Val::Text(s) => s.trim().parse().ok(),
+            Val::Null => None,
+        }
+    }
+    fn text(&self) -> Option<String> {
+        match self {
+            Val::Int(i) => Some(i.to_string()),
+            Val::Real(f) => Some(f.to_string()),
+            Val::Text(s) => Some(s.clone()),
+            Val::Null => None,
+        }
+    }
+}
+
+impl rusqlite::ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Val::Null => ValueRef::Null,
+            Val::Int(i) => ValueRef::Integer(*i),
+            Val::Real(f) => ValueRef::Real(*f),
+            Val::Text(s) => ValueRef::Text(s.as_bytes()),
+        }))
+    }
+}
+
+/// A result row.
+type Row = Vec<Val>;
+
+/// Column `i` of `row` as a required integer.
+fn int_at(row: &Row, i: usize) -> Result<i64, String> {
+    row.get(i).and_then(Val::int).ok_or_else(|| format!("column {} is {:?}, not an integer", i + 1, row.get(i)))
+}
+
+/// Column `i` of `row` as a required text.
+fn text_at(row: &Row, i: usize) -> Result<String, String> {
+    row.get(i).and_then(Val::text).ok_or_else(|| format!("column {} is {:?}, not a text", i + 1, row.get(i)))
+}
+
+/// Translates one statement written in the store's neutral syntax (SQLite's,
+/// `?` placeholders, `"double-quoted"` identifiers for names a server
+/// reserves, such as `repeat` and `reads` on MariaDB/MySQL, and
+/// `INSERT OR IGNORE INTO`) into `dialect`. Text in single quotes is left
+/// alone.
+fn translate(dialect: Dialect, sql: &str) -> String {
+    let sql = sql.trim();
+    let full = match (dialect, sql.strip_prefix("INSERT OR IGNORE INTO ")) {
+        (Dialect::Postgres, Some(rest)) => format!("INSERT INTO {rest} ON CONFLICT DO NOTHING"),
+        // Not INSERT IGNORE: that also turns real errors (a value too long
+        // for its column, a missing foreign key) into warnings. A no-op
+        // update of the first listed column ignores only the duplicate.
+        (Dialect::Mysql, Some(rest)) => {
+            let first = rest.split_once('(').and_then(|(_, cols)| cols.split([',', ')']).next()).map(str::trim).unwrap_or("id");
+            format!("INSERT INTO {rest} ON DUPLICATE KEY UPDATE {first} = {first}")
+        }
+        _ => sql.to_string(),
+    };
+    let mut out = String::with_capacity(full.len() + 16);
+    let mut n = 0;
+    let mut in_literal = false;
+    for ch in full.chars() {
+        match ch {
+            '\'' => {
+                // '' inside a literal toggles twice: still inside, as it should.
+                in_literal = !in_literal;
+                out.push(ch);
+            }
+            '?' if !in_literal && dialect == Dialect::Postgres => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            }
+            '"' if !in_literal && dialect == Dialect::Mysql => out.push('`'),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// An identifier quoted for `dialect` (every column in server DDL is
+/// quoted: a name reserved on one server must not break its schema).
+fn quote_ident(dialect: Dialect, name: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => name.to_string(),
+        Dialect::Postgres => format!("\"{name}\""),
+        Dialect::Mysql => format!("`{name}`"),
+    }
+}
+
+/// Splits at commas outside parentheses.
+fn split_top_level(s: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        parts.push(cur.trim().to_string());
+    }
+    parts
+}
+
+/// `(a, b)` → the names, from the first parenthesis of `s`.
+fn paren_names(s: &str) -> Vec<String> {
+    let inner = s.split_once('(').and_then(|(_, r)| r.split_once(')')).map(|(i, _)| i).unwrap_or("");
+    inner.split(',').map(|n| n.trim().trim_matches('"').to_string()).filter(|n| !n.is_empty()).collect()
+}
+
+/// `prefix (a, b) rest` with the names quoted for `dialect`.
+fn quote_paren_list(dialect: Dialect, s: &str) -> String {
+    match s.split_once('(').and_then(|(head, r)| r.split_once(')').map(|(_, tail)| (head, tail))) {
+        Some((head, tail)) => {
+            let names: Vec<String> = paren_names(s).iter().map(|n| quote_ident(dialect, n)).collect();
+            format!("{}({}){}", head, names.join(", "), tail)
+        }
+        None => s.to_string(),
+    }
+}
+
+/// One column definition (`name TYPE constraints`) in `dialect`; `key`:
+/// the column is part of a key or index.
+fn column_ddl(dialect: Dialect, def: &str, key: bool) -> String {
+    let mut words = def.splitn(3, char::is_whitespace);
+    let name = words.next().unwrap_or("").trim_matches('"');
+    let ty = words.next().unwrap_or("");
+    let rest = words.next().unwrap_or("").trim();
+    let upper_rest = rest.to_ascii_uppercase();
+    let row_id = upper_rest.starts_with("PRIMARY KEY");
+    let new_ty = match (ty.to_ascii_uppercase().as_str(), dialect) {
+        // SQLite's INTEGER PRIMARY KEY is the row id; servers need a sequence.
+        ("INTEGER", Dialect::Postgres) if row_id => "BIGSERIAL",
+        ("INTEGER", Dialect::Mysql) if row_id => "BIGINT AUTO_INCREMENT",
+        // 64-bit everywhere: SQLite integers are, and one Rust type (i64)
+        // binds to every integer column.
+        ("INTEGER", _) => "BIGINT",
+        ("REAL", Dialect::Postgres) => "DOUBLE PRECISION",
+        ("REAL", Dialect::Mysql) => "DOUBLE",
+        ("TEXT", Dialect::Mysql) if key || upper_rest.contains("UNIQUE") || row_id => "VARCHAR(255)",
+        ("TEXT", Dialect::Mysql) => "LONGTEXT",
+        _ => ty,
+    };
+    let mut s = format!("{} {}", quote_ident(dialect, name), new_ty);
+    if !rest.is_empty() {
+        s.push(' ');
+        s.push_str(rest);
+    }
+    s
+}
+
+/// Removes `-- comments` (outside quotes) from DDL text.
+fn strip_comments(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    for line in sql.lines() {
+        let mut in_literal = false;
+        let mut cut = line.len();
+        let b = line.as_bytes();
+        for i in 0..b.len() {
+            match b[i] {
+                b'\'' => in_literal = !in_literal,
+                b'-' if !in_literal && b.get(i + 1) == Some(&b'-') => {
+                    cut = i;
+                    break;
+                }
+                _ => {}
             }
         }
-        let conn = Connection::open(path).map_err(|e| format!("results store {}: cannot open: {e}", path.display()))?;
-        let store = Store { conn };
-        store.migrate().map_err(|e| format!("results store {}: {e}", path.display()))?;
+        out.push_str(&line[..cut]);
+        out.push('\n');
+    }
+    out
+}
+
+/// The statements that apply migration `sql` in `dialect`. SQLite gets the
+/// text unchanged (one batch), so its stores are what they always were.
+fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
+    if dialect == Dialect::Sqlite {
+        return vec![sql.to_string()];
+    }
+    let text = strip_comments(sql);
+    let statements: Vec<String> = text.split(';').map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).collect();
+    // Columns in an index of this migration (table, column).
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for st in &statements {
+        let up = st.to_ascii_uppercase();
+        if up.starts_with("CREATE INDEX") || up.starts_with("CREATE UNIQUE INDEX") {
+            if let Some(table) = st.split_once(" ON ").map(|(_, r)| r.split('(').next().unwrap_or("").trim().to_string()) {
+                keys.extend(paren_names(st.split_once(" ON ").map(|(_, r)| r).unwrap_or("")).into_iter().map(|c| (table.clone(), c)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for st in statements {
+        let up = st.to_ascii_uppercase();
+        if up.starts_with("CREATE TABLE") {
+            let (head, body) = st.split_once('(').unwrap_or((&st, ""));
+            let body = body.rsplit_once(')').map(|(b, _)| b).unwrap_or(body);
+            let table = head.split_whitespace().last().unwrap_or("").to_string();
+            let items = split_top_level(body);
+            let mut table_keys: Vec<String> = keys.iter().filter(|(t, _)| *t == table).map(|(_, c)| c.clone()).collect();
+            for item in &items {
+                let u = item.to_ascii_uppercase();
+                if u.starts_with("UNIQUE") || u.starts_with("PRIMARY KEY") {
+                    table_keys.extend(paren_names(item));
+                }
+            }
+            let defs: Vec<String> = items
+                .iter()
+                .map(|item| {
+                    let u = item.to_ascii_uppercase();
+                    if ["UNIQUE", "PRIMARY KEY", "FOREIGN KEY", "CHECK", "CONSTRAINT"].iter().any(|k| u.starts_with(k)) {
+                        quote_paren_list(dialect, item)
+                    } else {
+                        let name = item.split_whitespace().next().unwrap_or("").trim_matches('"');
+                        column_ddl(dialect, item, table_keys.iter().any(|k| k == name))
+                    }
+                })
+                .collect();
+            // utf8mb4_bin: names compare byte for byte, as in SQLite and
+            // PostgreSQL (the default collation would make "WAL" = "wal ").
+            let engine = if dialect == Dialect::Mysql { " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin" } else { "" };
+            out.push(format!("{} (\n    {}\n){engine}", head.trim(), defs.join(",\n    ")));
+        } else if up.starts_with("CREATE INDEX") || up.starts_with("CREATE UNIQUE INDEX") {
+            let (head, on) = st.split_once(" ON ").unwrap_or((&st, ""));
+            out.push(format!("{head} ON {}", quote_paren_list(dialect, on)));
+        } else if let Some(pos) = up.find(" ADD COLUMN ").filter(|_| up.starts_with("ALTER TABLE")) {
+            let table = st[..pos].split_whitespace().last().unwrap_or("");
+            let def = &st[pos + " ADD COLUMN ".len()..];
+            let name = def.split_whitespace().next().unwrap_or("").trim_matches('"');
+            let key = keys.iter().any(|(t, c)| t == table && c == name);
+            out.push(format!("{} ADD COLUMN {}", &st[..pos], column_ddl(dialect, def, key)));
+        } else {
+            out.push(translate(dialect, &st));
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------------ backends
+
+/// A connection to the store's database.
+enum Backend {
+    Sqlite(Connection),
+    // Boxed: the PostgreSQL client is several times larger than the others.
+    Postgres(Box<Pg>),
+    Mysql(My),
+}
+
+/// A PostgreSQL store connection.
+struct Pg {
+    client: postgres::Client,
+    /// To reconnect after the server closed an idle connection.
+    config: postgres::Config,
+    /// Prepared statements by SQL text: their parameter types decide how a
+    /// `Val` is bound (the crate checks Rust type against column type).
+    statements: HashMap<String, postgres::Statement>,
+    last_used: Instant,
+}
+
+/// A MariaDB/MySQL store connection.
+struct My {
+    conn: mysql::Conn,
+    /// To reconnect after the server closed an idle connection.
+    opts: mysql::Opts,
+    last_used: Instant,
+}
+
+/// How long a server connection may sit idle before it is checked (and
+/// reopened if the server closed it: wait_timeout, a restart) before use.
+/// Labs spend minutes between store writes.
+const IDLE_CHECK: Duration = Duration::from_secs(60);
+
+impl Backend {
+    fn dialect(&self) -> Dialect {
+        match self {
+            Backend::Sqlite(_) => Dialect::Sqlite,
+            Backend::Postgres(_) => Dialect::Postgres,
+            Backend::Mysql(_) => Dialect::Mysql,
+        }
+    }
+
+    /// Runs SQL without parameters or results, as given (no translation):
+    /// transaction control and DDL.
+    fn batch(&mut self, sql: &str) -> Result<(), String> {
+        match self {
+            Backend::Sqlite(c) => c.execute_batch(sql).map_err(|e| e.to_string()),
+            Backend::Postgres(p) => p.client.batch_execute(sql).map_err(pg_error),
+            Backend::Mysql(m) => {
+                use mysql::prelude::Queryable;
+                m.conn.query_drop(sql).map_err(my_error)
+            }
+        }
+    }
+
+    /// Runs one statement (neutral syntax) and returns its rows.
+    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>, String> {
+        let sql = translate(self.dialect(), sql);
+        match self {
+            Backend::Sqlite(c) => {
+                let mut st = c.prepare_cached(&sql).map_err(|e| e.to_string())?;
+                let n = st.column_count();
+                let mut rows = st.query(rusqlite::params_from_iter(params.iter())).map_err(|e| e.to_string())?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next().map_err(|e| e.to_string())? {
+                    let mut row = Vec::with_capacity(n);
+                    for i in 0..n {
+                        row.push(match r.get_ref(i).map_err(|e| e.to_string())? {
+                            rusqlite::types::ValueRef::Null => Val::Null,
+                            rusqlite::types::ValueRef::Integer(v) => Val::Int(v),
+                            rusqlite::types::ValueRef::Real(v) => Val::Real(v),
+                            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+                        });
+                    }
+                    out.push(row);
+                }
+                Ok(out)
+            }
+            Backend::Postgres(p) => {
+                let st = p.statement(&sql)?;
+                let bound = pg_params(&st, params)?;
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+                let rows = p.client.query(&st, &refs).map_err(pg_error)?;
+                rows.iter().map(pg_row).collect()
+            }
+            Backend::Mysql(m) => {
+                use mysql::prelude::Queryable;
+                let rows: Vec<mysql::Row> = m.conn.exec(sql.as_str(), my_params(params)).map_err(my_error)?;
+                Ok(rows.into_iter().map(|r| r.unwrap().into_iter().map(my_val).collect()).collect())
+            }
+        }
+    }
+
+    /// Runs one statement (neutral syntax) that returns no rows.
+    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<(), String> {
+        match self {
+            Backend::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql).map_err(|e| e.to_string())?;
+                st.execute(rusqlite::params_from_iter(params.iter())).map(|_| ()).map_err(|e| e.to_string())
+            }
+            Backend::Postgres(p) => {
+                let sql = translate(Dialect::Postgres, sql);
+                let st = p.statement(&sql)?;
+                let bound = pg_params(&st, params)?;
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
+                p.client.execute(&st, &refs).map(|_| ()).map_err(pg_error)
+            }
+            Backend::Mysql(m) => {
+                use mysql::prelude::Queryable;
+                m.conn.exec_drop(translate(Dialect::Mysql, sql), my_params(params)).map_err(my_error)
+            }
+        }
+    }
+
+    /// Runs an INSERT (neutral syntax) into a table with an `id` row id and
+    /// returns the new row's id.
+    fn insert(&mut self, sql: &str, params: &[Val]) -> Result<i64, String> {
+        if self.dialect() == Dialect::Postgres {
+            let rows = self.query(&format!("{sql} RETURNING id"), params)?;
+            return rows.first().ok_or_else(|| "INSERT .. RETURNING id returned no row".to_string()).and_then(|r| int_at(r, 0));
+        }
+        self.execute(sql, params)?;
+        match self {
+            Backend::Sqlite(c) => Ok(c.last_insert_rowid()),
+            Backend::Mysql(m) => Ok(m.conn.last_insert_id() as i64),
+            Backend::Postgres(_) => Err("PostgreSQL inserts return their id above".into()),
+        }
+    }
+
+    /// Before a top-level operation (never inside a transaction): a server
+    /// connection idle for a while is checked, and reopened if the server
+    /// closed it, so a long lab survives `wait_timeout` or a store restart
+    /// between runs. Nothing is in flight then, so reopening loses nothing.
+    /// Returns whether it reconnected.
+    fn keep_alive(&mut self) -> Result<bool, String> {
+        let mut reconnected = false;
+        match self {
+            Backend::Sqlite(_) => {}
+            Backend::Postgres(p) => {
+                let idle = p.last_used.elapsed() > IDLE_CHECK;
+                if p.client.is_closed() || (idle && p.client.is_valid(Duration::from_secs(10)).is_err()) {
+                    p.client = p.config.connect(postgres::NoTls).map_err(|e| format!("cannot reconnect: {}", pg_error(e)))?;
+                    p.statements.clear();
+                    reconnected = true;
+                }
+                p.last_used = Instant::now();
+            }
+            Backend::Mysql(m) => {
+                if m.last_used.elapsed() > IDLE_CHECK && m.conn.ping().is_err() {
+                    m.conn = mysql::Conn::new(m.opts.clone()).map_err(|e| format!("cannot reconnect: {}", my_error(e)))?;
+                    reconnected = true;
+                }
+                m.last_used = Instant::now();
+            }
+        }
+        Ok(reconnected)
+    }
+}
+
+impl Pg {
+    /// The prepared statement for `sql` (PostgreSQL syntax), cached.
+    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, String> {
+        if let Some(st) = self.statements.get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self.client.prepare(sql).map_err(pg_error)?;
+        self.statements.insert(sql.to_string(), st.clone());
+        Ok(st)
+    }
+}
+
+/// A PostgreSQL error as one line: the server's message when there is one
+/// (the crate's own text is only "db error").
+fn pg_error(e: postgres::Error) -> String {
+    match (e.as_db_error(), std::error::Error::source(&e)) {
+        (Some(d), _) => format!("{}: {}{}", d.severity(), d.message(), d.detail().map(|x| format!(" ({x})")).unwrap_or_default()),
+        // "error connecting to server" alone does not say why.
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
+    }
+}
+
+/// A MariaDB/MySQL error as one line, without the crate's `MySqlError { }`.
+fn my_error(e: mysql::Error) -> String {
+    match e {
+        mysql::Error::MySqlError(m) => format!("ERROR {} ({}): {}", m.code, m.state, m.message),
+        e => e.to_string(),
+    }
+}
+
+/// Binds `params` to a prepared statement's parameter types: the crate
+/// accepts only the exact Rust type of a column type (i64 for BIGINT, i32
+/// for INTEGER, f64 for DOUBLE PRECISION ...), NULL included.
+fn pg_params(st: &postgres::Statement, params: &[Val]) -> Result<Vec<Box<dyn postgres::types::ToSql + Sync>>, String> {
+    use postgres::types::Type;
+    if st.params().len() != params.len() {
+        return Err(format!("statement takes {} parameters, {} given", st.params().len(), params.len()));
+    }
+    let mut out: Vec<Box<dyn postgres::types::ToSql + Sync>> = Vec::with_capacity(params.len());
+    for (i, (v, ty)) in params.iter().zip(st.params()).enumerate() {
+        let bad = || format!("parameter {} ({v:?}) does not fit a column of type {ty}", i + 1);
+        let b: Box<dyn postgres::types::ToSql + Sync> = if *ty == Type::INT8 {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.int().filter(|_| !matches!(v, Val::Real(f) if f.fract() != 0.0)).ok_or_else(bad)?),
+            })
+        } else if *ty == Type::INT4 {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.int().and_then(|i| i32::try_from(i).ok()).ok_or_else(bad)?),
+            })
+        } else if *ty == Type::INT2 {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.int().and_then(|i| i16::try_from(i).ok()).ok_or_else(bad)?),
+            })
+        } else if *ty == Type::FLOAT8 {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.real().ok_or_else(bad)?),
+            })
+        } else if *ty == Type::FLOAT4 {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.real().ok_or_else(bad)? as f32),
+            })
+        } else if *ty == Type::BOOL {
+            Box::new(match v {
+                Val::Null => None,
+                v => Some(v.int().ok_or_else(bad)? != 0),
+            })
+        } else {
+            // TEXT, VARCHAR and the like.
+            Box::new(v.text())
+        };
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// A PostgreSQL result row as `Val`s.
+fn pg_row(row: &postgres::Row) -> Result<Row, String> {
+    use postgres::types::Type;
+    let mut out = Vec::with_capacity(row.len());
+    for (i, col) in row.columns().iter().enumerate() {
+        let t = col.type_();
+        let e = |e: postgres::Error| format!("column {}: {e}", col.name());
+        let v = if *t == Type::INT8 {
+            row.try_get::<_, Option<i64>>(i).map_err(e)?.map(Val::Int)
+        } else if *t == Type::INT4 {
+            row.try_get::<_, Option<i32>>(i).map_err(e)?.map(|v| Val::Int(v as i64))
+        } else if *t == Type::INT2 {
+            row.try_get::<_, Option<i16>>(i).map_err(e)?.map(|v| Val::Int(v as i64))
+        } else if *t == Type::FLOAT8 {
+            row.try_get::<_, Option<f64>>(i).map_err(e)?.map(Val::Real)
+        } else if *t == Type::FLOAT4 {
+            row.try_get::<_, Option<f32>>(i).map_err(e)?.map(|v| Val::Real(v as f64))
+        } else if *t == Type::BOOL {
+            row.try_get::<_, Option<bool>>(i).map_err(e)?.map(|v| Val::Int(v as i64))
+        } else if [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME, Type::UNKNOWN].contains(t) {
+            row.try_get::<_, Option<String>>(i).map_err(e)?.map(Val::Text)
+        } else {
+            return Err(format!("column {} has type {t}, which the results store does not read", col.name()));
+        };
+        out.push(v.unwrap_or(Val::Null));
+    }
+    Ok(out)
+}
+
+fn my_params(params: &[Val]) -> mysql::Params {
+    if params.is_empty() {
+        return mysql::Params::Empty;
+    }
+    mysql::Params::Positional(
+        params
+            .iter()
+            .map(|v| match v {
+                Val::Null => mysql::Value::NULL,
+                Val::Int(i) => mysql::Value::Int(*i),
+                Val::Real(f) => mysql::Value::Double(*f),
+                Val::Text(s) => mysql::Value::Bytes(s.clone().into_bytes()),
+            })
+            .collect(),
+    )
+}
+
+fn my_val(v: mysql::Value) -> Val {
+    match v {
+        mysql::Value::NULL => Val::Null,
+        mysql::Value::Int(i) => Val::Int(i),
+        mysql::Value::UInt(u) => i64::try_from(u).map(Val::Int).unwrap_or(Val::Real(u as f64)),
+        mysql::Value::Float(f) => Val::Real(f as f64),
+        mysql::Value::Double(f) => Val::Real(f),
+        mysql::Value::Bytes(b) => Val::Text(String::from_utf8_lossy(&b).into_owned()),
+        // The store has no date or time columns; text keeps whatever it is.
+        other => Val::Text(other.as_sql(true)),
+    }
+}
+
+fn open_sqlite(path: &Path) -> Result<Backend, String> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create its directory: {e}"))?;
+        }
+    }
+    let conn = Connection::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    Ok(Backend::Sqlite(conn))
+}
+
+/// What to do when a server refuses the connection.
+fn connect_hint(url: &ServerUrl) -> String {
+    format!(
+        "check the URL, that the server runs and accepts the user, the password (in the URL or {PASSWORD_ENV}), and that database '{}' exists (CREATE DATABASE {})",
+        url.db, url.db
+    )
+}
+
+fn open_server(url: &ServerUrl) -> Result<Backend, String> {
+    // The environment wins over the URL, as `password_env` does for DSNs:
+    // a spec can then name the server without holding its secret.
+    let password = std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty()).or_else(|| url.password.clone());
+    match url.dialect {
+        Dialect::Postgres => {
+            let mut config = postgres::Config::new();
+            config.user(&url.user).dbname(&url.db).application_name("dbbench lab").connect_timeout(Duration::from_secs(30));
+            config.host(url.socket.as_deref().unwrap_or(&url.host)).port(url.port.unwrap_or(5432));
+            if let Some(p) = &password {
+                config.password(p);
+            }
+            let client = config.connect(postgres::NoTls).map_err(|e| format!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
+            Ok(Backend::Postgres(Box::new(Pg { client, config, statements: HashMap::new(), last_used: Instant::now() })))
+        }
+        _ => {
+            let mut b = mysql::OptsBuilder::new()
+                .user(Some(&url.user))
+                .pass(password)
+                .db_name(Some(&url.db))
+                .tcp_connect_timeout(Some(Duration::from_secs(30)))
+                // A known mode whatever the server's default: strict, so a
+                // value that does not fit is an error rather than silently
+                // truncated, and no engine substitution behind InnoDB's back.
+                .init(vec!["SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"]);
+            b = match &url.socket {
+                Some(s) => b.socket(Some(s)),
+                None => b.ip_or_hostname(Some(&url.host)).tcp_port(url.port.unwrap_or(3306)),
+            };
+            let opts = mysql::Opts::from(b);
+            let conn = mysql::Conn::new(opts.clone()).map_err(|e| format!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
+            Ok(Backend::Mysql(My { conn, opts, last_used: Instant::now() }))
+        }
+    }
+}
+
+// ------------------------------------------------------------------ the store
+
+impl Store {
+    /// Opens (creating and migrating as needed) the store at `location`: a
+    /// SQLite file path, or `postgresql://user[:password]@host[:port]/db[?host=/socket/dir]`
+    /// or `mysql://user[:password]@host[:port]/db[?socket=/path]` (the
+    /// database must exist; the password may instead be in
+    /// DBBENCH_STORE_PASSWORD).
+    pub fn open(location: &str) -> Result<Store, String> {
+        let shown = redact(location);
+        let fail = |e: String| format!("results store {shown}: {e}");
+        let (backend, url_auth) = match parse_location(location).map_err(fail)? {
+            Location::File(path) => (open_sqlite(&path).map_err(fail)?, None),
+            Location::Server(url) => (open_server(&url).map_err(fail)?, url.raw_password.clone().map(|p| (url.raw_user.clone(), p))),
+        };
+        let store = Store { db: RefCell::new(backend), location: shown, url_auth };
+        store.migrate().map_err(|e| format!("results store {}: {e}", store.location))?;
         Ok(store)
     }
 
+    /// Where the store is, for messages: its path, or its URL with the
+    /// password replaced by `<hidden>`.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Runs `f` on the connection (checked first); errors name the store.
+    fn with<T>(&self, f: impl FnOnce(&mut Backend) -> Result<T, String>) -> Result<T, String> {
+        let mut db = self.db.borrow_mut();
+        let r = db.keep_alive().and_then(|reconnected| {
+            if reconnected {
+                eprintln!("warning: results store {}: the server had closed the connection; reconnected", self.location);
+            }
+            f(&mut db)
+        });
+        r.map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// Runs `f` in one transaction: committed when it succeeds, rolled back
+    /// when it (or the commit) fails.
+    fn transaction<T>(&self, f: impl FnOnce(&mut Backend) -> Result<T, String>) -> Result<T, String> {
+        self.with(|db| {
+            db.batch(if db.dialect() == Dialect::Mysql { "START TRANSACTION" } else { "BEGIN" })?;
+            let r = f(db).and_then(|v| db.batch("COMMIT").map(|_| v));
+            if r.is_err() {
+                // After a failed COMMIT SQLite keeps the transaction open.
+                let _ = db.batch("ROLLBACK");
+            }
+            r
+        })
+    }
+
+    /// One statement's rows.
+    fn rows(&self, sql: &str, params: &[Val]) -> Result<Vec<Row>, String> {
+        self.with(|db| db.query(sql, params))
+    }
+
     fn migrate(&self) -> Result<(), String> {
-        let c = &self.conn;
-        // WAL: readers (a report while a lab runs) never block the writer.
-        c.pragma_update(None, "journal_mode", "wal").map_err(|e| e.to_string())?;
-        c.pragma_update(None, "foreign_keys", "on").map_err(|e| e.to_string())?;
-        c.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| e.to_string())?;
-        let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
-        if version > SCHEMA_VERSION {
-            return Err(format!(
-                "schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
-            ));
+        let mut db = self.db.borrow_mut();
+        if let Backend::Sqlite(c) = &*db {
+            return migrate_sqlite(c);
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = c.unchecked_transaction().map_err(|e| e.to_string())?;
-            tx.execute_batch(sql).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
-            tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(|e| e.to_string())?;
-            tx.commit().map_err(|e| e.to_string())?;
-        }
-        Ok(())
+        migrate_server(&mut db)
     }
 
     /// The newest experiment named `name`, if any.
     pub fn latest_experiment(&self, name: &str) -> Result<Option<ExperimentRow>, String> {
-        self.conn
-            .query_row(
-                "SELECT id, status, spec_hash FROM experiments WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-                params![name],
-                |r| Ok(ExperimentRow { id: r.get(0)?, status: r.get(1)?, spec_hash: r.get(2)? }),
-            )
-            .optional()
-            .map_err(|e| e.to_string())
+        let rows = self.rows("SELECT id, status, spec_hash FROM experiments WHERE name = ? ORDER BY id DESC LIMIT 1", &vals![name])?;
+        rows.first()
+            .map(|r| Ok(ExperimentRow { id: int_at(r, 0)?, status: text_at(r, 1)?, spec_hash: text_at(r, 2)? }))
+            .transpose()
+            .map_err(|e: String| format!("results store {}: {e}", self.location))
     }
 
     /// Creates an experiment row; returns its id.
@@ -247,102 +1131,86 @@ impl Store {
         host: &serde_json::Value,
         settings: &serde_json::Value,
     ) -> Result<i64, String> {
-        self.conn
-            .execute(
+        // The spec may name this store with its password (`store = "..."`).
+        let spec_text = match &self.url_auth {
+            Some((user, password)) => spec_text.replace(&format!("{user}:{password}@"), &format!("{user}:<hidden>@")),
+            None => spec_text.to_string(),
+        };
+        self.with(|db| {
+            db.insert(
                 "INSERT INTO experiments (name, description, spec_path, spec_text, spec_hash, status, started_at, dbbench_version, git_revision, host, settings)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10)",
-                params![name, description, spec_path, spec_text, spec_hash, now(), crate::VERSION, git_revision, host.to_string(), settings.to_string()],
+                 VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+                &vals![name, description, spec_path, spec_text, spec_hash, now(), crate::VERSION, git_revision, host.to_string(), settings.to_string()],
             )
-            .map_err(|e| e.to_string())?;
-        Ok(self.conn.last_insert_rowid())
+        })
     }
 
     /// Sets an experiment's status (and its end time when finished).
     pub fn set_experiment_status(&self, id: i64, status: &str) -> Result<(), String> {
         let finished = (status == "finished").then(now);
-        self.conn
-            .execute("UPDATE experiments SET status = ?1, finished_at = ?2 WHERE id = ?3", params![status, finished, id])
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.with(|db| db.execute("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?", &vals![status, finished, id]))
     }
 
     /// The id of a configuration row, created if missing.
     pub fn configuration(&self, experiment: i64, position: usize, name: &str, kind: &str, definition: &serde_json::Value) -> Result<i64, String> {
-        self.conn
-            .execute(
-                "INSERT OR IGNORE INTO configurations (experiment_id, position, name, kind, definition) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![experiment, position as i64, name, kind, definition.to_string()],
-            )
-            .map_err(|e| e.to_string())?;
-        self.conn
-            .query_row("SELECT id FROM configurations WHERE experiment_id = ?1 AND name = ?2", params![experiment, name], |r| r.get(0))
-            .map_err(|e| e.to_string())
+        self.with(|db| {
+            db.execute(
+                "INSERT OR IGNORE INTO configurations (experiment_id, position, name, kind, definition) VALUES (?, ?, ?, ?, ?)",
+                &vals![experiment, position as i64, name, kind, definition.to_string()],
+            )?;
+            let rows = db.query("SELECT id FROM configurations WHERE experiment_id = ? AND name = ?", &vals![experiment, name])?;
+            rows.first().ok_or_else(|| format!("configuration '{name}' was not stored")).and_then(|r| int_at(r, 0))
+        })
     }
 
     /// Records a configuration's server version and variables (first start only).
     pub fn set_server_info(&self, configuration: i64, version: &str, variables: &serde_json::Value) -> Result<(), String> {
-        self.conn
-            .execute(
-                "UPDATE configurations SET server_version = ?1, variables = ?2 WHERE id = ?3 AND server_version IS NULL",
-                params![version, variables.to_string(), configuration],
+        self.with(|db| {
+            db.execute(
+                "UPDATE configurations SET server_version = ?, variables = ? WHERE id = ? AND server_version IS NULL",
+                &vals![version, variables.to_string(), configuration],
             )
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        })
     }
 
     /// The id of a cell row, created if missing.
     pub fn cell(&self, experiment: i64, configuration: i64, workload: &str, threads: u32) -> Result<i64, String> {
-        self.conn
-            .execute(
-                "INSERT OR IGNORE INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?1, ?2, ?3, ?4)",
-                params![experiment, configuration, workload, threads],
-            )
-            .map_err(|e| e.to_string())?;
-        self.conn
-            .query_row(
-                "SELECT id FROM cells WHERE configuration_id = ?1 AND workload = ?2 AND threads = ?3",
-                params![configuration, workload, threads],
-                |r| r.get(0),
-            )
-            .map_err(|e| e.to_string())
+        self.with(|db| {
+            db.execute(
+                "INSERT OR IGNORE INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?, ?, ?, ?)",
+                &vals![experiment, configuration, workload, threads],
+            )?;
+            let rows = db.query("SELECT id FROM cells WHERE configuration_id = ? AND workload = ? AND threads = ?", &vals![configuration, workload, threads])?;
+            rows.first().ok_or_else(|| format!("cell ({workload}, {threads} threads) was not stored")).and_then(|r| int_at(r, 0))
+        })
     }
 
     /// Whether (cell, repeat) already has a run.
     pub fn run_exists(&self, cell: i64, repeat: u32) -> Result<bool, String> {
-        self.conn
-            .query_row("SELECT 1 FROM runs WHERE cell_id = ?1 AND repeat = ?2", params![cell, repeat], |_| Ok(()))
-            .optional()
-            .map(|o| o.is_some())
-            .map_err(|e| e.to_string())
+        Ok(!self.rows("SELECT 1 FROM runs WHERE cell_id = ? AND \"repeat\" = ?", &vals![cell, repeat])?.is_empty())
     }
 
     /// Records a lab event (prepare, snapshot, crash, warning).
     pub fn event(&self, experiment: i64, configuration: Option<&str>, workload: Option<&str>, kind: &str, seconds: Option<f64>, detail: &serde_json::Value) -> Result<(), String> {
-        self.conn
-            .execute(
-                "INSERT INTO events (experiment_id, at, configuration, workload, kind, seconds, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![experiment, now(), configuration, workload, kind, seconds, detail.to_string()],
+        self.with(|db| {
+            db.execute(
+                "INSERT INTO events (experiment_id, at, configuration, workload, kind, seconds, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                &vals![experiment, now(), configuration, workload, kind, seconds, detail.to_string()],
             )
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        })
     }
 
     /// Whether an event of `kind` was recorded for (configuration, workload).
     pub fn has_event(&self, experiment: i64, configuration: &str, workload: &str, kind: &str) -> Result<bool, String> {
-        self.conn
-            .query_row(
-                "SELECT 1 FROM events WHERE experiment_id = ?1 AND configuration = ?2 AND workload = ?3 AND kind = ?4 LIMIT 1",
-                params![experiment, configuration, workload, kind],
-                |_| Ok(()),
-            )
-            .optional()
-            .map(|o| o.is_some())
-            .map_err(|e| e.to_string())
+        let rows = self.rows(
+            "SELECT 1 FROM events WHERE experiment_id = ? AND configuration = ? AND workload = ? AND kind = ? LIMIT 1",
+            &vals![experiment, configuration, workload, kind],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     /// Writes a finished run and everything measured during it, atomically.
     pub fn insert_run(&self, r: &RunRecord) -> Result<i64, String> {
-        let tx = self.conn.unchecked_transaction().map_err(|e| e.to_string())?;
         let rep = r.report.as_ref();
         let num = |path: &[&str]| -> Option<f64> {
             let mut v = rep?;
@@ -358,108 +1226,146 @@ impl Store {
             _ => None,
         };
         let histogram = rep.and_then(|v| v.pointer("/latency/histogram")).and_then(|h| h.as_str()).map(str::to_string);
-        tx.execute(
-            "INSERT INTO runs (cell_id, repeat, seq, status, error, started_at, ended_at, argv, seed, cache, server_restarted, overhead,
-                time_s, events, queries, reads, writes, other, errors, reconnects, tps, qps, rw_qps,
-                latency_avg_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_measured_from, histogram, report, output_tail, log_excerpt)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
-            params![
-                r.cell_id,
-                r.repeat,
-                r.seq,
-                r.status,
-                r.error,
-                r.started_at,
-                r.ended_at,
-                serde_json::to_string(&r.argv).unwrap_or_default(),
-                r.seed as i64,
-                r.cache,
-                r.server_restarted,
-                r.overhead.to_string(),
-                time_s,
-                int(&["counters", "events"]),
-                int(&["counters", "queries"]),
-                int(&["counters", "reads"]),
-                int(&["counters", "writes"]),
-                int(&["counters", "other"]),
-                int(&["counters", "errors"]),
-                int(&["counters", "reconnects"]),
-                num(&["rates_per_s", "events"]),
-                num(&["rates_per_s", "queries"]),
-                rw,
-                num(&["latency", "avg_ms"]),
-                num(&["latency", "percentiles_ms", "95"]),
-                num(&["latency", "percentiles_ms", "99"]),
-                num(&["latency", "max_ms"]),
-                rep.and_then(|v| v.get("latency_measured_from")).and_then(|v| v.as_str()),
-                histogram,
-                rep.map(|v| {
-                    // The histogram has its own column; do not store it twice.
-                    let mut v = v.clone();
-                    if let Some(l) = v.get_mut("latency").and_then(|l| l.as_object_mut()) {
-                        l.remove("histogram");
-                    }
-                    v.to_string()
-                }),
-                r.output_tail,
-                r.log_excerpt,
-            ],
-        )
-        .map_err(|e| e.to_string())?;
-        let run_id = tx.last_insert_rowid();
+        let run_params = vals![
+            r.cell_id,
+            r.repeat,
+            r.seq,
+            &r.status,
+            &r.error,
+            &r.started_at,
+            &r.ended_at,
+            serde_json::to_string(&r.argv).unwrap_or_default(),
+            r.seed as i64,
+            &r.cache,
+            r.server_restarted,
+            r.overhead.to_string(),
+            time_s,
+            int(&["counters", "events"]),
+            int(&["counters", "queries"]),
+            int(&["counters", "reads"]),
+            int(&["counters", "writes"]),
+            int(&["counters", "other"]),
+            int(&["counters", "errors"]),
+            int(&["counters", "reconnects"]),
+            num(&["rates_per_s", "events"]),
+            num(&["rates_per_s", "queries"]),
+            rw,
+            num(&["latency", "avg_ms"]),
+            num(&["latency", "percentiles_ms", "95"]),
+            num(&["latency", "percentiles_ms", "99"]),
+            num(&["latency", "max_ms"]),
+            rep.and_then(|v| v.get("latency_measured_from")).and_then(|v| v.as_str()),
+            histogram,
+            rep.map(|v| {
+                // The histogram has its own column; do not store it twice.
+                let mut v = v.clone();
+                if let Some(l) = v.get_mut("latency").and_then(|l| l.as_object_mut()) {
+                    l.remove("histogram");
+                }
+                v.to_string()
+            }),
+            &r.output_tail,
+            &r.log_excerpt,
+        ];
+        // One row per key, the last value winning (as SQLite's INSERT OR
+        // REPLACE did): a plain INSERT then means the same on every server.
+        let mut metrics: Vec<(&str, f64)> = Vec::new();
         for (name, value) in &r.metrics {
-            tx.execute("INSERT OR REPLACE INTO run_metrics (run_id, name, value) VALUES (?1, ?2, ?3)", params![run_id, name, value])
-                .map_err(|e| e.to_string())?;
-        }
-        if let Some(intervals) = rep.and_then(|v| v.get("intervals")).and_then(|v| v.as_array()) {
-            let mut st = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO run_intervals (run_id, time_s, threads_running, tps, qps, errors, reconnects, latency_avg_ms, latency_p95_ms, latency_max_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )
-                .map_err(|e| e.to_string())?;
-            for iv in intervals {
-                let f = |p: &str| iv.pointer(p).and_then(|v| v.as_f64());
-                st.execute(params![
-                    run_id,
-                    f("/time_s"),
-                    f("/threads_running").map(|x| x as i64),
-                    f("/tps"),
-                    f("/qps"),
-                    f("/errors").map(|x| x as i64),
-                    f("/reconnects").map(|x| x as i64),
-                    f("/latency_ms/avg"),
-                    f("/latency_ms/percentiles/95"),
-                    f("/latency_ms/max"),
-                ])
-                .map_err(|e| e.to_string())?;
+            match metrics.iter_mut().find(|m| m.0 == name.as_str()) {
+                Some(m) => m.1 = *value,
+                None => metrics.push((name.as_str(), *value)),
             }
         }
-        {
-            let mut st = tx.prepare("INSERT INTO samples (run_id, source, time_s, data) VALUES (?1, ?2, ?3, ?4)").map_err(|e| e.to_string())?;
+        let mut intervals: Vec<Vec<Val>> = Vec::new();
+        for iv in rep.and_then(|v| v.get("intervals")).and_then(|v| v.as_array()).into_iter().flatten() {
+            let f = |p: &str| iv.pointer(p).and_then(|v| v.as_f64());
+            let row = vals![
+                f("/time_s"),
+                f("/threads_running").map(|x| x as i64),
+                f("/tps"),
+                f("/qps"),
+                f("/errors").map(|x| x as i64),
+                f("/reconnects").map(|x| x as i64),
+                f("/latency_ms/avg"),
+                f("/latency_ms/percentiles/95"),
+                f("/latency_ms/max"),
+            ]
+            .to_vec();
+            match intervals.iter_mut().find(|x| x[0] == row[0]) {
+                Some(x) => *x = row,
+                None => intervals.push(row),
+            }
+        }
+        self.transaction(|db| {
+            let run_id = db.insert(
+                "INSERT INTO runs (cell_id, \"repeat\", seq, status, error, started_at, ended_at, argv, seed, cache, server_restarted, overhead,
+                    time_s, events, queries, \"reads\", writes, other, errors, reconnects, tps, qps, rw_qps,
+                    latency_avg_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_measured_from, histogram, report, output_tail, log_excerpt)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                &run_params,
+            )?;
+            for (name, value) in &metrics {
+                db.execute("INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)", &vals![run_id, *name, *value])?;
+            }
+            for iv in &intervals {
+                let mut p = vec![Val::from(run_id)];
+                p.extend(iv.iter().cloned());
+                db.execute(
+                    "INSERT INTO run_intervals (run_id, time_s, threads_running, tps, qps, errors, reconnects, latency_avg_ms, latency_p95_ms, latency_max_ms)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &p,
+                )?;
+            }
             for (source, samples) in [("os", &r.os_samples), ("server", &r.server_samples)] {
                 for (t, data) in samples {
-                    st.execute(params![run_id, source, t, data.to_string()]).map_err(|e| e.to_string())?;
+                    db.execute("INSERT INTO samples (run_id, source, time_s, data) VALUES (?, ?, ?, ?)", &vals![run_id, source, *t, data.to_string()])?;
                 }
             }
-        }
-        tx.commit().map_err(|e| e.to_string())?;
-        Ok(run_id)
+            Ok(run_id)
+        })
     }
 
     /// Runs recorded for an experiment, in run order.
     pub fn runs_of(&self, experiment: i64) -> Result<Vec<StoredRun>, String> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT c.name, cl.workload, cl.threads, r.repeat, r.status FROM runs r JOIN cells cl ON r.cell_id = cl.id
-                 JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ?1 ORDER BY r.seq",
-            )
-            .map_err(|e| e.to_string())?;
-        let rows = st
-            .query_map(params![experiment], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-            .map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+        let rows = self.rows(
+            "SELECT c.name, cl.workload, cl.threads, r.\"repeat\", r.status FROM runs r JOIN cells cl ON r.cell_id = cl.id
+             JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ? ORDER BY r.seq",
+            &vals![experiment],
+        )?;
+        rows.iter()
+            .map(|r| Ok((text_at(r, 0)?, text_at(r, 1)?, int_at(r, 2)? as u32, int_at(r, 3)? as u32, text_at(r, 4)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// Every run's lab overhead for an experiment, in run order:
+    /// (configuration, server restarted, the `overhead` JSON object).
+    pub fn run_overheads(&self, experiment: i64) -> Result<Vec<(String, bool, serde_json::Value)>, String> {
+        let rows = self.rows(
+            "SELECT c.name, r.server_restarted, r.overhead FROM runs r JOIN cells cl ON r.cell_id = cl.id
+             JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ? ORDER BY r.seq",
+            &vals![experiment],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let overhead = serde_json::from_str(&text_at(r, 2)?).unwrap_or(serde_json::Value::Null);
+                Ok((text_at(r, 0)?, int_at(r, 1)? != 0, overhead))
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// (configuration, seconds) of every event of `kind` in an experiment
+    /// that has both, oldest first (e.g. how long each server stop took).
+    pub fn event_seconds(&self, experiment: i64, kind: &str) -> Result<Vec<(String, f64)>, String> {
+        let rows = self.rows(
+            "SELECT configuration, seconds FROM events WHERE experiment_id = ? AND kind = ? AND configuration IS NOT NULL AND seconds IS NOT NULL ORDER BY id",
+            &vals![experiment, kind],
+        )?;
+        rows.iter()
+            .map(|r| Ok((text_at(r, 0)?, r[1].real().ok_or("seconds is not a number")?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
     }
 
     /// The compared figure of every ok run of one workload, for the summary
@@ -467,27 +1373,150 @@ impl Store {
     /// None means transactions per second (test workloads); else the named
     /// metric of a command workload.
     pub fn figures(&self, experiment: i64, workload: &str, metric: Option<&str>) -> Result<Vec<(String, u32, f64)>, String> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT c.name, cl.threads,
-                        CASE WHEN ?3 IS NULL THEN r.tps ELSE (SELECT m.value FROM run_metrics m WHERE m.run_id = r.id AND m.name = ?3) END
-                 FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON cl.configuration_id = c.id
-                 WHERE cl.experiment_id = ?1 AND cl.workload = ?2 AND r.status = 'ok' ORDER BY c.position, r.seq",
-            )
-            .map_err(|e| e.to_string())?;
-        let rows = st
-            .query_map(params![experiment, workload, metric], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<f64>>(2)?)))
-            .map_err(|e| e.to_string())?;
+        const FROM: &str = "FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON cl.configuration_id = c.id
+             WHERE cl.experiment_id = ? AND cl.workload = ? AND r.status = 'ok' ORDER BY c.position, r.seq";
+        // Two statements rather than `CASE WHEN ? IS NULL`: PostgreSQL
+        // cannot infer the type of a parameter that is only tested for NULL.
+        let rows = match metric {
+            None => self.rows(&format!("SELECT c.name, cl.threads, r.tps {FROM}"), &vals![experiment, workload])?,
+            Some(m) => self.rows(
+                &format!("SELECT c.name, cl.threads, (SELECT m.value FROM run_metrics m WHERE m.run_id = r.id AND m.name = ?) {FROM}"),
+                &vals![m, experiment, workload],
+            )?,
+        };
         let mut out = Vec::new();
-        for row in rows {
-            let (c, t, v) = row.map_err(|e| e.to_string())?;
-            if let Some(v) = v {
-                out.push((c, t, v));
+        for r in &rows {
+            if let Some(v) = r.get(2).and_then(Val::real) {
+                out.push((text_at(r, 0)?, int_at(r, 1)? as u32, v));
             }
         }
         Ok(out)
     }
+}
+
+/// SQLite: the version is `PRAGMA user_version`; each migration in its own
+/// transaction.
+fn migrate_sqlite(c: &Connection) -> Result<(), String> {
+    // WAL: readers (a report while a lab runs) never block the writer.
+    c.pragma_update(None, "journal_mode", "wal").map_err(|e| e.to_string())?;
+    c.pragma_update(None, "foreign_keys", "on").map_err(|e| e.to_string())?;
+    c.busy_timeout(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
+    check_version(version)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = c.unchecked_transaction().map_err(|e| e.to_string())?;
+        for st in migration_statements(Dialect::Sqlite, sql) {
+            tx.execute_batch(&st).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+        }
+        tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn check_version(version: i64) -> Result<(), String> {
+    if version > SCHEMA_VERSION {
+        return Err(format!("schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"));
+    }
+    Ok(())
+}
+
+/// The schema version a server store records (0 when it has no table yet).
+fn server_version(db: &mut Backend) -> Result<Option<i64>, String> {
+    let schema = if db.dialect() == Dialect::Postgres { "current_schema()" } else { "DATABASE()" };
+    let exists = db.query(&format!("SELECT count(*) FROM information_schema.tables WHERE table_schema = {schema} AND table_name = 'dbbench_schema'"), &[])?;
+    if exists.first().and_then(|r| r.first()).and_then(Val::int).unwrap_or(0) == 0 {
+        return Ok(None);
+    }
+    let v = db.query("SELECT max(version) FROM dbbench_schema", &[])?;
+    Ok(Some(v.first().and_then(|r| r.first()).and_then(Val::int).unwrap_or(0)))
+}
+
+/// PostgreSQL and MariaDB/MySQL: the version is the one row of table
+/// `dbbench_schema`. Two labs opening a new store at once are serialised by
+/// a lock (an advisory lock on PostgreSQL, GET_LOCK on MariaDB/MySQL).
+fn migrate_server(db: &mut Backend) -> Result<(), String> {
+    // The common case, an up-to-date store, takes two reads and no lock
+    // (and works for a user who may only read and insert).
+    if let Some(v) = server_version(db)? {
+        check_version(v)?;
+        if v == SCHEMA_VERSION {
+            return Ok(());
+        }
+    }
+    match db.dialect() {
+        Dialect::Postgres => {
+            // PostgreSQL's DDL is transactional: all missing migrations and
+            // the new version commit together or not at all.
+            db.batch("BEGIN")?;
+            let r = (|| {
+                db.batch("SELECT pg_advisory_xact_lock(7262645362)")?; // any fixed key: "dbbench" in digits, roughly
+                db.batch("CREATE TABLE IF NOT EXISTS dbbench_schema (version INTEGER NOT NULL)")?;
+                let version = server_version(db)?.unwrap_or(0);
+                check_version(version)?;
+                for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+                    for st in migration_statements(Dialect::Postgres, sql) {
+                        db.batch(&st).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+                    }
+                }
+                db.batch("DELETE FROM dbbench_schema")?;
+                db.execute("INSERT INTO dbbench_schema (version) VALUES (?)", &vals![SCHEMA_VERSION])?;
+                db.batch("COMMIT")
+            })();
+            if r.is_err() {
+                let _ = db.batch("ROLLBACK");
+            }
+            r
+        }
+        _ => {
+            // Named locks are server-wide: the database's name keeps stores
+            // in different databases apart (64 characters at most).
+            const LOCK: &str = "LEFT(CONCAT('dbbench_store:', DATABASE()), 64)";
+            let got = db.query(&format!("SELECT GET_LOCK({LOCK}, 60)"), &[])?;
+            if got.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
+                return Err("another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done".into());
+            }
+            let r = migrate_mysql(db);
+            let _ = db.query(&format!("SELECT RELEASE_LOCK({LOCK})"), &[]);
+            r
+        }
+    }
+}
+
+/// MariaDB/MySQL commit every DDL statement on its own, so a migration
+/// cannot be one transaction: its statements run one by one and the
+/// version is written after each migration. One that fails half-way leaves
+/// the tables it created; the error says so.
+fn migrate_mysql(db: &mut Backend) -> Result<(), String> {
+    db.batch("CREATE TABLE IF NOT EXISTS dbbench_schema (version INTEGER NOT NULL) ENGINE=InnoDB")?;
+    let version = server_version(db)?.unwrap_or(0);
+    check_version(version)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let statements = migration_statements(Dialect::Mysql, sql);
+        for (k, st) in statements.iter().enumerate() {
+            db.batch(st).map_err(|e| {
+                let partial = if k > 0 {
+                    format!(
+                        "; MariaDB/MySQL cannot roll DDL back, so the {k} statement(s) before it stay applied: drop the tables of schema version {} (or the whole database) and open the store again",
+                        i + 1
+                    )
+                } else {
+                    String::new()
+                };
+                format!("migration to version {}: {e}{partial}", i + 1)
+            })?;
+        }
+        db.batch("START TRANSACTION")?;
+        let r = db.batch("DELETE FROM dbbench_schema").and_then(|_| db.execute("INSERT INTO dbbench_schema (version) VALUES (?)", &vals![(i + 1) as i64]));
+        match r {
+            Ok(()) => db.batch("COMMIT")?,
+            Err(e) => {
+                let _ = db.batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -506,16 +1535,37 @@ mod tests {
         }
     }
 
-    #[test]
-    fn migrates_and_round_trips_a_run() {
-        let dir = std::env::temp_dir().join(format!("dbbench-store-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let path = dir.join("r.sqlite");
-        let s = Store::open(&path).unwrap();
+    /// A test server's address from the environment, or None (skipped)
+    /// outside CI, as tests/common's `server_env`.
+    fn server_env(name: &str) -> Option<String> {
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => Some(v),
+            _ => {
+                if std::env::var("CI").as_deref() == Ok("true") {
+                    panic!("{name} is not set: CI must start the test servers (scripts/servers.sh up)");
+                }
+                eprintln!("skipped: {name} not set (start servers with scripts/servers.sh up DIR and source DIR/env)");
+                None
+            }
+        }
+    }
+
+    /// Opens `location`, stores a run and reads it back through every
+    /// public call; then checks that reopening changes nothing and that a
+    /// newer schema is refused.
+    fn round_trip(location: &str) {
+        let s = Store::open(location).unwrap();
         let e = s.create_experiment("x", "", "x.toml", "", "h", None, &serde_json::json!({}), &serde_json::json!({})).unwrap();
+        assert_eq!(s.latest_experiment("x").unwrap().unwrap().status, "running");
+        assert!(s.latest_experiment("y").unwrap().is_none());
         let c = s.configuration(e, 0, "base", "sqlite", &serde_json::json!({})).unwrap();
         assert_eq!(s.configuration(e, 0, "base", "sqlite", &serde_json::json!({})).unwrap(), c);
+        // Names compare exactly on every backend (MariaDB's default collation would not).
+        assert_ne!(s.configuration(e, 1, "Base ", "sqlite", &serde_json::json!({})).unwrap(), c);
+        s.set_server_info(c, "1.0", &serde_json::json!({"a": "1"})).unwrap();
+        s.set_server_info(c, "2.0", &serde_json::json!({})).unwrap();
         let cell = s.cell(e, c, "w", 4).unwrap();
+        assert_eq!(s.cell(e, c, "w", 4).unwrap(), cell);
         let report = serde_json::json!({
             "total_time_s": 2.0,
             "counters": {"events": 10, "queries": 20, "reads": 14, "writes": 4, "other": 2, "errors": 0, "reconnects": 0},
@@ -528,26 +1578,190 @@ mod tests {
             repeat: 1,
             status: "ok".into(),
             report: Some(report),
+            server_restarted: true,
+            overhead: serde_json::json!({"ready_s": 0.5}),
+            metrics: vec![("m".into(), 1.0), ("m".into(), 7.5)],
             os_samples: vec![(1.0, serde_json::json!({"cpu_user_pct": 3.0}))],
+            server_samples: vec![(1.0, serde_json::json!({"Questions": 3}))],
             ..Default::default()
         };
         let id = s.insert_run(&rec).unwrap();
         assert!(s.run_exists(cell, 1).unwrap());
         assert!(!s.run_exists(cell, 2).unwrap());
-        assert!(s.insert_run(&rec).is_err(), "a (cell, repeat) is stored once");
-        let (rw, hist, rep): (f64, String, String) = s
-            .conn
-            .query_row("SELECT rw_qps, histogram, report FROM runs WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap();
-        assert_eq!(rw, 9.0);
-        assert_eq!(hist, "HIST");
-        assert!(!rep.contains("HIST"));
+        let err = s.insert_run(&rec).unwrap_err();
+        assert!(err.starts_with(&format!("results store {}: ", s.location())), "{err}");
+        // The failed insert left nothing behind: one transaction per run.
+        let counts = s.rows("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), (SELECT count(*) FROM run_metrics)", &[]).unwrap();
+        assert_eq!(counts[0], vec![Val::Int(1), Val::Int(2), Val::Int(1)]);
+        let row = &s.rows("SELECT rw_qps, histogram, report, \"reads\", server_restarted FROM runs WHERE id = ?", &vals![id]).unwrap()[0];
+        assert_eq!(row[0].real(), Some(9.0));
+        assert_eq!(row[1].text().as_deref(), Some("HIST"));
+        assert!(!row[2].text().unwrap().contains("HIST"));
+        assert_eq!(row[3].int(), Some(14));
+        assert_eq!(row[4].int(), Some(1));
+        let info = &s.rows("SELECT server_version FROM configurations WHERE id = ?", &vals![c]).unwrap()[0];
+        assert_eq!(info[0].text().as_deref(), Some("1.0"), "server info is recorded at the first start only");
+        let iv = &s.rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ?", &vals![id]).unwrap();
+        assert_eq!(iv, &vec![vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]);
         assert_eq!(s.figures(e, "w", None).unwrap(), vec![("base".to_string(), 4, 5.0)]);
+        assert_eq!(s.figures(e, "w", Some("m")).unwrap(), vec![("base".to_string(), 4, 7.5)]);
         assert!(s.figures(e, "w", Some("tps")).unwrap().is_empty());
+        assert_eq!(s.run_overheads(e).unwrap(), vec![("base".to_string(), true, serde_json::json!({"ready_s": 0.5}))]);
+        s.event(e, Some("base"), Some("w"), "prepared", Some(1.5), &serde_json::json!({})).unwrap();
+        s.event(e, None, None, "warning", None, &serde_json::json!({"x": 1})).unwrap();
+        assert!(s.has_event(e, "base", "w", "prepared").unwrap());
+        assert_eq!(s.event_seconds(e, "prepared").unwrap(), vec![("base".to_string(), 1.5)]);
+        assert!(!s.has_event(e, "base", "w", "crash").unwrap());
+        // A connection the server closed while idle is reopened before the next use.
+        {
+            let long_ago = Instant::now().checked_sub(IDLE_CHECK * 2).unwrap();
+            let mut db = s.db.borrow_mut();
+            match &mut *db {
+                Backend::Postgres(p) => {
+                    let _ = p.client.batch_execute("SELECT pg_terminate_backend(pg_backend_pid())");
+                    p.last_used = long_ago;
+                }
+                Backend::Mysql(m) => {
+                    use mysql::prelude::Queryable;
+                    let id = m.conn.connection_id();
+                    let _ = m.conn.query_drop(format!("KILL {id}"));
+                    m.last_used = long_ago;
+                }
+                Backend::Sqlite(_) => {}
+            }
+        }
+        s.set_experiment_status(e, "finished").unwrap();
+        assert_eq!(s.latest_experiment("x").unwrap().unwrap().status, "finished");
         drop(s);
         // Reopening an up-to-date store changes nothing.
-        let s = Store::open(&path).unwrap();
-        assert_eq!(s.runs_of(e).unwrap().len(), 1);
+        let s = Store::open(location).unwrap();
+        assert_eq!(s.runs_of(e).unwrap(), vec![("base".to_string(), "w".to_string(), 4, 1, "ok".to_string())]);
+        // A store written by a newer dbbench is refused.
+        s.with(|db| match db {
+            Backend::Sqlite(_) => db.batch("PRAGMA user_version = 99"),
+            _ => db.batch("UPDATE dbbench_schema SET version = 99"),
+        })
+        .unwrap();
+        drop(s);
+        let err = Store::open(location).err().unwrap();
+        assert!(err.contains("schema version 99 is newer than this dbbench understands (1); use a newer dbbench"), "{err}");
+    }
+
+    #[test]
+    fn migrates_and_round_trips_a_run() {
+        let dir = std::env::temp_dir().join(format!("dbbench-store-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        round_trip(&dir.join("r.sqlite").display().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn round_trips_a_run_on_postgresql() {
+        let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_PGSQL_HOST"), server_env("DBBENCH_TEST_PGSQL_PORT")) else { return };
+        let db = format!("dbbench_store_test_{}", std::process::id());
+        let admin = || postgres::Config::new().host(&host).port(port.parse().unwrap()).user("sbtest").dbname("sbtest").connect(postgres::NoTls).unwrap();
+        admin().batch_execute(&format!("DROP DATABASE IF EXISTS {db}")).unwrap();
+        admin().batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+        round_trip(&format!("postgresql://sbtest@localhost:{port}/{db}?host={host}"));
+        admin().batch_execute(&format!("DROP DATABASE {db}")).unwrap();
+    }
+
+    #[test]
+    fn round_trips_a_run_on_mysql() {
+        let Some(sock) = server_env("DBBENCH_TEST_MYSQL_SOCKET") else { return };
+        use mysql::prelude::Queryable;
+        let db = format!("dbbench_store_test_{}", std::process::id());
+        let admin = || mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest"))).unwrap();
+        admin().query_drop(format!("DROP DATABASE IF EXISTS {db}")).unwrap();
+        admin().query_drop(format!("CREATE DATABASE {db}")).unwrap();
+        round_trip(&format!("mysql://sbtest@localhost/{db}?socket={sock}"));
+        admin().query_drop(format!("DROP DATABASE {db}")).unwrap();
+    }
+
+    #[test]
+    fn placeholders_quotes_and_ignores_are_translated() {
+        let sql = "SELECT \"repeat\", 'it''s ? \"x\"' FROM t WHERE a = ? AND b = ?";
+        assert_eq!(translate(Dialect::Sqlite, sql), sql);
+        assert_eq!(translate(Dialect::Postgres, sql), "SELECT \"repeat\", 'it''s ? \"x\"' FROM t WHERE a = $1 AND b = $2");
+        assert_eq!(translate(Dialect::Mysql, sql), "SELECT `repeat`, 'it''s ? \"x\"' FROM t WHERE a = ? AND b = ?");
+        let ins = "INSERT OR IGNORE INTO cells (experiment_id, workload) VALUES (?, ?)";
+        assert_eq!(translate(Dialect::Sqlite, ins), ins);
+        assert_eq!(translate(Dialect::Postgres, ins), "INSERT INTO cells (experiment_id, workload) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        assert_eq!(translate(Dialect::Mysql, ins), "INSERT INTO cells (experiment_id, workload) VALUES (?, ?) ON DUPLICATE KEY UPDATE experiment_id = experiment_id");
+    }
+
+    #[test]
+    fn schema_ddl_is_substituted_per_dialect() {
+        // SQLite gets the released text unchanged: old and new stores agree.
+        assert_eq!(migration_statements(Dialect::Sqlite, MIGRATIONS[0]), vec![MIGRATIONS[0].to_string()]);
+        let pg = migration_statements(Dialect::Postgres, MIGRATIONS[0]).join(";\n");
+        let my = migration_statements(Dialect::Mysql, MIGRATIONS[0]).join(";\n");
+        for s in [&pg, &my] {
+            assert_eq!(s.matches("CREATE TABLE").count(), 8, "{s}");
+            assert!(!s.contains("--") && !s.contains(" INTEGER") && !s.contains(" REAL"), "{s}");
+        }
+        assert!(pg.contains("\"id\" BIGSERIAL PRIMARY KEY"), "{pg}");
+        assert!(pg.contains("\"experiment_id\" BIGINT NOT NULL REFERENCES experiments(id)"), "{pg}");
+        assert!(pg.contains("\"tps\" DOUBLE PRECISION,"), "{pg}");
+        assert!(pg.contains("\"name\" TEXT NOT NULL"), "{pg}");
+        assert!(pg.contains("UNIQUE (\"cell_id\", \"repeat\")"), "{pg}");
+        assert!(pg.contains("CREATE INDEX samples_run ON samples(\"run_id\", \"source\", \"time_s\")"), "{pg}");
+        assert!(my.contains("`id` BIGINT AUTO_INCREMENT PRIMARY KEY"), "{my}");
+        assert!(my.contains("`tps` DOUBLE,"), "{my}");
+        assert!(my.contains("`repeat` BIGINT NOT NULL"), "{my}");
+        assert!(my.contains("`spec_text` LONGTEXT NOT NULL"), "{my}");
+        // Text in a key or index must have a bounded length.
+        for keyed in ["`name` VARCHAR(255) NOT NULL,\n    `kind`", "`workload` VARCHAR(255)", "`source` VARCHAR(255)", "`name` VARCHAR(255) NOT NULL,\n    `value`"] {
+            assert!(my.contains(keyed), "{keyed} in {my}");
+        }
+        assert!(my.contains("`kind` LONGTEXT NOT NULL"), "{my}");
+        assert_eq!(my.matches(") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin").count(), 8, "{my}");
+        // Later migrations may add columns.
+        assert_eq!(
+            migration_statements(Dialect::Mysql, "ALTER TABLE runs ADD COLUMN note TEXT; -- why\nALTER TABLE runs ADD COLUMN cpu_s REAL"),
+            vec!["ALTER TABLE runs ADD COLUMN `note` LONGTEXT", "ALTER TABLE runs ADD COLUMN `cpu_s` DOUBLE"]
+        );
+    }
+
+    #[test]
+    fn store_urls_are_parsed_and_passwords_hidden() {
+        assert_eq!(parse_location("dbbench-lab/results.sqlite").unwrap(), Location::File(PathBuf::from("dbbench-lab/results.sqlite")));
+        let Location::Server(u) = parse_location("postgresql://team:p%40ss@db.example:5433/lab?host=/run/pg").unwrap() else { panic!() };
+        assert_eq!((u.dialect, u.user.as_str(), u.password.as_deref(), u.host.as_str(), u.port, u.db.as_str()), (Dialect::Postgres, "team", Some("p@ss"), "db.example", Some(5433), "lab"));
+        assert_eq!(u.socket.as_deref(), Some("/run/pg"));
+        let Location::Server(u) = parse_location("mysql://sbtest@/lab?socket=/tmp/m.sock").unwrap() else { panic!() };
+        assert_eq!((u.dialect, u.host.as_str(), u.port, u.password), (Dialect::Mysql, "localhost", None, None));
+        let Location::Server(u) = parse_location("mariadb://u@[::1]:3307/x").unwrap() else { panic!() };
+        assert_eq!((u.host.as_str(), u.port), ("::1", Some(3307)));
+        for (bad, why) in [
+            ("sqlite://x", "unknown scheme 'sqlite'"),
+            ("postgresql://host/db", "names no user"),
+            ("mysql://u@h", "names no database"),
+            ("mysql://u@h:x/db", "port 'x' is not a number"),
+            ("mysql://u@h/db?host=/x", "unknown URL parameter 'host=/x'; use mysql://"),
+            ("postgresql://u:50%@h/db", "a '%' in the URL is not followed by two hex digits"),
+        ] {
+            let e = parse_location(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        assert_eq!(redact("postgresql://u:secret@h:1/db?host=/a@b:c"), "postgresql://u:<hidden>@h:1/db?host=/a@b:c");
+        assert_eq!(redact("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(redact("/x/y:z@w.sqlite"), "/x/y:z@w.sqlite");
+        // A bad URL's message shows no password.
+        let e = Store::open("postgresql://u:secret@h:99999/db").err().unwrap();
+        assert!(e.starts_with("results store postgresql://u:<hidden>@h:99999/db: port '99999'") && !e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn the_store_password_is_hidden_in_the_stored_spec() {
+        let dir = std::env::temp_dir().join(format!("dbbench-store-secret-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut s = Store::open(&dir.join("r.sqlite").display().to_string()).unwrap();
+        s.url_auth = Some(("team".into(), "s3cret".into()));
+        let spec = "[experiment]\nstore = \"postgresql://team:s3cret@db/lab\"\n";
+        let e = s.create_experiment("x", "", "x.toml", spec, "h", None, &serde_json::json!({}), &serde_json::json!({})).unwrap();
+        let text = s.rows("SELECT spec_text FROM experiments WHERE id = ?", &vals![e]).unwrap()[0][0].text().unwrap();
+        assert_eq!(text, "[experiment]\nstore = \"postgresql://team:<hidden>@db/lab\"\n");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
