@@ -260,6 +260,24 @@ fn find_mariadb_install_db(spec: &ServerSpec) -> Result<PathBuf, String> {
     }
 }
 
+/// The arguments a MariaDB/MySQL server or installer takes first:
+/// `--defaults-file`/`--no-defaults` (which must lead), `--basedir`, and
+/// `--user=root` when we are root (the `mysql` user would need access to
+/// every parent directory of the data directory).
+fn mysql_leading_args(spec: &ServerSpec, config: Option<&Path>) -> Vec<String> {
+    let mut args = vec![match config {
+        Some(f) => format!("--defaults-file={}", f.display()),
+        None => "--no-defaults".to_string(),
+    }];
+    if let Some(b) = &spec.basedir {
+        args.push(format!("--basedir={}", fs::canonicalize(b).unwrap_or_else(|_| b.clone()).display()));
+    }
+    if is_root() {
+        args.push("--user=root".to_string());
+    }
+    args
+}
+
 /// Whether a `mysqld` is MariaDB's (a symlink to `mariadbd`, or an older MariaDB's own `mysqld`).
 fn is_mariadb_binary(server: &Path) -> bool {
     if let Ok(real) = fs::canonicalize(server) {
@@ -996,16 +1014,7 @@ fn initialize_in(
     match progs.flavor {
         Flavor::Mariadb => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, None)?;
-            cmd.arg(match config {
-                Some(f) => format!("--defaults-file={}", f.display()),
-                None => "--no-defaults".to_string(),
-            });
-            if let Some(b) = &spec.basedir {
-                cmd.arg(format!("--basedir={}", fs::canonicalize(b).unwrap_or_else(|_| b.clone()).display()));
-            }
-            if is_root() {
-                cmd.arg("--user=root");
-            }
+            cmd.args(mysql_leading_args(spec, config.as_deref()));
             // 'normal' root authentication: root@localhost without password,
             // usable from any OS user (unix_socket would admit only root).
             cmd.args([
@@ -1173,18 +1182,7 @@ impl ManagedServer {
                     format!("unix_socket_directories={sockdir}"),
                 ]);
             } else {
-                // --defaults-file/--no-defaults must come first.
-                cmd.arg(match &config {
-                    Some(f) => format!("--defaults-file={}", f.display()),
-                    None => "--no-defaults".to_string(),
-                });
-                if let Some(b) = &spec.basedir {
-                    cmd.arg(format!("--basedir={}", fs::canonicalize(b).unwrap_or_else(|_| b.clone()).display()));
-                }
-                if is_root() {
-                    // As root: the `mysql` user would need access to every parent directory.
-                    cmd.arg("--user=root");
-                }
+                cmd.args(mysql_leading_args(spec, config.as_deref()));
                 cmd.args([
                     format!("--datadir={}", datadir.display()),
                     format!("--socket={}", layout.socket.display()),
