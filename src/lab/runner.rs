@@ -82,8 +82,12 @@ pub fn preflight(spec: &Spec) -> Result<(), String> {
 pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     preflight(spec)?;
     let (store_path, base) = default_paths(spec, o);
-    let store = Store::open(&store_path)?;
-    let hash = spec_hash(&spec.text);
+    let store = Store::open(&store_path.to_string_lossy())?;
+    // Messages from here on name the store with any URL password hidden.
+    let store_path = PathBuf::from(store.location());
+    // Passwords in the spec (DSNs, password options) never reach the store.
+    let stored_text = crate::lab::spec::redact_text(&spec.text);
+    let hash = spec_hash(&stored_text);
     let experiment = match store.latest_experiment(&spec.name)? {
         Some(e) if e.status != "finished" && !o.new => {
             if !o.resume {
@@ -117,7 +121,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
                 "drop_caches": spec.drop_caches, "sample_interval_s": spec.sample_interval_s,
                 "run_timeout_s": spec.run_timeout.as_secs(),
             });
-            store.create_experiment(&spec.name, &spec.description, &spec.path.display().to_string(), &spec.text, &hash, git.as_deref(), &host, &settings)?
+            store.create_experiment(&spec.name, &spec.description, &spec.path.display().to_string(), &stored_text, &hash, git.as_deref(), &host, &settings)?
         }
     };
     let workdir = base.join(format!("{}-{experiment}", spec.name));
@@ -193,7 +197,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     }
     crate::lab::cli::print_out(&format!(
         "{}results: {} (experiment id {experiment})\n",
-        crate::lab::summary::table(&lab.store, experiment, spec)?,
+        crate::lab::summary::table(&lab.store, experiment, spec)? + &crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
     ));
     if failed > 0 {
@@ -347,13 +351,15 @@ impl Lab<'_> {
         let Some(live) = &mut self.live else { return };
         let Some(mut s) = live.server.take() else { return };
         let configuration = self.spec.configurations[live.configuration].name.clone();
+        let t = Instant::now();
         let stopped = s.stop();
+        let stop_s = t.elapsed().as_secs_f64();
         if let Err(e) = &stopped {
             eprintln!("warning: {e}");
         }
         let _ = std::fs::remove_file(self.workdir.join("server.pid"));
         let detail = json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err()});
-        let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", None, &detail);
+        let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", Some(stop_s), &detail);
     }
 
     fn server_spec(&self, c: usize) -> Option<&ServerSpec> {
@@ -487,12 +493,14 @@ impl Lab<'_> {
         if policy == PreparePolicy::Restore {
             let snap = self.snapshot_dir(c, w);
             if !snap.join(".complete").exists() {
+                let t = Instant::now();
                 if let Err(e) = self.prepare_snapshot(c, w, &datadir, &snap) {
                     let e = format!("prepare: {e}");
                     self.prepared_failed.insert((c, w), e.clone());
                     self.stop_server();
                     return Err(e);
                 }
+                overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
             }
             let t = Instant::now();
             let stats = datadir::restore(&snap.join("data"), &datadir).map_err(|e| format!("restore: {e}"))?;
@@ -518,6 +526,7 @@ impl Lab<'_> {
                     return Err(e);
                 }
                 self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
+                overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
             }
         }

@@ -44,7 +44,8 @@ pub struct Spec {
     /// Base random seed: run `repeat` uses `seed + repeat - 1` for every
     /// configuration, so configurations see the same random streams.
     pub seed: u64,
-    /// Results store: a path (SQLite), relative to the spec's directory.
+    /// Results store: a SQLite path (relative to the spec's directory) or a
+    /// postgresql:// or mysql:// URL.
     pub store: Option<String>,
     /// Experiment-wide hooks (run before a configuration's own).
     pub hooks: Hooks,
@@ -634,7 +635,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         drop_caches: e.drop_caches,
         sample_interval_s,
         seed: e.seed,
-        store: e.store.as_ref().map(|s| rel_to(&dir, s).to_string_lossy().into_owned()),
+        store: e.store.as_ref().map(|s| if crate::lab::store::is_url(s) { s.clone() } else { rel_to(&dir, s).to_string_lossy().into_owned() }),
         hooks: experiment_hooks,
     })
 }
@@ -801,6 +802,27 @@ pub fn redact_dsn(dsn: &str) -> String {
     }
 }
 
+/// The spec text as the store keeps it: the password of every
+/// `scheme://user:password@` URL and the value of every key whose name
+/// contains "password" (`mysql-password = "..."` in an options table)
+/// become `<hidden>`.
+pub fn redact_text(text: &str) -> String {
+    static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static KEY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let url = URL.get_or_init(|| regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"']*):[^@\s"']*@"#).expect("valid regex"));
+    let key = KEY.get_or_init(|| regex::Regex::new(r#"(?i)([A-Za-z0-9_.-]*password[A-Za-z0-9_.-]*["']?\s*=\s*)("[^"\n]*"|'[^'\n]*')"#).expect("valid regex"));
+    let t = url.replace_all(text, "$1:<hidden>@");
+    key.replace_all(&t, |c: &regex::Captures| {
+        // `password_env` names a variable, not a password.
+        if c[1].trim_end_matches(|ch: char| ch == '=' || ch == '"' || ch == '\'' || ch.is_whitespace()).ends_with("_env") {
+            c[0].to_string()
+        } else {
+            format!("{}\"<hidden>\"", &c[1])
+        }
+    })
+    .into_owned()
+}
+
 /// Replaces the value of password options in an argv, for the store.
 pub fn redact_args(args: &[String]) -> Vec<String> {
     args.iter()
@@ -962,6 +984,10 @@ options = { table-size = 500 }
             ["--db-driver=mysql", "--mysql-user=u", "--mysql-password=pw", "--mysql-host=127.0.0.1", "--mysql-port=3307", "--mysql-db=db", "--mysql-socket=/tmp/s"]
         );
         assert_eq!(redact_dsn("mysql://u:pw@h/db"), "mysql://u:<hidden>@h/db");
+        assert_eq!(
+            redact_text("dsn = \"mysql://u:pw@h/db\"\noptions = { mysql-password = \"s3cret\", x = 1 }\npassword_env = \"PW\""),
+            "dsn = \"mysql://u:<hidden>@h/db\"\noptions = { mysql-password = \"<hidden>\", x = 1 }\npassword_env = \"PW\""
+        );
         assert_eq!(redact_args(&args)[2], "--mysql-password=<hidden>");
         let t = GOOD.replace("server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }", "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"\nprepare = \"restore\"");
         let e = parse_str(&t).unwrap_err();
