@@ -441,3 +441,42 @@ metrics = { tps = 'tps = ([0-9.]+)' }
     mysql_query(&db, &format!("DROP DATABASE {db}"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn prepare_once_keeps_each_workloads_data_between_runs() {
+    let dir = tempdir("lab-once");
+    let spec = write_spec(
+        &dir,
+        r#"
+[experiment]
+name = "once"
+threads = [1]
+repeats = 2
+time = 1
+order = "grouped"
+options = { tables = 1, table-size = 300 }
+
+[[configuration]]
+name = "lite"
+server = "sqlite"
+prepare = "once"
+
+[[workload]]
+test = "oltp_point_select"
+
+[[workload]]
+test = "oltp_delete"
+"#,
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok'"), 4);
+    // One prepare per workload, into its own data; nothing is ever restored.
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 2);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE json_extract(overhead, '$.restore_s') IS NOT NULL"), 0);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE json_extract(overhead, '$.prepare_s') IS NOT NULL"), 2);
+    // Grouped order: the second repeat of each workload reuses the running data.
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE server_restarted = 0"), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -507,6 +507,14 @@ impl Lab<'_> {
             overhead["restore_s"] = json!(t.elapsed().as_secs_f64());
             overhead["restore"] = serde_json::to_value(&stats).unwrap_or_default();
         } else if !external {
+            // Under "once", data whose prepare never finished (a lab killed
+            // mid-prepare) is thrown away: a second prepare over half-made
+            // tables would fail or, worse, mix two datasets.
+            let fresh = policy == PreparePolicy::Once && !self.prepared_marker(c, w).exists();
+            if fresh {
+                let _ = std::fs::remove_dir_all(&datadir);
+                let _ = std::fs::remove_file(sibling(&datadir, "initialized"));
+            }
             if managed && !sibling(&datadir, "initialized").exists() {
                 let _ = std::fs::remove_dir_all(&datadir);
                 self.initialize(c, &datadir, overhead)?;
