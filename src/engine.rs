@@ -38,7 +38,7 @@
 use crate::sched;
 use crate::options::Options;
 use crate::rand::{self, Phase};
-use crate::report::{self, Format, IntervalRow, RateSummary, Summary};
+use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
 use crate::script::{self, Shared};
 use crate::stats::{ClientStats, Collector, Counter};
 use mlua::{Lua, Value};
@@ -674,7 +674,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 // A script's JSON array (report_json as interval hook) ends
                 // before the built-in report, so both stay parseable.
                 script::close_reports(main);
-                report::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+                output::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
                 let _ = std::io::Write::flush(&mut std::io::stdout());
                 std::process::exit(2);
             }
@@ -689,7 +689,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 &cfg.percentiles,
                 ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats))),
             );
-            report::interval_line(cfg.format, &row, sql(), &cfg.percentiles, main);
+            output::interval_line(cfg.format, &row, sql(), &cfg.percentiles, main);
             intervals.push(row);
             last_tick = now;
             while next_tick <= now {
@@ -710,9 +710,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 now.duration_since(period_start).as_secs_f64(),
             );
             if cfg.format == Format::Legacy {
-                report::legacy::final_report(&summary);
+                output::legacy::final_report(&summary);
             } else {
-                report::text::final_report(&summary);
+                output::text::final_report(&summary);
             }
             collector.reset();
             period_start = now;
@@ -766,15 +766,15 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             ..summary(cfg, sql(), &cum, &fairness, total, period)
         };
         let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
-        if report::cumulative_hook(main, &summary) {
+        if output::cumulative_hook(main, &summary) {
             script::close_reports(main);
         } else {
             // As above: the script's JSON array ends before the built-in report.
             script::close_reports(main);
-            report::final_report(cfg.format, &summary, &opts, &shared.script.name);
+            output::final_report(cfg.format, &summary, &opts, &shared.script.name);
         }
         if let Some(r) = &summary.rate {
-            report::rate_warnings(r);
+            output::rate_warnings(r);
         }
         ExitCode::SUCCESS
     };

@@ -10,7 +10,7 @@ mod options;
 mod progress;
 mod rand;
 mod sched;
-mod report;
+mod output;
 mod script;
 mod stats;
 mod workloads;

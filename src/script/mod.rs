@@ -353,7 +353,7 @@ impl mlua::UserData for ScriptHistogram {
         });
         m.add_method("print", |_, this, ()| {
             crate::progress::clear_line();
-            crate::report::text::histogram_table(&this.0);
+            crate::output::text::histogram_table(&this.0);
             Ok(())
         });
     }

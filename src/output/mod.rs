@@ -1,4 +1,4 @@
-//! Reports: what a run measured, in sysbench's text layout (default), JSON,
+//! A run's report (`--format`): what a run measured, in sysbench's text layout (default), JSON,
 //! CSV or sysbench 0.5's layout. One file per format; this module holds the figures they share.
 //!
 //! Every latency figure is labelled by what it measures: under `--rate` the
