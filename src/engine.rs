@@ -641,7 +641,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // The reporting loop.
     let mut collector = Collector::new(stats.clone());
     let mut intervals: Vec<IntervalRow> = Vec::new();
+    // Interval rows of the warmup: printed nowhere and in no figure, kept
+    // for the JSON report (`warmup_intervals`) so that a chart can show how
+    // the system warmed up. Ticks count from the start of the warmup.
+    let mut warmup_intervals: Vec<IntervalRow> = Vec::new();
     let mut warmup_done = cfg.warmup.is_zero();
+    let mut next_warmup_tick = if cfg.report_interval.is_zero() { start + Duration::from_secs(100 * 365 * 86400) } else { start + cfg.report_interval };
+    let mut last_warmup_tick = start;
     let mut period_start = run_start;
     let mut last_tick = run_start;
     let far = start + Duration::from_secs(100 * 365 * 86400);
@@ -651,6 +657,19 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let sql = || shared.driver_used.load(Ordering::Relaxed);
     loop {
         let now = Instant::now();
+        if !warmup_done && (now >= next_warmup_tick || (now >= run_start && !cfg.report_interval.is_zero())) {
+            // Time is negative: seconds before the end of the warmup (0 for
+            // the last, possibly shorter, warmup interval).
+            let before_end = run_start.saturating_duration_since(now).as_secs_f64();
+            let p = collector.drain_interval();
+            let queue = ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats)));
+            let row = IntervalRow::new(0.0 - before_end, now.duration_since(last_warmup_tick).as_secs_f64(), ctl.threads_running.load(Ordering::Relaxed), &p, &cfg.percentiles, queue);
+            warmup_intervals.push(row);
+            last_warmup_tick = now;
+            while next_warmup_tick <= now {
+                next_warmup_tick += cfg.report_interval;
+            }
+        }
         if !warmup_done && now >= run_start {
             collector.reset();
             warmup_done = true;
@@ -666,6 +685,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 let total = now.duration_since(run_start).as_secs_f64();
                 let summary = Summary {
                     intervals: &intervals,
+                    warmup_intervals: &warmup_intervals,
                     rate: rate_summary(&ctl, cfg, &cum, total),
                     server_version: shared.server_version.get().cloned(),
                     aborted: Some(format!("forced shutdown with {unfinished} unfinished events")),
@@ -723,7 +743,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         let mut wake = next_tick.min(checkpoints.front().copied().unwrap_or(far));
         if !warmup_done {
-            wake = wake.min(run_start);
+            wake = wake.min(run_start).min(next_warmup_tick);
         }
         if let Some(f) = forced_at {
             wake = wake.min(f);
@@ -761,6 +781,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         let period = end.duration_since(period_start.min(end)).as_secs_f64().max(1e-9);
         let summary = Summary {
             intervals: &intervals,
+            warmup_intervals: &warmup_intervals,
             rate: rate_summary(&ctl, cfg, &cum, total),
             server_version: shared.server_version.get().cloned(),
             ..summary(cfg, sql(), &cum, &fairness, total, period)
@@ -801,6 +822,7 @@ fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fai
         cumulative: cum,
         fairness,
         intervals: &[],
+        warmup_intervals: &[],
         rate: None,
         server_version: None,
         aborted: None,

@@ -158,6 +158,36 @@ fn warmup_is_excluded_from_every_figure() {
     // ~10 ms per event: one measured second holds ~90-100 events, not ~190.
     assert!((50..=110).contains(&events), "{events}");
     assert!((0.9..1.3).contains(&v["total_time_s"].as_f64().unwrap()));
+    // Without --report-interval there are no interval rows of either kind.
+    assert_eq!(v["warmup_intervals"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn warmup_intervals_are_reported_apart_in_json_only() {
+    let (_d, s) = script(SLEEPY);
+    let args = [s.as_str(), "run", "--time=2", "--warmup-time=2", "--threads=1", "--ms=10", "--report-interval=1"];
+    let r = dbbench(&[&args[..], &["--format=json"]].concat());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let warm = v["warmup_intervals"].as_array().unwrap();
+    let measured = v["intervals"].as_array().unwrap();
+    // Two warmup ticks, ending 1 s before and at the end of the warmup.
+    let times: Vec<f64> = warm.iter().map(|i| i["time_s"].as_f64().unwrap()).collect();
+    assert_eq!(times.len(), 2, "{times:?}");
+    assert!((-1.1..-0.9).contains(&times[0]) && times[1] == 0.0, "{times:?}");
+    // Each holds about a second of ~10 ms events, and none of them reach the totals.
+    for w in warm {
+        assert!((50..=110).contains(&w["events"].as_u64().unwrap()), "{w}");
+    }
+    let in_intervals: u64 = measured.iter().map(|i| i["events"].as_u64().unwrap()).sum();
+    assert!(measured.iter().all(|i| i["time_s"].as_f64().unwrap() > 0.0));
+    assert!(in_intervals <= v["counters"]["events"].as_u64().unwrap());
+    assert!((100..=220).contains(&v["counters"]["events"].as_u64().unwrap()), "{}", v["counters"]);
+    // The text layout prints measured intervals only, as sysbench does.
+    let t = dbbench(&args);
+    let lines: Vec<&str> = t.stdout.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 2, "{}", t.stdout);
+    assert!(lines[0].starts_with("[ 1s ]") && lines[1].starts_with("[ 2s ]"), "{lines:?}");
 }
 
 #[test]

@@ -1277,7 +1277,9 @@ impl Store {
             }
         }
         let mut intervals: Vec<Vec<Val>> = Vec::new();
-        for iv in rep.and_then(|v| v.get("intervals")).and_then(|v| v.as_array()).into_iter().flatten() {
+        // Warmup rows (time_s <= 0) first: charts shade them; no figure uses them.
+        let series = ["warmup_intervals", "intervals"].map(|k| rep.and_then(|v| v.get(k)).and_then(|v| v.as_array()));
+        for iv in series.into_iter().flatten().flatten() {
             let f = |p: &str| iv.pointer(p).and_then(|v| v.as_f64());
             let row = vals![
                 f("/time_s"),
@@ -1572,6 +1574,7 @@ mod tests {
             "rates_per_s": {"events": 5.0, "queries": 10.0},
             "latency": {"avg_ms": 1.5, "max_ms": 3.0, "percentiles_ms": {"95": 2.5}, "histogram": "HIST"},
             "intervals": [{"time_s": 1.0, "tps": 5.0, "qps": 10.0, "latency_ms": {"avg": 1.0, "max": 2.0, "percentiles": {"95": 2.0}}}],
+            "warmup_intervals": [{"time_s": 0.0, "tps": 4.0, "qps": 8.0, "latency_ms": {"avg": 1.0, "max": 2.0, "percentiles": {"95": 2.0}}}],
         });
         let rec = RunRecord {
             cell_id: cell,
@@ -1601,8 +1604,9 @@ mod tests {
         assert_eq!(row[4].int(), Some(1));
         let info = &s.rows("SELECT server_version FROM configurations WHERE id = ?", &vals![c]).unwrap()[0];
         assert_eq!(info[0].text().as_deref(), Some("1.0"), "server info is recorded at the first start only");
-        let iv = &s.rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ?", &vals![id]).unwrap();
-        assert_eq!(iv, &vec![vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]);
+        let iv = &s.rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ? ORDER BY time_s", &vals![id]).unwrap();
+        // The warmup tick is kept beside the measured one (time_s <= 0), outside every figure.
+        assert_eq!(iv, &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Null], vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]);
         assert_eq!(s.figures(e, "w", None).unwrap(), vec![("base".to_string(), 4, 5.0)]);
         assert_eq!(s.figures(e, "w", Some("m")).unwrap(), vec![("base".to_string(), 4, 7.5)]);
         assert!(s.figures(e, "w", Some("tps")).unwrap().is_empty());

@@ -103,6 +103,7 @@ pub fn final_report(s: &Summary, opts: &Options, test: &str) {
         })),
         "fairness": s.fairness.iter().map(|(e, t)| json!({"events": e, "time_s": t})).collect::<Vec<_>>(),
         "intervals": s.intervals.iter().map(|r| interval(r, s.percentiles)).collect::<Vec<_>>(),
+        "warmup_intervals": s.warmup_intervals.iter().map(|r| interval(r, s.percentiles)).collect::<Vec<_>>(),
         "options": options,
     });
     println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());

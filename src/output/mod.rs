@@ -64,7 +64,8 @@ pub struct RateSummary {
 /// One interval's figures.
 #[derive(Debug, Clone)]
 pub struct IntervalRow {
-    /// Seconds since the start of measurement (after warmup).
+    /// Seconds since the start of measurement (after warmup); during the
+    /// warmup, negative: seconds before its end.
     pub time: f64,
     /// Measured length of this interval, seconds.
     pub dt: f64,
@@ -129,6 +130,8 @@ pub struct Summary<'a> {
     pub fairness: &'a [(u64, f64)],
     /// Interval rows, for JSON/CSV.
     pub intervals: &'a [IntervalRow],
+    /// Interval rows during `--warmup-time` (time ≤ 0), for JSON only: in no figure.
+    pub warmup_intervals: &'a [IntervalRow],
     /// `--rate` outcome.
     pub rate: Option<RateSummary>,
     /// Server version of the first connection.
