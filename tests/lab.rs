@@ -91,6 +91,8 @@ options = { sqlite-ignore-errors = "busy" }
 [hooks]
 after_prepare = [{ sql = "CREATE TABLE lab_marker (a INT)" }]
 before_run = [{ shell = "test -n \"$DBBENCH_THREADS\" && test \"$DBBENCH_SEED\" -ge 7" }]
+before_test = [{ sql = "SELECT count(*) FROM sbtest1; SELECT 'x' WHERE 0" }]
+after_test = [{ shell = "echo after $DBBENCH_CONFIGURATION $DBBENCH_WORKLOAD; echo err >&2" }]
 "#;
 
 #[test]
@@ -135,6 +137,21 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
     assert_eq!(count(&c, "SELECT count(*) FROM experiments WHERE json_extract(host, '$.logical_cpus') >= 1"), 1);
     assert_eq!(count(&c, "SELECT count(*) FROM configurations WHERE server_version <> ''"), 2);
     assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 4);
+    // Test hooks ran once per configuration × workload; what they printed is kept
+    // (the silent before_run step leaves nothing).
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'before_test'"), 4);
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'after_test' AND json_extract(detail, '$.error') IS NULL"), 4);
+    let outputs = strings(&c, "SELECT json_extract(detail, '$.hook') || ':' || configuration || ':' || workload || ':' || json_extract(detail, '$.output') FROM events WHERE kind = 'hook_output' ORDER BY id");
+    assert_eq!(outputs.len(), 8, "{outputs:?}");
+    assert!(outputs.contains(&"before_test:rollback:rw:-- SELECT count(*) FROM sbtest1\n500\n-- SELECT 'x' WHERE 0\n".to_string()), "{outputs:?}");
+    assert!(outputs.contains(&"after_test:wal:oltp_point_select:after wal oltp_point_select\nerr\n".to_string()), "{outputs:?}");
+    // after_test follows the start of the test's last run (it runs before that run is stored).
+    let last_runs = strings(&c, "SELECT max(r.started_at) || '|' || (SELECT min(e.at) FROM events e WHERE e.kind = 'after_test' AND e.configuration = c.name AND e.workload = cl.workload)
+        FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON c.id = cl.configuration_id GROUP BY c.name, cl.workload");
+    for pair in &last_runs {
+        let (run_start, hook) = pair.split_once('|').unwrap();
+        assert!(run_start <= hook, "{pair}");
+    }
     // The work directory is gone after a finished experiment.
     let left: Vec<_> = std::fs::read_dir(dir.join("dbbench-lab")).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
     assert!(left.is_empty(), "{left:?}");

@@ -19,6 +19,9 @@ pub struct PlannedRun {
     pub threads: u32,
     /// 1-based repeat.
     pub repeat: u32,
+    /// The last planned run of its test (configuration × workload): its
+    /// `after_test` hooks follow it.
+    pub last_of_test: bool,
 }
 
 /// Every run of `spec` in execution order.
@@ -26,7 +29,7 @@ pub fn runs(spec: &Spec) -> Vec<PlannedRun> {
     let mut out = Vec::new();
     let mut push = |c: usize, w: usize, t: u32, r: u32| {
         let seq = out.len() as u32;
-        out.push(PlannedRun { seq, configuration: c, workload: w, threads: t, repeat: r });
+        out.push(PlannedRun { seq, configuration: c, workload: w, threads: t, repeat: r, last_of_test: false });
     };
     let nc = spec.configurations.len();
     match spec.order {
@@ -52,6 +55,10 @@ pub fn runs(spec: &Spec) -> Vec<PlannedRun> {
                 }
             }
         }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for r in out.iter_mut().rev() {
+        r.last_of_test = seen.insert((r.configuration, r.workload));
     }
     out
 }

@@ -412,12 +412,16 @@ impl Lab<'_> {
         self.spec.seed + r.repeat as u64 - 1
     }
 
+    /// Runs hook steps in order; the first failure ends them. What a step
+    /// printed (rows of SQL statements, a shell command's stdout and
+    /// stderr) is kept as a `hook_output` event: the seeds' status dumps
+    /// (`SHOW STATUS` after a run, table statistics) are results too.
     fn run_hooks(&self, steps: &[HookStep], c: usize, w: usize, run: Option<&PlannedRun>, datadir: &Path, what: &str) -> Result<(), String> {
-        for step in steps {
-            match step {
+        for (i, step) in steps.iter().enumerate() {
+            let output = match step {
                 HookStep::Sql(q) => {
                     let mut conn = sql::connect(&self.driver_args(c, datadir)).map_err(|e| format!("{what} hook: {e}"))?;
-                    conn.execute_script(q).map_err(|e| format!("{what} hook: {e}"))?;
+                    conn.execute_script(q).map_err(|e| format!("{what} hook: {e}"))?
                 }
                 HookStep::Shell(cmd) => {
                     let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
@@ -429,7 +433,16 @@ impl Lab<'_> {
                             r.tail(3).replace('\n', " | ")
                         ));
                     }
+                    format!("{}{}", r.stdout, r.stderr)
                 }
+            };
+            if !output.trim().is_empty() {
+                let detail = json!({
+                    "hook": what, "step": i + 1,
+                    "threads": run.map(|r| r.threads), "repeat": run.map(|r| r.repeat), "seq": run.map(|r| r.seq),
+                    "output": truncate_output(&output),
+                });
+                let _ = self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "hook_output", None, &detail);
             }
         }
         Ok(())
@@ -739,8 +752,21 @@ impl Lab<'_> {
         let hooks = self.hooks(c);
         let mut error: Option<String> = None;
         let t_hooks = Instant::now();
-        if let Err(e) = self.run_hooks(&hooks.before_run, c, w, Some(run), &datadir, "before_run") {
-            error = Some(e);
+        // The test's own hooks, once: an event marks them done, so a resumed
+        // lab does not repeat them; when they fail, this run fails and the
+        // next run of the test tries them again.
+        let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
+        if !hooks.before_test.is_empty() && !self.store.has_event(self.experiment, cname, wname, "before_test")? {
+            let t = Instant::now();
+            match self.run_hooks(&hooks.before_test, c, w, None, &datadir, "before_test") {
+                Ok(()) => self.store.event(self.experiment, Some(cname), Some(wname), "before_test", Some(t.elapsed().as_secs_f64()), &json!({}))?,
+                Err(e) => error = Some(e),
+            }
+        }
+        if error.is_none() {
+            if let Err(e) = self.run_hooks(&hooks.before_run, c, w, Some(run), &datadir, "before_run") {
+                error = Some(e);
+            }
         }
         overhead["before_run_s"] = json!(t_hooks.elapsed().as_secs_f64());
         let log_pos = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.log_position()).unwrap_or(0);
@@ -862,6 +888,17 @@ impl Lab<'_> {
                 error.get_or_insert(e);
             }
         }
+        if run.last_of_test && !crashed && !hooks.after_test.is_empty() {
+            // The run's figures stand whatever these hooks do: a failure is a
+            // warning, kept with the test's events.
+            let t = Instant::now();
+            let outcome = self.run_hooks(&hooks.after_test, c, w, None, &datadir, "after_test");
+            if let Err(e) = &outcome {
+                eprintln!("warning: {e}");
+            }
+            let detail = json!({"error": outcome.err()});
+            self.store.event(self.experiment, Some(cname), Some(wname), "after_test", Some(t.elapsed().as_secs_f64()), &detail)?;
+        }
         overhead["after_run_s"] = json!(t_after.elapsed().as_secs_f64());
         if error.is_some() && rec.log_excerpt.is_none() {
             rec.log_excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, log_pos));
@@ -887,6 +924,21 @@ fn sibling(dir: &Path, what: &str) -> PathBuf {
     let mut s = dir.as_os_str().to_owned();
     s.push(format!(".{what}"));
     PathBuf::from(s)
+}
+
+/// Hook output as stored: at most 256 KiB (the first part, cut at a
+/// character boundary, with a note), so a hook that dumps a huge table does
+/// not bloat every event.
+fn truncate_output(s: &str) -> String {
+    const LIMIT: usize = 256 * 1024;
+    if s.len() <= LIMIT {
+        return s.to_string();
+    }
+    let mut end = LIMIT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[... {} more bytes not kept]\n", &s[..end], s.len() - end)
 }
 
 /// The server log written since `pos`; when that is empty (a SIGKILL

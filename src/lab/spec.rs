@@ -183,6 +183,11 @@ pub struct Hooks {
     pub before_run: Vec<HookStep>,
     /// After every run (also failed ones).
     pub after_run: Vec<HookStep>,
+    /// Once per test (configuration × workload), before its first run, on
+    /// the server and data that run uses (the seeds' PRE_TEST hooks).
+    pub before_test: Vec<HookStep>,
+    /// Once per test, after its last planned run (the seeds' POST_TEST hooks).
+    pub after_test: Vec<HookStep>,
 }
 
 impl Hooks {
@@ -194,6 +199,8 @@ impl Hooks {
             after_prepare: cat(&self.after_prepare, &then.after_prepare),
             before_run: cat(&self.before_run, &then.before_run),
             after_run: cat(&self.after_run, &then.after_run),
+            before_test: cat(&self.before_test, &then.before_test),
+            after_test: cat(&self.after_test, &then.after_test),
         }
     }
 }
@@ -310,6 +317,10 @@ struct RawHooks {
     before_run: Vec<RawHookStep>,
     #[serde(default)]
     after_run: Vec<RawHookStep>,
+    #[serde(default)]
+    before_test: Vec<RawHookStep>,
+    #[serde(default)]
+    after_test: Vec<RawHookStep>,
 }
 
 #[derive(Deserialize)]
@@ -743,6 +754,8 @@ fn hooks(h: &RawHooks) -> Result<Hooks, (&'static str, usize, String)> {
         after_prepare: conv("after_prepare", &h.after_prepare)?,
         before_run: conv("before_run", &h.before_run)?,
         after_run: conv("after_run", &h.after_run)?,
+        before_test: conv("before_test", &h.before_test)?,
+        after_test: conv("after_test", &h.after_test)?,
     })
 }
 

@@ -49,12 +49,23 @@ impl SamplerConnection {
 }
 
 impl LabConnection {
-    /// Runs every statement of `script` (separated by `;` outside quotes).
-    pub fn execute_script(&mut self, script: &str) -> Result<(), String> {
+    /// Runs every statement of `script` (separated by `;` outside quotes)
+    /// and returns what the statements that return rows returned: per
+    /// statement a `-- statement` line, then one line per row, cells
+    /// separated by tabs (NULL as `NULL`). Empty when none returned rows.
+    pub fn execute_script(&mut self, script: &str) -> Result<String, String> {
+        let mut out = String::new();
         for stmt in split_statements(script) {
-            self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))?;
+            if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))? {
+                out.push_str(&format!("-- {}\n", one_line(&stmt)));
+                for row in (0..rs.nrows).filter_map(|i| rs.row(i)) {
+                    let cells: Vec<String> = row.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "NULL".into())).collect();
+                    out.push_str(&cells.join("\t"));
+                    out.push('\n');
+                }
+            }
         }
-        Ok(())
+        Ok(out)
     }
 
     /// Rows of a query as text cells (NULL as None).
@@ -198,7 +209,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let db = dir.join("x.sqlite");
         let mut c = connect(&["--db-driver=sqlite".into(), format!("--sqlite-db={}", db.display())]).unwrap();
-        c.execute_script("CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('x;y');").unwrap();
+        assert_eq!(c.execute_script("CREATE TABLE t (a TEXT, b TEXT); INSERT INTO t VALUES ('x;y', NULL);").unwrap(), "");
+        assert_eq!(c.execute_script("SELECT a, b FROM t; SELECT 1 WHERE 0").unwrap(), "-- SELECT a, b FROM t\nx;y\tNULL\n-- SELECT 1 WHERE 0\n");
         assert_eq!(c.rows("SELECT a FROM t").unwrap(), vec![vec![Some("x;y".to_string())]]);
         assert!(c.variables().unwrap().contains_key("sqlite_version"));
         let e = c.execute_script("SELEC 1").unwrap_err();
