@@ -20,7 +20,9 @@ cd "$REPO"
 # Debian puts the server binaries in /usr/sbin, not on a normal user's PATH.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
-PACKAGES=(mariadb-server postgresql sysbench time)
+# chromium renders the HTML report in a test; python3-openpyxl reads the
+# spreadsheet export back.
+PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl)
 log() { echo "test.sh: $*" >&2; }
 die() { echo "test.sh: error: $*" >&2; exit 1; }
 
@@ -45,6 +47,8 @@ missing_tools() {
     done
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo initdb
     [ -x /usr/bin/time ] || echo /usr/bin/time
+    [ -x /usr/bin/chromium ] || echo chromium
+    /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1 || echo python3-openpyxl
 }
 
 phase packages

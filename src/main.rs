@@ -7,10 +7,11 @@ mod driver;
 mod engine;
 mod lab;
 mod options;
+mod output;
 mod progress;
 mod rand;
+mod report;
 mod sched;
-mod output;
 mod script;
 mod stats;
 mod workloads;
@@ -55,11 +56,14 @@ fn fatal(msg: &str) -> ExitCode {
 }
 
 fn real_main(argv: Vec<String>) -> ExitCode {
-    // The lab's subcommands. A script literally named `lab` or `server` in
-    // the current directory is still run as a script, as sysbench would.
+    // The lab's subcommands. A script literally named `lab`, `server`,
+    // `report` or `compare` in the current directory is still run as a
+    // script, as sysbench would.
     match argv.get(1).map(String::as_str) {
         Some("lab") if !std::path::Path::new("lab").exists() => return lab::cli::main(&argv[2..]),
         Some("server") if !std::path::Path::new("server").exists() => return lab::server::cli_main(&argv[2..]),
+        Some("report") if !std::path::Path::new("report").exists() => return report::cli_main(&argv[2..]),
+        Some("compare") if !std::path::Path::new("compare").exists() => return report::compare::cli_main(&argv[2..]),
         _ => {}
     }
     let parsed = match cli::parse(&argv[1..]) {

@@ -107,7 +107,11 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
 
     let r = dbbench_in(&dir, &["lab", "run", &spec]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("(wal/rollback)"), "{}", r.stdout);
+    assert!(r.stdout.contains("(wal/rollback*100)-100: relative change of the mean tps in %"), "{}", r.stdout);
+    // The HTML report is written and named.
+    let html = dir.join("dbbench-lab/reports/sqlite-e2e-1.html");
+    assert!(r.stdout.contains(&format!("HTML report (charts, intervals, latency, system, configuration diff): {}", html.display())), "{}", r.stdout);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"), "no charts in {}", html.display());
     assert!(r.stderr.contains("12/12 runs"), "{}", r.stderr);
 
     let c = store(&dir);
@@ -153,13 +157,14 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
         assert!(run_start <= hook, "{pair}");
     }
     // The work directory is gone after a finished experiment.
-    let left: Vec<_> = std::fs::read_dir(dir.join("dbbench-lab")).unwrap().flatten().filter(|e| e.path().is_dir()).collect();
+    // (The HTML reports stay, in their own directory.)
+    let left: Vec<_> = std::fs::read_dir(dir.join("dbbench-lab")).unwrap().flatten().filter(|e| e.path().is_dir() && e.file_name() != "reports").collect();
     assert!(left.is_empty(), "{left:?}");
 
     // A second run of a finished spec is a new experiment; summary reads the newest.
     let s = dbbench_in(&dir, &["lab", "summary", &spec]);
     assert_eq!(s.code, 0, "{}", s.stderr);
-    assert!(s.stdout.contains("oltp_point_select") && s.stdout.contains("(n=2)"), "{}", s.stdout);
+    assert!(s.stdout.contains("oltp_point_select") && s.stdout.contains("mean over 2 ok repeats per cell"), "{}", s.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -231,7 +236,11 @@ metrics = { tps = 'tps = ([0-9.]+)' }
     assert_eq!(count(&c, "SELECT count(*) FROM run_metrics WHERE name = 'lat' AND value = 3"), 1);
     let err = strings(&c, "SELECT error FROM runs WHERE status = 'failed'");
     assert_eq!(err, ["metric 'tps' not found in the output"]);
-    assert!(r.stdout.contains("echo — tps"), "{}", r.stdout);
+    // One configuration: absolute figures only, 1.5 and 3.5 tps; the failed run is named.
+    assert!(r.stdout.contains("tps, absolute"), "{}", r.stdout);
+    let none = r.stdout.lines().find(|l| l.trim_start().starts_with("none ")).unwrap_or_else(|| panic!("{}", r.stdout));
+    assert_eq!(none.split_whitespace().collect::<Vec<_>>(), ["none", "1.50", "3.50"], "{}", r.stdout);
+    assert!(r.stdout.contains("warning: 1 run(s) failed or timed out"), "{}", r.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -436,7 +445,7 @@ metrics = { tps = 'tps = ([0-9.]+)' }
         let query = |sql: &str| if pg { pgsql_query(&db, sql) } else { mysql_query(&db, sql) };
         let r = dbbench_in(&dir, &["lab", "run", &format!("--store={url}"), &spec]);
         assert_eq!(r.code, 0, "{url}: {}{}", r.stdout, r.stderr);
-        assert!(r.stdout.contains("echo — tps") && r.stdout.contains(&format!("results: {url} (experiment id 1)")), "{}", r.stdout);
+        assert!(r.stdout.contains("tps, absolute") && r.stdout.contains(&format!("results: {url} (experiment id 1)")), "{}", r.stdout);
         assert_eq!(query("SELECT count(*) FROM runs WHERE status = 'ok'"), ["2"], "{url}");
         assert_eq!(query("SELECT count(*) FROM run_metrics WHERE name = 'tps' AND value IN (1, 2)"), ["2"], "{url}");
         assert_eq!(query("SELECT status FROM experiments"), ["finished"], "{url}");
@@ -446,7 +455,7 @@ metrics = { tps = 'tps = ([0-9.]+)' }
         std::fs::write(&spec2, spec_text.replace("time = 1\n", &format!("time = 1\nstore = \"{url}\"\n"))).unwrap();
         let s = dbbench_in(&dir, &["lab", "summary", &spec2.display().to_string()]);
         assert_eq!(s.code, 0, "{url}: {}", s.stderr);
-        assert!(s.stdout.contains("(n=1)") && s.stdout.contains(&format!("experiment id 1 (finished) in {url}")), "{}", s.stdout);
+        assert!(s.stdout.contains("mean over 1 ok repeat per cell") && s.stdout.contains(&format!("experiment id 1 (finished) in {url}")), "{}", s.stdout);
     }
     assert!(!dir.join("dbbench-lab/results.sqlite").exists(), "nothing went to the default SQLite store");
     // A store it cannot reach is one line naming it (password hidden) and what to check.

@@ -115,7 +115,8 @@ fn run(args: &[String]) -> Result<u8, String> {
             let Some(e) = st.latest_experiment(&s.name)? else {
                 return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
             };
-            print_out(&format!("{}experiment id {} ({}) in {}\n", summary::table(&st, e.id, &s)? + &summary::overhead(&st, e.id, &s)?, e.id, e.status, store_path.display()));
+            let text = crate::report::lab_summary(&st, e.id, None)? + &summary::overhead(&st, e.id, &s)?;
+            print_out(&format!("{text}experiment id {} ({}) in {}; full report: dbbench report {}\n", e.id, e.status, store_path.display(), s.path.display()));
             Ok(0)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.

@@ -3,7 +3,8 @@
 //! Data flow: `spec` (TOML → validated `Spec`) → `plan` (cells × repeats in
 //! run order) → `runner` (servers via `server`, data via `datadir`, hooks and
 //! status via `sql`, OS samples via `sampler`, one `dbbench run` child per
-//! run) → `store` (SQLite results file) → `summary` (comparison table).
+//! run) → `store` (results store) → `crate::report` (tables, HTML) and
+//! `summary` (the lab's overhead).
 //! See ARCHITECTURE.md and docs/lab.md.
 
 pub mod cli;

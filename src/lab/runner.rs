@@ -195,9 +195,11 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
         }
     }
+    let html = base.join("reports").join(format!("{}-{experiment}.html", spec.name));
     crate::lab::cli::print_out(&format!(
-        "{}results: {} (experiment id {experiment})\n",
-        crate::lab::summary::table(&lab.store, experiment, spec)? + &crate::lab::summary::overhead(&lab.store, experiment, spec)?,
+        "\n{}{}results: {} (experiment id {experiment})\n",
+        crate::report::lab_summary(&lab.store, experiment, Some(&html))?,
+        crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
     ));
     if failed > 0 {

@@ -203,9 +203,6 @@ pub struct RunRecord {
     pub log_excerpt: Option<String>,
 }
 
-/// A stored run: (configuration, workload, threads, repeat, status).
-pub type StoredRun = (String, String, u32, u32, String);
-
 /// An experiment's row, as `lab run --resume` needs it.
 #[derive(Debug)]
 pub struct ExperimentRow {
@@ -1327,19 +1324,6 @@ impl Store {
         })
     }
 
-    /// Runs recorded for an experiment, in run order.
-    pub fn runs_of(&self, experiment: i64) -> Result<Vec<StoredRun>, String> {
-        let rows = self.rows(
-            "SELECT c.name, cl.workload, cl.threads, r.\"repeat\", r.status FROM runs r JOIN cells cl ON r.cell_id = cl.id
-             JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ? ORDER BY r.seq",
-            &vals![experiment],
-        )?;
-        rows.iter()
-            .map(|r| Ok((text_at(r, 0)?, text_at(r, 1)?, int_at(r, 2)? as u32, int_at(r, 3)? as u32, text_at(r, 4)?)))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
-    }
-
     /// Every run's lab overhead for an experiment, in run order:
     /// (configuration, server restarted, the `overhead` JSON object).
     pub fn run_overheads(&self, experiment: i64) -> Result<Vec<(String, bool, serde_json::Value)>, String> {
@@ -1370,29 +1354,279 @@ impl Store {
             .map_err(|e| format!("results store {}: {e}", self.location))
     }
 
-    /// The compared figure of every ok run of one workload, for the summary
-    /// table: (configuration, threads, value), baseline first. `metric`
-    /// None means transactions per second (test workloads); else the named
-    /// metric of a command workload.
-    pub fn figures(&self, experiment: i64, workload: &str, metric: Option<&str>) -> Result<Vec<(String, u32, f64)>, String> {
-        const FROM: &str = "FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations c ON cl.configuration_id = c.id
-             WHERE cl.experiment_id = ? AND cl.workload = ? AND r.status = 'ok' ORDER BY c.position, r.seq";
-        // Two statements rather than `CASE WHEN ? IS NULL`: PostgreSQL
-        // cannot infer the type of a parameter that is only tested for NULL.
-        let rows = match metric {
-            None => self.rows(&format!("SELECT c.name, cl.threads, r.tps {FROM}"), &vals![experiment, workload])?,
-            Some(m) => self.rows(
-                &format!("SELECT c.name, cl.threads, (SELECT m.value FROM run_metrics m WHERE m.run_id = r.id AND m.name = ?) {FROM}"),
-                &vals![m, experiment, workload],
-            )?,
-        };
-        let mut out = Vec::new();
-        for r in &rows {
-            if let Some(v) = r.get(2).and_then(Val::real) {
-                out.push((text_at(r, 0)?, int_at(r, 1)? as u32, v));
+}
+
+
+// ------------------------------------------------------------------ reading, for reports
+
+/// An experiment as reports read it.
+#[derive(Debug, Clone)]
+pub struct ExperimentInfo {
+    /// Row id.
+    pub id: i64,
+    /// The spec's experiment name.
+    pub name: String,
+    /// The spec's description.
+    pub description: String,
+    /// running | finished | interrupted.
+    pub status: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC, when finished.
+    pub finished_at: Option<String>,
+    /// The spec as run (passwords hidden).
+    pub spec_text: String,
+    /// dbbench's version that ran it.
+    pub dbbench_version: String,
+    /// dbbench's git revision, when known.
+    pub git_revision: Option<String>,
+    /// Host context (JSON object, `sysinfo::HostInfo`).
+    pub host: serde_json::Value,
+    /// Repeats, durations, order, seed ... (JSON object).
+    pub settings: serde_json::Value,
+}
+
+/// A configuration as reports read it.
+#[derive(Debug, Clone)]
+pub struct ConfigurationInfo {
+    /// Row id.
+    pub id: i64,
+    /// 0 is the spec's baseline.
+    pub position: i64,
+    /// Name in tables.
+    pub name: String,
+    /// mariadb | mysql | postgresql | external | sqlite.
+    pub kind: String,
+    /// The spec's configuration (JSON, passwords removed).
+    pub definition: serde_json::Value,
+    /// Server version at its first start.
+    pub server_version: Option<String>,
+    /// Every server variable at its first start (JSON object), when captured.
+    pub variables: Option<serde_json::Value>,
+}
+
+/// One stored run's figures (everything but its series, samples and histogram).
+#[derive(Debug, Clone, Default)]
+pub struct RunFigures {
+    /// Row id.
+    pub id: i64,
+    /// Its configuration's row id.
+    pub configuration_id: i64,
+    /// The spec's workload name.
+    pub workload: String,
+    /// Client threads.
+    pub threads: u32,
+    /// 1-based repeat.
+    pub repeat: u32,
+    /// Position in the run order.
+    pub seq: u32,
+    /// ok | failed | timeout.
+    pub status: String,
+    /// Why it is not ok.
+    pub error: Option<String>,
+    /// `--rand-seed`.
+    pub seed: i64,
+    /// dropped | lukewarm | warm.
+    pub cache: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// Measured seconds.
+    pub time_s: Option<f64>,
+    /// Events (transactions) after warmup.
+    pub events: Option<i64>,
+    /// Ignored errors.
+    pub errors: Option<i64>,
+    /// Reconnects.
+    pub reconnects: Option<i64>,
+    /// Events per second.
+    pub tps: Option<f64>,
+    /// Queries per second.
+    pub qps: Option<f64>,
+    /// (reads + writes) per second.
+    pub rw_qps: Option<f64>,
+    /// Latency figures, ms.
+    pub latency_avg_ms: Option<f64>,
+    /// 95th percentile, ms.
+    pub latency_p95_ms: Option<f64>,
+    /// 99th percentile, ms.
+    pub latency_p99_ms: Option<f64>,
+    /// Maximum, ms.
+    pub latency_max_ms: Option<f64>,
+    /// actual_start | intended_start.
+    pub latency_measured_from: Option<String>,
+    /// Named metrics (command workloads).
+    pub metrics: Vec<(String, f64)>,
+}
+
+/// One row of a run's per-interval series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalPoint {
+    /// The run's row id.
+    pub run_id: i64,
+    /// Seconds since the end of the warmup (≤ 0: a warmup tick).
+    pub time_s: f64,
+    /// Events per second in the interval.
+    pub tps: Option<f64>,
+    /// Queries per second in the interval.
+    pub qps: Option<f64>,
+    /// 95th percentile latency in the interval, ms.
+    pub latency_p95_ms: Option<f64>,
+}
+
+fn json_at(row: &Row, i: usize) -> serde_json::Value {
+    row.get(i).and_then(Val::text).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(serde_json::Value::Null)
+}
+
+fn opt_text(row: &Row, i: usize) -> Option<String> {
+    row.get(i).and_then(Val::text)
+}
+
+fn opt_real(row: &Row, i: usize) -> Option<f64> {
+    row.get(i).and_then(Val::real)
+}
+
+fn opt_int(row: &Row, i: usize) -> Option<i64> {
+    row.get(i).and_then(Val::int)
+}
+
+impl Store {
+    /// Every experiment, newest first: (id, name, status, started_at).
+    pub fn experiments(&self) -> Result<Vec<(i64, String, String, String)>, String> {
+        let rows = self.rows("SELECT id, name, status, started_at FROM experiments ORDER BY id DESC", &[])?;
+        rows.iter()
+            .map(|r| Ok((int_at(r, 0)?, text_at(r, 1)?, text_at(r, 2)?, text_at(r, 3)?)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// One experiment, if it exists.
+    pub fn experiment_info(&self, id: i64) -> Result<Option<ExperimentInfo>, String> {
+        let rows = self.rows(
+            "SELECT id, name, description, status, started_at, finished_at, spec_text, dbbench_version, git_revision, host, settings
+             FROM experiments WHERE id = ?",
+            &vals![id],
+        )?;
+        let Some(r) = rows.first() else { return Ok(None) };
+        let info = (|| -> Result<ExperimentInfo, String> {
+            Ok(ExperimentInfo {
+                id: int_at(r, 0)?,
+                name: text_at(r, 1)?,
+                description: text_at(r, 2)?,
+                status: text_at(r, 3)?,
+                started_at: text_at(r, 4)?,
+                finished_at: opt_text(r, 5),
+                spec_text: text_at(r, 6)?,
+                dbbench_version: text_at(r, 7)?,
+                git_revision: opt_text(r, 8),
+                host: json_at(r, 9),
+                settings: json_at(r, 10),
+            })
+        })();
+        info.map(Some).map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// An experiment's configurations, baseline (position 0) first.
+    pub fn configurations_of(&self, experiment: i64) -> Result<Vec<ConfigurationInfo>, String> {
+        let rows = self.rows(
+            "SELECT id, position, name, kind, definition, server_version, variables FROM configurations WHERE experiment_id = ? ORDER BY position",
+            &vals![experiment],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(ConfigurationInfo {
+                    id: int_at(r, 0)?,
+                    position: int_at(r, 1)?,
+                    name: text_at(r, 2)?,
+                    kind: text_at(r, 3)?,
+                    definition: json_at(r, 4),
+                    server_version: opt_text(r, 5),
+                    variables: Some(json_at(r, 6)).filter(|v| !v.is_null()),
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// Every run of an experiment with its figures and named metrics, in run order.
+    pub fn run_figures(&self, experiment: i64) -> Result<Vec<RunFigures>, String> {
+        let rows = self.rows(
+            "SELECT r.id, cl.configuration_id, cl.workload, cl.threads, r.\"repeat\", r.seq, r.status, r.error, r.seed, r.cache, r.started_at,
+                    r.time_s, r.events, r.errors, r.reconnects, r.tps, r.qps, r.rw_qps,
+                    r.latency_avg_ms, r.latency_p95_ms, r.latency_p99_ms, r.latency_max_ms, r.latency_measured_from
+             FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? ORDER BY r.seq",
+            &vals![experiment],
+        )?;
+        let mut runs = rows
+            .iter()
+            .map(|r| {
+                Ok(RunFigures {
+                    id: int_at(r, 0)?,
+                    configuration_id: int_at(r, 1)?,
+                    workload: text_at(r, 2)?,
+                    threads: int_at(r, 3)? as u32,
+                    repeat: int_at(r, 4)? as u32,
+                    seq: int_at(r, 5)? as u32,
+                    status: text_at(r, 6)?,
+                    error: opt_text(r, 7),
+                    seed: int_at(r, 8)?,
+                    cache: text_at(r, 9)?,
+                    started_at: text_at(r, 10)?,
+                    time_s: opt_real(r, 11),
+                    events: opt_int(r, 12),
+                    errors: opt_int(r, 13),
+                    reconnects: opt_int(r, 14),
+                    tps: opt_real(r, 15),
+                    qps: opt_real(r, 16),
+                    rw_qps: opt_real(r, 17),
+                    latency_avg_ms: opt_real(r, 18),
+                    latency_p95_ms: opt_real(r, 19),
+                    latency_p99_ms: opt_real(r, 20),
+                    latency_max_ms: opt_real(r, 21),
+                    latency_measured_from: opt_text(r, 22),
+                    metrics: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))?;
+        let metrics = self.rows(
+            "SELECT m.run_id, m.name, m.value FROM run_metrics m JOIN runs r ON m.run_id = r.id JOIN cells cl ON r.cell_id = cl.id
+             WHERE cl.experiment_id = ? ORDER BY m.run_id",
+            &vals![experiment],
+        )?;
+        let index: HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        for m in &metrics {
+            if let (Some(run), Some(name), Some(value)) = (opt_int(m, 0), opt_text(m, 1), opt_real(m, 2)) {
+                if let Some(&i) = index.get(&run) {
+                    runs[i].metrics.push((name, value));
+                }
             }
         }
-        Ok(out)
+        Ok(runs)
+    }
+
+    /// The latency histogram (HdrHistogram V2 deflate, base64) of every run
+    /// of an experiment that has one: (run id, encoded histogram).
+    pub fn run_histograms(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+        let rows = self.rows(
+            "SELECT r.id, r.histogram FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? AND r.histogram IS NOT NULL",
+            &vals![experiment],
+        )?;
+        Ok(rows.iter().filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?))).collect())
+    }
+
+    /// Every run's per-interval series, by run and time.
+    pub fn interval_points(&self, experiment: i64) -> Result<Vec<IntervalPoint>, String> {
+        let rows = self.rows(
+            "SELECT i.run_id, i.time_s, i.tps, i.qps, i.latency_p95_ms FROM run_intervals i JOIN runs r ON i.run_id = r.id
+             JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? ORDER BY i.run_id, i.time_s",
+            &vals![experiment],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(IntervalPoint { run_id: opt_int(r, 0)?, time_s: opt_real(r, 1)?, tps: opt_real(r, 2), qps: opt_real(r, 3), latency_p95_ms: opt_real(r, 4) })
+            })
+            .collect())
     }
 }
 
@@ -1607,9 +1841,24 @@ mod tests {
         let iv = &s.rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ? ORDER BY time_s", &vals![id]).unwrap();
         // The warmup tick is kept beside the measured one (time_s <= 0), outside every figure.
         assert_eq!(iv, &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Null], vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]);
-        assert_eq!(s.figures(e, "w", None).unwrap(), vec![("base".to_string(), 4, 5.0)]);
-        assert_eq!(s.figures(e, "w", Some("m")).unwrap(), vec![("base".to_string(), 4, 7.5)]);
-        assert!(s.figures(e, "w", Some("tps")).unwrap().is_empty());
+        // What reports read back, the same on every backend.
+        let figures = s.run_figures(e).unwrap();
+        assert_eq!(figures.len(), 1);
+        let f = &figures[0];
+        assert_eq!((f.id, f.configuration_id, f.workload.as_str(), f.threads, f.repeat, f.status.as_str()), (id, c, "w", 4, 1, "ok"));
+        assert_eq!((f.tps, f.qps, f.rw_qps, f.latency_p95_ms, f.events), (Some(5.0), Some(10.0), Some(9.0), Some(2.5), Some(10)));
+        assert_eq!(f.metrics, vec![("m".to_string(), 7.5)]);
+        assert_eq!(s.run_histograms(e).unwrap(), vec![(id, "HIST".to_string())]);
+        let points = s.interval_points(e).unwrap();
+        assert_eq!(points.iter().map(|p| (p.run_id, p.time_s, p.tps)).collect::<Vec<_>>(), vec![(id, 0.0, Some(4.0)), (id, 1.0, Some(5.0))]);
+        let info = s.experiment_info(e).unwrap().unwrap();
+        assert_eq!((info.name.as_str(), info.status.as_str()), ("x", "running"));
+        assert!(s.experiment_info(e + 1000).unwrap().is_none());
+        let configs = s.configurations_of(e).unwrap();
+        assert_eq!(configs[0].name, "base");
+        assert_eq!(configs[0].server_version.as_deref(), Some("1.0"));
+        assert_eq!(configs[0].variables, Some(serde_json::json!({"a": "1"})));
+        assert_eq!(s.experiments().unwrap()[0].0, e);
         assert_eq!(s.run_overheads(e).unwrap(), vec![("base".to_string(), true, serde_json::json!({"ready_s": 0.5}))]);
         s.event(e, Some("base"), Some("w"), "prepared", Some(1.5), &serde_json::json!({})).unwrap();
         s.event(e, None, None, "warning", None, &serde_json::json!({"x": 1})).unwrap();
@@ -1639,7 +1888,7 @@ mod tests {
         drop(s);
         // Reopening an up-to-date store changes nothing.
         let s = Store::open(location).unwrap();
-        assert_eq!(s.runs_of(e).unwrap(), vec![("base".to_string(), "w".to_string(), 4, 1, "ok".to_string())]);
+        assert_eq!(s.run_figures(e).unwrap().len(), 1);
         // A store written by a newer dbbench is refused.
         s.with(|db| match db {
             Backend::Sqlite(_) => db.batch("PRAGMA user_version = 99"),

@@ -1,0 +1,392 @@
+//! `--export-html`: one self-contained page (inline CSS, inline SVG charts,
+//! a few lines of script; nothing fetched from anywhere) with the tables,
+//! charts per workload (throughput vs threads with confidence intervals,
+//! relative difference vs the baseline, latency percentiles), per-interval
+//! time series with the warmup shaded, the host, and the server variables
+//! that differ between configurations. Every text that comes from a user
+//! (names, options, errors, variables) is escaped.
+
+use super::stats::RatioCi;
+use super::svg::{self, escape, ErrorBar, LineChart, Point, Series, Shade, XAxis};
+use super::tables::{self, Table};
+use super::Report;
+use crate::lab::store::{IntervalPoint, Store};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+const STYLE: &str = "
+body{font-family:sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 40px;color:#222;line-height:1.4}
+h1{font-size:1.6em;margin:18px 0 4px}h2{font-size:1.25em;margin-top:32px;border-bottom:1px solid #ccc;padding-bottom:2px}
+h3{font-size:1.05em;margin:20px 0 6px}
+.context{color:#444;margin:0;padding-left:18px}.warn{background:#fff4e0;border-left:4px solid #e69f00;padding:6px 10px;margin:8px 0}
+nav a{margin-right:14px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #e4e4e4}
+th{background:#f4f4f4;text-align:right}td{text-align:right;white-space:nowrap}td.l,th.l{text-align:left}
+tr.group td{font-weight:bold;text-align:left;background:#fafafa}td.i1{padding-left:22px}
+.legend{font-size:12px;color:#555;margin:2px 0 14px;padding-left:18px}
+.charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{border:1px solid #eee;background:#fff}
+td.wrap{white-space:normal;text-align:left;max-width:640px;word-break:break-word}
+details{margin:6px 0}summary{cursor:pointer}
+.hidden-series{opacity:0.12}
+";
+
+/// Toggles a series in its chart when its legend entry is clicked, then
+/// marks the page ready (the browser test looks for `data-ready`).
+const SCRIPT: &str = "
+document.querySelectorAll('svg').forEach(function (chart) {
+  chart.querySelectorAll('.legend[data-series]').forEach(function (entry) {
+    entry.addEventListener('click', function () {
+      var id = entry.getAttribute('data-series');
+      chart.querySelectorAll('.series[data-series=\\\"' + id + '\\\"]:not(.legend)').forEach(function (el) { el.classList.toggle('hidden-series'); });
+      entry.classList.toggle('hidden-series');
+    });
+  });
+});
+document.body.setAttribute('data-ready', '1');
+";
+
+fn table_html(t: &Table) -> String {
+    let mut o = format!("<h3>{}</h3>\n<table>\n<tr><th class=\"l\">{}</th>", escape(&t.title), escape(&t.corner));
+    for c in &t.columns {
+        let _ = write!(o, "<th>{}</th>", escape(c));
+    }
+    o.push_str("</tr>\n");
+    for r in &t.rows {
+        if r.cells.is_empty() {
+            let _ = writeln!(o, "<tr class=\"group\"><td colspan=\"{}\">{}</td></tr>", t.columns.len() + 1, escape(&r.label));
+            continue;
+        }
+        let class = if r.indent > 1 { "l i1" } else { "l" };
+        let _ = write!(o, "<tr><td class=\"{class}\">{}</td>", escape(&r.label));
+        let last_free = t.column_caption.is_empty();
+        for (i, c) in r.cells.iter().enumerate() {
+            let class = if last_free && i + 1 == r.cells.len() { " class=\"wrap\"" } else { "" };
+            match &c.note {
+                Some(n) => {
+                    let _ = write!(o, "<td{class} title=\"{}\">{}</td>", escape(n), escape(&c.text));
+                }
+                None => {
+                    let _ = write!(o, "<td{class}>{}</td>", escape(&c.text));
+                }
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+    if !t.legend.is_empty() {
+        o.push_str("<ul class=\"legend\">");
+        for l in &t.legend {
+            let _ = write!(o, "<li>{}</li>", escape(l));
+        }
+        o.push_str("</ul>\n");
+    }
+    o
+}
+
+/// A chart with thread counts as evenly spaced categories.
+fn threads_chart(title: String, y_label: String, cats: &[String], series: Vec<Series>, zero_line: bool) -> String {
+    svg::line_chart(&LineChart {
+        title,
+        x_label: "client threads".into(),
+        y_label,
+        x: XAxis::Categories(cats.to_vec()),
+        series,
+        zero_line,
+        y_from_zero: !zero_line,
+        width: 560,
+        height: 340,
+        ..Default::default()
+    })
+}
+
+/// Charts of one workload: its metric vs threads, relative to the baseline, latency.
+fn workload_charts(r: &Report, w: usize) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    let wl = &d.workloads[w];
+    let metric = &a.metrics[w];
+    let cats: Vec<String> = wl.threads.iter().map(|t| t.to_string()).collect();
+    let level = format!("{}%", a.settings.level * 100.0);
+    let mut out = String::new();
+
+    let mut series = Vec::new();
+    for (c, conf) in d.configurations.iter().enumerate() {
+        let mut points = Vec::new();
+        for (x, &t) in wl.threads.iter().enumerate() {
+            let Some(s) = a.cell(c, w, t).and_then(|x| x.summary) else { continue };
+            let ci = s.mean_ci(a.settings.level);
+            let tip = format!(
+                "{}, {t} threads: {} {} ({}n = {})",
+                conf.name,
+                tables::number(s.mean),
+                metric.unit(),
+                ci.map(|(lo, hi)| format!("{level} CI {} to {}, ", tables::number(lo), tables::number(hi))).unwrap_or_default(),
+                s.n
+            );
+            points.push(Point { x: x as f64, y: s.mean, err: ci.map(|(lo, hi)| ErrorBar::Range { lo, hi }), tooltip: tip });
+        }
+        series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
+    }
+    out.push_str(&threads_chart(format!("{}: {} vs threads", wl.name, metric.label()), metric.unit(), &cats, series, false));
+
+    if d.configurations.len() > 1 {
+        let mut series = Vec::new();
+        for c in a.variants() {
+            let conf = &d.configurations[c];
+            let mut points = Vec::new();
+            for (x, &t) in wl.threads.iter().enumerate() {
+                let Some(cmp) = a.comparison(c, w, t) else { continue };
+                let (Some(rel), Some(ratio)) = (cmp.relative_pct(), cmp.ratio) else { continue };
+                let (err, ci_text) = match ratio.ci {
+                    RatioCi::Bounded { lo, hi } => {
+                        let (lo, hi) = (lo * 100.0 - 100.0, hi * 100.0 - 100.0);
+                        (Some(ErrorBar::Range { lo, hi }), format!("{level} CI {lo:.1}% to {hi:.1}%"))
+                    }
+                    RatioCi::Unbounded => (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded")),
+                    RatioCi::Unavailable => (None, "no interval (fewer than 2 repeats)".into()),
+                };
+                let tip = format!("{} / {}, {t} threads: {rel:.1}% ({ci_text}){}", conf.name, a.baseline_name(), if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) });
+                points.push(Point { x: x as f64, y: rel, err, tooltip: tip });
+            }
+            series.push(Series { name: format!("{} / {}", conf.name, a.baseline_name()), colour: c, dashed: false, points, band: Vec::new() });
+        }
+        out.push_str(&threads_chart(format!("{}: relative to {} (%), {level} CI", wl.name, a.baseline_name()), "%".into(), &cats, series, true));
+    }
+
+    if wl.is_test() && !r.pooled.is_empty() {
+        let mut series = Vec::new();
+        for (c, conf) in d.configurations.iter().enumerate() {
+            for (i, p) in r.percentiles.iter().enumerate().take(2) {
+                let points = wl
+                    .threads
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, &t)| {
+                        let ms = r.pooled.get(&(c, w, t))?.get(i).copied().flatten()?;
+                        Some(Point { x: x as f64, y: ms, err: None, tooltip: format!("{}, {t} threads: {} percentile {} ms", conf.name, tables::ordinal(*p), tables::number(ms)) })
+                    })
+                    .collect();
+                series.push(Series { name: format!("{} p{}", conf.name, crate::output::pct_label(*p)), colour: c, dashed: i == 1, points, band: Vec::new() });
+            }
+        }
+        out.push_str(&threads_chart(format!("{}: latency percentiles (ms), repeats pooled", wl.name), "ms".into(), &cats, series, false));
+    }
+    out
+}
+
+/// Per-interval throughput of every (workload, threads): per configuration
+/// the mean over its ok repeats at each tick, with a min–max band; the
+/// warmup (time ≤ 0) shaded.
+fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    // The report interval: the experiment's sample interval (the lab passes it as --report-interval).
+    let interval = d.experiment.settings.get("sample_interval_s").and_then(|v| v.as_f64()).filter(|v| *v > 0.0).unwrap_or(1.0);
+    let mut out = String::new();
+    for (w, wl) in d.workloads.iter().enumerate() {
+        for &t in &wl.threads {
+            let mut lines = Vec::new();
+            let mut any_warmup = None::<f64>;
+            for (c, conf) in d.configurations.iter().enumerate() {
+                // tick time (ms, to group floats) → values over repeats
+                let mut ticks: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+                for (i, run) in d.runs.iter().enumerate() {
+                    if run.configuration != c || run.workload != w || run.figures.threads != t || !run.ok() {
+                        continue;
+                    }
+                    for p in &series[i] {
+                        if let Some(v) = p.tps.filter(|v| v.is_finite()) {
+                            ticks.entry((p.time_s * 1000.0).round() as i64).or_default().push(v);
+                            if p.time_s <= 0.0 {
+                                any_warmup = Some(any_warmup.map_or(p.time_s, |m: f64| m.min(p.time_s)));
+                            }
+                        }
+                    }
+                }
+                if ticks.is_empty() {
+                    continue;
+                }
+                let mut points = Vec::new();
+                let mut band = Vec::new();
+                for (ms, vals) in &ticks {
+                    let x = *ms as f64 / 1000.0;
+                    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+                    let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+                    band.push((x, lo, hi));
+                    points.push(Point {
+                        x,
+                        y: mean,
+                        err: None,
+                        tooltip: format!("{}, {x:.0} s: {} tps (mean of {} run(s), {} to {})", conf.name, tables::number(mean), vals.len(), tables::number(lo), tables::number(hi)),
+                    });
+                }
+                lines.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band });
+            }
+            if lines.is_empty() {
+                continue;
+            }
+            // A tick at t covers (t - interval, t]: the warmup spans from one interval before its first tick to 0.
+            let shades = any_warmup.map(|first| vec![Shade { from: first - interval, to: 0.0, label: "warmup".into() }]).unwrap_or_default();
+            out.push_str(&svg::line_chart(&LineChart {
+                title: format!("{}, {t} threads: transactions/s per interval", wl.name),
+                x_label: "seconds since the end of the warmup".into(),
+                y_label: "tps".into(),
+                x: XAxis::Linear,
+                series: lines,
+                shades,
+                y_from_zero: true,
+                width: 560,
+                height: 300,
+                ..Default::default()
+            }));
+        }
+    }
+    out
+}
+
+/// Variable names whose values differ between servers only because each has
+/// its own files and ports: shown apart, so the real differences stand out.
+fn is_location(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["port", "socket", "dir", "pid_file", "log_file", "log_error", "hostname", "server_uuid", "_path", "config_file", "hba_file", "ident_file", "datadir", "general_log_file", "slow_query_log_file", "log_bin_basename", "log_bin_index", "relay_log", "gtid_domain", "server_id", "timestamp", "pseudo_thread_id"]
+        .iter()
+        .any(|k| n.contains(k))
+}
+
+fn configuration_diff(r: &Report) -> String {
+    let d = r.analysis.data;
+    let mut o = String::new();
+    // Definitions as given in the spec (passwords removed when stored).
+    o.push_str("<h3>definitions</h3>\n<table>\n<tr><th class=\"l\">configuration</th><th class=\"l\">kind</th><th class=\"l\">server version</th><th class=\"l\">definition</th></tr>\n");
+    for c in &d.configurations {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\"><code>{}</code></td></tr>",
+            escape(&c.name),
+            escape(&c.kind),
+            escape(c.server_version.as_deref().unwrap_or("")),
+            escape(&c.definition.to_string())
+        );
+    }
+    o.push_str("</table>\n");
+    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> = d.configurations.iter().map(|c| c.variables.as_ref().and_then(|v| v.as_object())).collect();
+    if vars.iter().flatten().count() < 2 {
+        o.push_str("<p>Server variables were captured for fewer than two configurations: nothing to compare.</p>\n");
+        return o;
+    }
+    let names: BTreeSet<&String> = vars.iter().flatten().flat_map(|m| m.keys()).collect();
+    let show = |v: Option<&serde_json::Value>| match v {
+        None => "(not present)".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(x) => x.to_string(),
+    };
+    let differing: Vec<&String> = names.into_iter().filter(|n| vars.iter().map(|m| m.and_then(|m| m.get(*n))).collect::<Vec<_>>().windows(2).any(|p| p[0] != p[1])).collect();
+    let (located, real): (Vec<&String>, Vec<&String>) = differing.iter().partition(|n| is_location(n));
+    let header = {
+        let mut h = "<tr><th class=\"l\">variable</th>".to_string();
+        for c in &d.configurations {
+            let _ = write!(h, "<th class=\"l\">{}</th>", escape(&c.name));
+        }
+        h + "</tr>\n"
+    };
+    let rows = |list: &[&String]| {
+        let mut s = String::new();
+        for n in list {
+            let _ = write!(s, "<tr><td class=\"l\">{}</td>", escape(n));
+            for m in &vars {
+                let _ = write!(s, "<td class=\"wrap\">{}</td>", escape(&show(m.and_then(|m| m.get(*n)))));
+            }
+            s.push_str("</tr>\n");
+        }
+        s
+    };
+    let _ = writeln!(o, "<h3>server variables that differ ({} of {})</h3>", real.len(), vars.iter().flatten().map(|m| m.len()).max().unwrap_or(0));
+    if real.is_empty() {
+        o.push_str("<p>None, apart from files and ports.</p>\n");
+    } else {
+        let _ = writeln!(o, "<table>\n{header}{}</table>", rows(&real));
+    }
+    if !located.is_empty() {
+        let _ = writeln!(o, "<details><summary>{} more that differ by files, ports or ids only</summary>\n<table>\n{header}{}</table></details>", located.len(), rows(&located));
+    }
+    o
+}
+
+fn host(r: &Report) -> String {
+    let e = &r.analysis.data.experiment;
+    let mut o = String::from("<table>\n");
+    if let Some(h) = e.host.as_object() {
+        for (k, v) in h {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                x => x.to_string(),
+            };
+            let _ = writeln!(o, "<tr><td class=\"l\">{}</td><td class=\"wrap\">{}</td></tr>", escape(k), escape(&v));
+        }
+    }
+    if let Some(s) = e.settings.as_object() {
+        for (k, v) in s {
+            let _ = writeln!(o, "<tr><td class=\"l\">{}</td><td class=\"wrap\">{}</td></tr>", escape(&format!("setting: {k}")), escape(&v.to_string()));
+        }
+    }
+    o.push_str("</table>\n");
+    let _ = writeln!(o, "<details><summary>the spec as run</summary><pre>{}</pre></details>", escape(&e.spec_text));
+    o
+}
+
+/// The page.
+pub fn page(r: &Report, store: &Store) -> Result<String, String> {
+    let a = &r.analysis;
+    let d = a.data;
+    let series = d.series(store)?;
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>dbbench report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(&d.experiment.name)
+    );
+    let _ = writeln!(o, "<h1>{}</h1>\n<ul class=\"context\">", escape(&d.experiment.name));
+    for l in d.context_lines() {
+        let _ = write!(o, "<li>{}</li>", escape(&l));
+    }
+    o.push_str("</ul>\n<nav><a href=\"#summary\">summary</a><a href=\"#charts\">charts</a><a href=\"#series\">time series</a><a href=\"#tables\">tables</a><a href=\"#system\">system</a><a href=\"#configurations\">configurations</a></nav>\n");
+    for w in &r.warnings {
+        let _ = writeln!(o, "<div class=\"warn\">warning: {}</div>", escape(w));
+    }
+    o.push_str("<h2 id=\"summary\">summary</h2>\n");
+    let compared = if d.configurations.len() > 1 { tables::compared(a, r.format) } else { Vec::new() };
+    for t in &compared {
+        o.push_str(&table_html(t));
+    }
+    if compared.is_empty() {
+        o.push_str("<p>One configuration: nothing to compare; absolute figures below.</p>\n");
+    }
+    o.push_str("<h2 id=\"charts\">charts</h2>\n<p class=\"legend\">Error bars: the confidence interval of the mean (throughput) or of the ratio (relative). Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");
+    for w in 0..d.workloads.len() {
+        let _ = writeln!(o, "<h3>{}</h3>\n<div class=\"charts\">{}</div>", escape(&d.workloads[w].what), workload_charts(r, w));
+    }
+    o.push_str("<h2 id=\"series\">time series</h2>\n<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats, the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n");
+    let ts = time_series(r, &series);
+    if ts.is_empty() {
+        o.push_str("<p>No per-interval series were stored (command workloads have none).</p>\n");
+    } else {
+        let _ = writeln!(o, "<div class=\"charts\">{ts}</div>");
+    }
+    o.push_str("<h2 id=\"tables\">tables</h2>\n");
+    let mut rest = Vec::new();
+    if d.configurations.len() > 1 {
+        rest.extend(tables::intervals(a, r.format));
+    }
+    rest.extend(tables::absolute(a));
+    rest.extend(tables::latency(a, &r.pooled, &r.percentiles));
+    rest.extend(tables::failed_runs(a));
+    for t in &rest {
+        o.push_str(&table_html(t));
+    }
+    o.push_str("<h2 id=\"system\">system</h2>\n");
+    o.push_str(&host(r));
+    o.push_str("<h2 id=\"configurations\">configurations</h2>\n");
+    o.push_str(&configuration_diff(r));
+    let _ = write!(o, "<p class=\"legend\">generated by dbbench {}</p>\n<script>{SCRIPT}</script>\n</body>\n</html>\n", crate::VERSION);
+    Ok(o)
+}

@@ -1,0 +1,361 @@
+//! `dbbench report`: an experiment from the results store as the seeds
+//! published theirs — each configuration relative to a baseline per
+//! workload and thread count — with the statistics they lacked: per cell
+//! mean, sd and coefficient of variation over repeats, a confidence
+//! interval for every ratio, marks where a difference is not significant or
+//! the spread is high, pooled latency percentiles.
+//!
+//! Data flow: `model` (load one experiment) → `analysis` (figures, using
+//! `stats`; pooled percentiles from `latency`) → `tables` (the neutral
+//! table model) → one file per layout: `text`, `markdown`, `html` (charts
+//! from `svg`), and the exports `json`, `csv`, `xlsx` (written by
+//! `workbook`). `compare` puts two runs, cells or experiments side by side.
+
+pub mod analysis;
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod latency;
+pub mod markdown;
+pub mod model;
+pub mod stats;
+pub mod svg;
+pub mod tables;
+pub mod text;
+pub mod workbook;
+pub mod xlsx;
+
+use crate::lab::store::Store;
+use analysis::{Analysis, Metric, Settings};
+use model::Dataset;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tables::{PooledLatency, Style, Table};
+
+const HELP: &str = "\
+Usage:
+  dbbench report [SPEC.toml] [options]     an experiment's tables, charts and exports
+  dbbench report --list [--store=...]       the experiments in a store
+
+Where the results are:
+  SPEC.toml           the experiment's spec: its store, and its newest experiment
+  --store=PATH|URL    a results store (SQLite file, postgresql://... or mysql://...;
+                      password in DBBENCH_STORE_PASSWORD) [the spec's, else ./dbbench-lab/results.sqlite]
+  --experiment=ID|NAME  which experiment [the spec's newest, else the store's newest]
+
+What is compared:
+  --baseline=NAME     the configuration the others are compared with [the spec's baseline]
+  --metric=NAME       tps, qps (all statements), rw_qps (the seeds' q/s: reads + writes per second),
+                      latency_avg, latency_p95, latency_p99, latency_max, or a command workload's
+                      metric [tps; a command workload's first metric]
+  --style=relative|ratio  relative: (variant/baseline*100)-100 in %; ratio: variant/baseline*100 [relative]
+  --decimals=N        decimals of compared cells [seeds' style: whole %, one decimal below 1%; ratios 2]
+  --level=0.95        confidence level of every interval [0.95]
+  --cv-limit=PCT      mark (*) a cell whose coefficient of variation is above PCT % [5]
+  --percentiles=LIST  latency percentiles, pooled over a cell's repeats [95,99]
+
+Output (stdout gets the text layout unless --format says otherwise):
+  --format=text|markdown
+  --export-html=FILE      one self-contained page: tables, charts, system info, configuration diff
+  --export-json=FILE      every figure (schema: docs/report.md)
+  --export-csv=FILE       one row per cell, with its comparison
+  --export-markdown=FILE  the tables in Markdown
+  --export-xlsx=FILE      a spreadsheet: absolute, relative and runs sheets
+  --quiet                 nothing on stdout (exports only)
+
+Marks: * high spread (coefficient of variation above --cv-limit on a compared side);
+~ not significant (the confidence interval of the ratio includes no difference);
+? fewer than 2 ok repeats on a side (no interval). See docs/report.md.
+";
+
+/// Everything a report is made of, computed once and rendered by every layout.
+pub struct Report<'a> {
+    /// Figures and comparisons.
+    pub analysis: Analysis<'a>,
+    /// Pooled latency percentiles per cell (test workloads), in `percentiles` order.
+    pub pooled: PooledLatency,
+    /// The latency percentiles shown.
+    pub percentiles: Vec<f64>,
+    /// Relative or ratio cells, decimals.
+    pub format: tables::Format,
+    /// The analysis' warnings and any from reading histograms.
+    pub warnings: Vec<String>,
+}
+
+impl<'a> Report<'a> {
+    /// Computes a report of `data` (pooled latencies read from `store`).
+    pub fn new(store: &Store, data: &'a Dataset, settings: Settings, format: tables::Format, percentiles: Vec<f64>) -> Result<Report<'a>, String> {
+        let analysis = Analysis::new(data, settings);
+        let (pooled, histogram_warnings) = latency::pooled(store, data, &percentiles)?;
+        let mut warnings = analysis.warnings.clone();
+        warnings.extend(histogram_warnings);
+        Ok(Report { analysis, pooled, percentiles, format, warnings })
+    }
+
+    /// Every table, in reading order: compared, intervals, absolute, latency, failed runs.
+    pub fn tables(&self) -> Vec<Table> {
+        let a = &self.analysis;
+        let mut t = Vec::new();
+        if a.data.configurations.len() > 1 {
+            t.extend(tables::compared(a, self.format));
+            t.extend(tables::intervals(a, self.format));
+        }
+        t.extend(tables::absolute(a));
+        t.extend(tables::latency(a, &self.pooled, &self.percentiles));
+        t.extend(tables::failed_runs(a));
+        t
+    }
+
+    /// The terminal layout.
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        for l in self.analysis.data.context_lines() {
+            o.push_str(&l);
+            o.push('\n');
+        }
+        for w in &self.warnings {
+            o.push_str(&format!("warning: {w}\n"));
+        }
+        for t in self.tables() {
+            o.push('\n');
+            o.push_str(&text::table(&t));
+        }
+        o
+    }
+
+    /// The Markdown layout.
+    pub fn markdown(&self) -> String {
+        let data = self.analysis.data;
+        let mut o = format!("## {}\n\n", markdown::escape(&data.experiment.name));
+        for l in data.context_lines() {
+            o.push_str(&format!("- {}\n", markdown::escape(&l)));
+        }
+        for w in &self.warnings {
+            o.push_str(&format!("- **warning:** {}\n", markdown::escape(w)));
+        }
+        for t in self.tables() {
+            o.push('\n');
+            o.push_str(&markdown::table(&t));
+        }
+        o
+    }
+}
+
+/// What `dbbench lab run` prints when an experiment ends, and `lab summary`
+/// prints again: the context, warnings, the seeds' compared table and the
+/// absolute figures at the default settings. When `html` is given the full
+/// page is written there first and its path ends the text.
+pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Result<String, String> {
+    let data = Dataset::load(store, experiment)?;
+    if data.runs.is_empty() {
+        return Ok(format!("experiment '{}' (id {experiment}) has no runs\n", data.experiment.name));
+    }
+    let report = Report::new(store, &data, Settings::default(), tables::Format::default(), vec![95.0, 99.0])?;
+    let mut o = String::new();
+    for l in data.context_lines() {
+        o.push_str(&l);
+        o.push('\n');
+    }
+    for w in &report.warnings {
+        o.push_str(&format!("warning: {w}\n"));
+    }
+    let mut shown = Vec::new();
+    if data.configurations.len() > 1 {
+        shown.extend(tables::compared(&report.analysis, report.format));
+    }
+    shown.extend(tables::absolute(&report.analysis));
+    for t in shown {
+        o.push('\n');
+        o.push_str(&text::table(&t));
+    }
+    if let Some(path) = html {
+        write_file(path, html::page(&report, store)?.as_bytes())?;
+        o.push_str(&format!("\nHTML report (charts, intervals, latency, system, configuration diff): {}\n", path.display()));
+        o.push_str("all tables and exports: dbbench report --help\n");
+    }
+    Ok(o)
+}
+
+/// Opens the store a report reads: `--store`, else the spec's, else the
+/// default next to the current directory. A file store must exist (opening
+/// would create an empty one).
+pub fn open_store(store: Option<&str>, spec: Option<&crate::lab::spec::Spec>) -> Result<Store, String> {
+    let location = match (store, spec) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(spec)) => crate::lab::runner::default_paths(spec, &Default::default()).0.to_string_lossy().into_owned(),
+        (None, None) => "dbbench-lab/results.sqlite".to_string(),
+    };
+    if !crate::lab::store::is_url(&location) && !Path::new(&location).exists() {
+        return Err(format!("no results store at {location}; name the experiment's spec, or the store with --store=PATH|URL"));
+    }
+    Store::open(&location)
+}
+
+/// Command-line choices of `dbbench report`.
+#[derive(Debug, Default)]
+struct Args {
+    spec: Option<PathBuf>,
+    store: Option<String>,
+    experiment: Option<String>,
+    list: bool,
+    baseline: Option<String>,
+    metric: Option<String>,
+    style: Option<Style>,
+    decimals: Option<usize>,
+    level: Option<f64>,
+    cv_limit: Option<f64>,
+    percentiles: Option<Vec<f64>>,
+    markdown: bool,
+    quiet: bool,
+    exports: Vec<(String, PathBuf)>,
+}
+
+fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
+    let mut a = Args::default();
+    for arg in args {
+        let (k, v) = match arg.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (arg.as_str(), None),
+        };
+        let need = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string).ok_or_else(|| format!("{k} needs a value: {k}=..."));
+        let number = |v: Option<&str>| -> Result<f64, String> {
+            let s = need(v)?;
+            s.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| format!("{k}={s}: not a number"))
+        };
+        match k {
+            "--help" | "-h" | "help" => return Ok(None),
+            "--store" => a.store = Some(need(v)?),
+            "--experiment" => a.experiment = Some(need(v)?),
+            "--list" => a.list = true,
+            "--baseline" => a.baseline = Some(need(v)?),
+            "--metric" => a.metric = Some(need(v)?),
+            "--style" => {
+                a.style = Some(match need(v)?.as_str() {
+                    "relative" => Style::Relative,
+                    "ratio" => Style::Ratio,
+                    s => return Err(format!("--style={s}: use relative or ratio")),
+                })
+            }
+            "--decimals" => {
+                let s = need(v)?;
+                a.decimals = Some(s.parse().ok().filter(|d| *d <= 9).ok_or_else(|| format!("--decimals={s}: use 0 to 9"))?);
+            }
+            "--level" => {
+                let x = number(v)?;
+                if !(0.5..1.0).contains(&x) {
+                    return Err(format!("--level={x}: use a confidence level between 0.5 and 1, e.g. 0.95"));
+                }
+                a.level = Some(x);
+            }
+            "--cv-limit" => {
+                let x = number(v)?;
+                if x <= 0.0 {
+                    return Err(format!("--cv-limit={x}: use a percentage above 0, e.g. 5"));
+                }
+                a.cv_limit = Some(x / 100.0);
+            }
+            "--percentiles" => {
+                let s = need(v)?;
+                let list: Result<Vec<f64>, _> = s.split(',').map(|p| p.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0).ok_or(p.to_string())).collect();
+                a.percentiles = Some(list.map_err(|p| format!("--percentiles: '{p}' is not a percentile in (0, 100]"))?);
+            }
+            "--format" => {
+                a.markdown = match need(v)?.as_str() {
+                    "text" => false,
+                    "markdown" | "md" => true,
+                    f => return Err(format!("--format={f}: use text or markdown (other formats: --export-json/csv/html/xlsx=FILE)")),
+                }
+            }
+            "--quiet" | "-q" => a.quiet = true,
+            k if k.starts_with("--export-") => {
+                let what = &k["--export-".len()..];
+                if !["html", "json", "csv", "markdown", "xlsx"].contains(&what) {
+                    return Err(format!("unknown export {k}; use --export-html, --export-json, --export-csv, --export-markdown or --export-xlsx"));
+                }
+                a.exports.push((what.to_string(), PathBuf::from(need(v)?)));
+            }
+            k if k.starts_with('-') => return Err(format!("unknown option '{arg}' for `dbbench report`; see `dbbench report --help`")),
+            _ if a.spec.is_none() => a.spec = Some(PathBuf::from(arg)),
+            _ => return Err(format!("unexpected argument '{arg}'; `dbbench report` takes one spec at most")),
+        }
+    }
+    Ok(Some(a))
+}
+
+/// Entry point for `dbbench report ARGS...`.
+pub fn cli_main(args: &[String]) -> ExitCode {
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dbbench report: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let Some(a) = parse_args(args)? else {
+        crate::lab::cli::print_out(HELP);
+        return Ok(());
+    };
+    let spec = a.spec.as_deref().map(crate::lab::spec::load).transpose()?;
+    let store = open_store(a.store.as_deref(), spec.as_ref())?;
+    if a.list {
+        let mut o = format!("{:>5}  {:<12} {:<26} name\n", "id", "status", "started");
+        for (id, name, status, started) in store.experiments()? {
+            o.push_str(&format!("{id:>5}  {status:<12} {started:<26} {name}\n"));
+        }
+        crate::lab::cli::print_out(&o);
+        return Ok(());
+    }
+    let which = a.experiment.clone().or_else(|| spec.as_ref().map(|s| s.name.clone()));
+    let id = model::find_experiment(&store, which.as_deref())?;
+    let data = Dataset::load(&store, id)?;
+    if data.runs.is_empty() {
+        return Err(format!("experiment '{}' (id {id}) has no runs yet", data.experiment.name));
+    }
+    let baseline = match &a.baseline {
+        None => 0,
+        Some(b) => data.configuration_index(b).ok_or_else(|| {
+            let names: Vec<&str> = data.configurations.iter().map(|c| c.name.as_str()).collect();
+            format!("--baseline={b}: no such configuration in experiment '{}'; it has {}", data.experiment.name, names.join(", "))
+        })?,
+    };
+    let defaults = Settings::default();
+    let settings = Settings {
+        metric: a.metric.as_deref().map(Metric::parse),
+        baseline,
+        level: a.level.unwrap_or(defaults.level),
+        cv_limit: a.cv_limit.unwrap_or(defaults.cv_limit),
+    };
+    let format = tables::Format { style: a.style.unwrap_or(Style::Relative), decimals: a.decimals };
+    let report = Report::new(&store, &data, settings, format, a.percentiles.clone().unwrap_or_else(|| vec![95.0, 99.0]))?;
+    for (what, path) in &a.exports {
+        let bytes = match what.as_str() {
+            "html" => html::page(&report, &store)?.into_bytes(),
+            "json" => json::document(&report).into_bytes(),
+            "csv" => csv::cells(&report).into_bytes(),
+            "markdown" => report.markdown().into_bytes(),
+            "xlsx" => xlsx::workbook(&report)?,
+            _ => unreachable!("checked when parsed"),
+        };
+        write_file(path, &bytes)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if !a.quiet {
+        crate::lab::cli::print_out(&if a.markdown { report.markdown() } else { report.text() });
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place, so
+/// a reader never sees half a report.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}

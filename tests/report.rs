@@ -1,0 +1,395 @@
+//! `dbbench report` and `dbbench compare` over a fixture store whose figures
+//! are chosen so that every number the report prints can be worked out by
+//! hand (the arithmetic is in the comments), plus the exports read back by
+//! independent readers: the HTML page in a real headless Chromium, the
+//! spreadsheet with openpyxl.
+
+mod common;
+
+use common::{dbbench_in, tempdir};
+use rusqlite::{params, Connection};
+use std::path::{Path, PathBuf};
+
+/// A histogram of `values_ms` (each recorded once), as the store keeps it.
+fn histogram(values_ms: impl Iterator<Item = u64>) -> String {
+    use base64::Engine;
+    use hdrhistogram::serialization::Serializer;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for v in values_ms {
+        h.record(v * 1000).unwrap();
+    }
+    let mut buf = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new().serialize(&h, &mut buf).unwrap();
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+/// The fixture, transactions/s per repeat (NaN: a failed run):
+///
+/// | configuration | 1 thread        | 4 threads       |
+/// |---------------|-----------------|-----------------|
+/// | off (base)    | 100, 110, 120   | 200, 200, 200   |
+/// | 32            | 200, 210, 190   | 180, 220, 200   |
+/// | 64            | 300, 330, failed| 500             |
+///
+/// off at 1 thread has latency histograms of 1..100, 101..200 and 201..300 ms.
+const CONFIGS: [&str; 3] = ["off", "32", "64"];
+
+fn fixture_values(config: usize, threads: u32) -> Vec<f64> {
+    match (config, threads) {
+        (0, 1) => vec![100.0, 110.0, 120.0],
+        (0, _) => vec![200.0, 200.0, 200.0],
+        (1, 1) => vec![200.0, 210.0, 190.0],
+        (1, _) => vec![180.0, 220.0, 200.0],
+        (_, 1) => vec![300.0, 330.0, f64::NAN],
+        _ => vec![500.0],
+    }
+}
+
+/// Creates a store (dbbench creates the schema) and fills one experiment.
+/// `names` replaces the configuration names (for the escaping test).
+fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> PathBuf {
+    let path = dir.join("store.sqlite");
+    if !path.exists() {
+        std::fs::write(&path, b"").unwrap();
+        // Opening an existing (empty) file creates the tables.
+        let r = dbbench_in(dir, &["report", "--list", &format!("--store={}", path.display())]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let c = Connection::open(&path).unwrap();
+    let spec = format!("[experiment]\nname = \"{experiment}\"\n\n[[workload]]\nname = '{workload}'\ntest = \"select_random_points\"\n");
+    c.execute(
+        "INSERT INTO experiments (name, description, spec_path, spec_text, spec_hash, status, started_at, finished_at, dbbench_version, host, settings)
+         VALUES (?1, 'fixture <&>', 'x.toml', ?2, 'h', 'finished', '2026-01-01T00:00:00.000Z', '2026-01-01T01:00:00.000Z', '0.1.0', ?3, ?4)",
+        params![experiment, spec, r#"{"hostname":"h<1>","cpu_model":"Test CPU","logical_cpus":2}"#, r#"{"repeats":3,"time_s":60,"warmup_s":10,"order":"interleaved","seed":303}"#],
+    )
+    .unwrap();
+    let e = c.last_insert_rowid();
+    let mut seq = 0;
+    for (i, name) in names.iter().enumerate() {
+        let vars = format!(r#"{{"key_cache_segments":"{}","port":"{}","version":"10.11"}}"#, [0, 32, 64][i], 3306 + i);
+        c.execute(
+            "INSERT INTO configurations (experiment_id, position, name, kind, definition, server_version, variables) VALUES (?1, ?2, ?3, 'mariadb', '{}', '10.11.6', ?4)",
+            params![e, i as i64, name, vars],
+        )
+        .unwrap();
+        let conf = c.last_insert_rowid();
+        for threads in [1u32, 4] {
+            c.execute("INSERT INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?1, ?2, ?3, ?4)", params![e, conf, workload, threads]).unwrap();
+            let cell = c.last_insert_rowid();
+            for (r, v) in fixture_values(i, threads).into_iter().enumerate() {
+                seq += 1;
+                let ok = v.is_finite();
+                let hist = (i == 0 && threads == 1).then(|| histogram((1..=100).map(|x| x + 100 * r as u64)));
+                c.execute(
+                    "INSERT INTO runs (cell_id, \"repeat\", seq, status, error, started_at, ended_at, argv, seed, cache, server_restarted, overhead,
+                                       time_s, events, tps, qps, rw_qps, latency_avg_ms, latency_p95_ms, latency_max_ms, histogram)
+                     VALUES (?1, ?2, ?3, ?4, ?5, '2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '[]', ?6, 'warm', 1, '{}',
+                             60, ?7, ?8, ?9, ?10, ?11, 9.0, ?12, ?13)",
+                    params![
+                        cell,
+                        r as i64 + 1,
+                        seq,
+                        if ok { "ok" } else { "failed" },
+                        (!ok).then_some("exited with Some(1): FATAL: <lost connection>"),
+                        303 + r as i64,
+                        ok.then(|| (v * 60.0) as i64),
+                        ok.then_some(v),
+                        ok.then_some(v * 10.0),
+                        ok.then_some(v * 8.0),
+                        ok.then_some(2000.0 / v),
+                        hist.as_ref().map(|_| 100.0 * (r as f64 + 1.0)),
+                        hist,
+                    ],
+                )
+                .unwrap();
+                let run = c.last_insert_rowid();
+                for t in 0..3 {
+                    let time = t as f64 - 1.0; // -1, 0: warmup; 1: measured
+                    c.execute("INSERT INTO run_intervals (run_id, time_s, tps, qps) VALUES (?1, ?2, ?3, ?4)", params![run, time, v.max(0.0) + t as f64, v * 10.0]).unwrap();
+                }
+            }
+        }
+    }
+    path
+}
+
+fn report(dir: &Path, store: &Path, extra: &[&str]) -> common::Run {
+    let s = format!("--store={}", store.display());
+    let mut args = vec!["report", s.as_str()];
+    args.extend(extra);
+    dbbench_in(dir, &args)
+}
+
+/// The whitespace-separated fields of the first line that starts (after indentation) with `label`.
+fn row<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
+    let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no row '{label}' in:\n{text}"));
+    line.trim_start()[label.len()..].split_whitespace().collect()
+}
+
+#[test]
+fn tables_match_hand_computed_figures() {
+    let dir = tempdir("report-fixture");
+    let store = fixture(&dir, "segmented", CONFIGS, "points-10");
+    let r = report(&dir, &store, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = &r.stdout;
+    // Relative change, (a/b*100)-100 of the means:
+    //   32 at 1 thread: 200 / 110 = 1.8182 → 81.8% → "82%"; the baseline's sd is
+    //   10, cv 10/110 = 9.1% > 5% → "*". At 4 threads: 200 / 200 → "0.0%"; the
+    //   variant's sd is 20 (cv 10%) → "*", and its interval includes 1 → "~".
+    //   64 at 1 thread: (300+330)/2 = 315 / 110 → 186.4% → "186%"; cv of 64 is
+    //   21.2/315 = 6.7% → "*". At 4 threads one repeat: 500/200 → "150%", no interval "?".
+    assert_eq!(row(t, "32 / off"), ["82%*", "0.0%*~"], "{t}");
+    assert_eq!(row(t, "64 / off"), ["186%*", "150%?"], "{t}");
+    // Fieller's 95% interval of 200/110, each side n = 3, sd 10 (sem² = 100/3 = 33.33):
+    //   df = (va + ρ²vb)² / (va²/2 + ρ⁴vb²/2) with ρ = 1.8182 → 3.1086; t(0.975, 3.1086) = 3.1205;
+    //   bounds (ā·b̄ ∓ t·√(ā²vb + b̄²va − t²va·vb)) / (b̄² − t²vb) = 1.52016, 2.21643 → 52% .. 122%.
+    //   4 threads, the baseline exact (sd 0): the variant's own t interval, 200 ± 4.303·20/√3
+    //   = 150.3 .. 249.7, over 200 → -24.8% .. 24.8%. (Checked with scipy 1.17.)
+    let ci = t.split("confidence intervals").nth(1).expect("interval table");
+    assert_eq!(row(ci, "32 / off"), ["52%", "..", "122%", "-25%", "..", "25%"], "{ci}");
+    // Absolute: off at 1 thread mean 110, cv 9.1%; 64 at 1 thread n = 2 (one run failed).
+    let abs = t.split("transactions/s, absolute").nth(1).expect("absolute table");
+    assert_eq!(row(abs, "off"), ["110.0", "±9.1%*", "200.0", "±0.0%"], "{abs}");
+    assert_eq!(row(abs, "64"), ["315.0", "±6.7%*", "(n=2)", "500.0", "(n=1)"], "{abs}");
+    // Pooled latency of off at 1 thread: 300 events of 1..300 ms; nearest rank
+    // p95 = the 285th = 285 ms, p99 = the 297th = 297 ms, HDR within 0.1%.
+    let p95 = t.split("95th percentile").nth(1).expect("p95 table");
+    let v: f64 = row(p95, "off")[0].parse().unwrap();
+    assert!((v - 285.0).abs() <= 0.3, "{v}");
+    let p99 = t.split("99th percentile").nth(1).expect("p99 table");
+    let v: f64 = row(p99, "off")[0].parse().unwrap();
+    assert!((v - 297.0).abs() <= 0.3, "{v}");
+    // Legends say what the marks mean; warnings say what is thin.
+    assert!(t.contains("* high spread: the coefficient of variation (sd/mean) over repeats is above 5%"), "{t}");
+    assert!(t.contains("~ not significant: the 95% confidence interval of the ratio includes no difference"), "{t}");
+    assert!(t.contains("? fewer than 2 ok repeats on a side"), "{t}");
+    assert!(t.contains("warning: 2 of 6 cells have fewer than 3 ok repeats"), "{t}");
+    assert!(t.contains("warning: 1 run(s) failed"), "{t}");
+    assert!(t.contains("64 / points-10 / 1 thr / repeat 3") && t.contains("FATAL: <lost connection>"), "{t}");
+
+    // Ratio style and a chosen baseline: 32 as the base, off / 32 at 1 thread = 110/200×100 = 55.00.
+    let r = report(&dir, &store, &["--style=ratio", "--baseline=32"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(row(&r.stdout, "off / 32")[0], "55.00*", "{}", r.stdout);
+    assert!(r.stdout.contains("(off tps / 32 tps * 100): 100 is parity"), "{}", r.stdout);
+    // Two decimals without %, as the 2010 pages printed them: 81.82.
+    let r = report(&dir, &store, &["--decimals=2"]);
+    assert_eq!(row(&r.stdout, "32 / off")[0], "81.82*", "{}", r.stdout);
+    // Another metric: rw_qps is 8× tps in the fixture, the relative change the same.
+    let r = report(&dir, &store, &["--metric=rw_qps"]);
+    assert_eq!(row(&r.stdout, "32 / off"), ["82%*", "0.0%*~"], "{}", r.stdout);
+    assert!(r.stdout.contains("q/s (reads + writes per second"), "{}", r.stdout);
+    // A looser spread limit drops the stars where cv <= 10%.
+    let r = report(&dir, &store, &["--cv-limit=10"]);
+    assert_eq!(row(&r.stdout, "32 / off"), ["82%", "0.0%~"], "{}", r.stdout);
+
+    // Markdown: the same cells in a table.
+    let r = report(&dir, &store, &["--format=markdown"]);
+    assert!(r.stdout.contains("| &nbsp;&nbsp;32 / off | 82%\\* | 0.0%\\*\\~ |"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn exports_carry_the_same_figures() {
+    let dir = tempdir("report-exports");
+    let store = fixture(&dir, "segmented", CONFIGS, "points-10");
+    let r = report(&dir, &store, &["--quiet", "--export-json=out/r.json", "--export-csv=out/r.csv", "--export-markdown=out/r.md", "--export-xlsx=out/r.xlsx"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "--quiet: {}", r.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/r.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "dbbench-report");
+    let cmp = doc["comparisons"].as_array().unwrap().iter().find(|c| c["configuration"] == "32" && c["threads"] == 1).unwrap();
+    assert!((cmp["ratio"].as_f64().unwrap() - 200.0 / 110.0).abs() < 1e-12);
+    assert!((cmp["ci"]["lo"].as_f64().unwrap() - 1.520_164_173_99).abs() < 1e-8, "{cmp}");
+    assert!((cmp["ci"]["hi"].as_f64().unwrap() - 2.216_433_291_52).abs() < 1e-8, "{cmp}");
+    // Welch's t-test, scipy.stats.ttest_ind([200,210,190], [100,110,120], equal_var=False).pvalue
+    assert!((cmp["p_value"].as_f64().unwrap() - 0.000_385_067_711).abs() < 1e-9, "{cmp}");
+    assert_eq!(cmp["marks"], "*");
+    let cell = doc["cells"].as_array().unwrap().iter().find(|c| c["configuration"] == "off" && c["threads"] == 1).unwrap();
+    assert_eq!(cell["values"], serde_json::json!([100.0, 110.0, 120.0]));
+    // t interval of the mean, 110 ± 4.3027·10/√3 = 85.1586 .. 134.8414
+    assert!((cell["mean_ci"][0].as_f64().unwrap() - 85.158_622_882).abs() < 1e-6, "{cell}");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 16);
+
+    let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let line = csv.lines().find(|l| l.starts_with("segmented,points-10,64,4,")).unwrap();
+    let f: Vec<&str> = line.split(',').collect();
+    let col = |name: &str| f[head.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((col("n"), col("mean"), col("ratio"), col("ci"), col("marks")), ("1", "500", "2.5", "unavailable", "?"));
+
+    // The spreadsheet, read by openpyxl (Debian's python3-openpyxl).
+    let py = Path::new("/usr/bin/python3");
+    let have = py.exists() && std::process::Command::new(py).args(["-c", "import openpyxl"]).status().is_ok_and(|s| s.success());
+    if !have {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "python3-openpyxl is required under CI (scripts/test.sh installs it)");
+        eprintln!("skipped the spreadsheet check: python3-openpyxl not installed");
+    } else {
+        let out = std::process::Command::new(py)
+            .args([
+                "-c",
+                "import json,sys,openpyxl\nwb=openpyxl.load_workbook(sys.argv[1])\nprint(json.dumps([[ws.title, [[c.value for c in r] for r in ws.iter_rows()]] for ws in wb.worksheets]))",
+                &dir.join("out/r.xlsx").display().to_string(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let sheets: Vec<(String, serde_json::Value)> = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(sheets.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), ["relative", "absolute", "cells", "runs", "info"]);
+        let wb: serde_json::Map<String, serde_json::Value> = sheets.into_iter().collect();
+        let rel = wb["relative"].as_array().unwrap();
+        let r32 = rel.iter().find(|r| r[2] == "32 / off").unwrap();
+        assert!((r32[3].as_f64().unwrap() - (200.0 / 110.0 * 100.0 - 100.0)).abs() < 1e-9, "{r32}");
+        assert!((r32[4].as_f64().unwrap()).abs() < 1e-9, "{r32}");
+        let marks = rel.iter().filter(|r| r[2] == "32 / off").nth(1).unwrap();
+        assert_eq!((&marks[3], &marks[4]), (&serde_json::json!("*"), &serde_json::json!("*~")));
+        let abs = wb["absolute"].as_array().unwrap();
+        assert_eq!(abs.iter().find(|r| r[2] == "off").unwrap()[3], 110.0);
+        assert_eq!(wb["runs"].as_array().unwrap().len(), 17, "header + 16 runs");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_gives_hyperfine_style_sentences() {
+    let dir = tempdir("report-compare");
+    let store = fixture(&dir, "segmented", CONFIGS, "points-10");
+    let s = format!("--store={}", store.display());
+    let r = dbbench_in(&dir, &["compare", "segmented/off", "segmented/32", &s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 200/110 = 1.82; se = √(sem_a² + ρ²·sem_b²)/b̄ = √(33.33 + 3.306·33.33)/110 = 0.11.
+    let line = r.stdout.lines().find(|l| l.starts_with("points-10, 1 threads")).unwrap();
+    assert!(line.ends_with("B is 1.82 ± 0.11 times faster than A (95% CI 1.52 to 2.22; n = 3 vs 3)"), "{line}");
+    let line = r.stdout.lines().find(|l| l.starts_with("points-10, 4 threads")).unwrap();
+    assert!(line.ends_with("— not significant: the interval includes no difference"), "{line}");
+    // A cell against a cell, latency: less is better.
+    let r = dbbench_in(&dir, &["compare", "segmented/32/points-10/1", "segmented/off/points-10/1", "--metric=latency_avg", &s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // latency_avg is 2000/tps ms: off 20, 18.18, 16.67 (mean 18.283) against 32's 10, 9.52,
+    // 10.53 (mean 10.017); less is better, so 32 (A) is 18.283 / 10.017 = 1.83 times faster.
+    assert!(r.stdout.contains("A is 1.83 ± 0.11 times faster than B"), "{}", r.stdout);
+    // Two runs' JSON reports (dbbench ... run --format=json), no store needed.
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&a, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":null,"total_time_s":10,"rates_per_s":{"events":100},"counters":{"reads":0,"writes":0}}"#).unwrap();
+    std::fs::write(&b, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":null,"total_time_s":10,"rates_per_s":{"events":150},"counters":{"reads":0,"writes":0}}"#).unwrap();
+    let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &b.display().to_string()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("B is 1.50 times faster than A (no interval: fewer than 2 repeats on a side; n = 1 vs 1)"), "{}", r.stdout);
+    // Unlike kinds, unknown names: one line and exit 1.
+    for (args, msg) in [
+        (vec!["compare", "segmented", "segmented/32"], "'segmented' is an experiment and 'segmented/32' a configuration: compare like with like"),
+        (vec!["compare", "segmented/none", "segmented/32"], "experiment 'segmented' has no configuration 'none'"),
+        (vec!["compare", "nope/off", "segmented/32"], "no experiment 'nope'"),
+        (vec!["compare", "segmented/off"], "compare takes two things to compare, got 1"),
+    ] {
+        let mut args = args.clone();
+        args.push(&s);
+        let r = dbbench_in(&dir, &args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let dir = tempdir("report-bad");
+    let store = fixture(&dir, "segmented", CONFIGS, "points-10");
+    let s = format!("--store={}", store.display());
+    for (args, msg) in [
+        (vec!["report", "--store=/nonexistent/x.sqlite"], "no results store at /nonexistent/x.sqlite"),
+        (vec!["report", &s, "--experiment=nope"], "no experiment 'nope' in"),
+        (vec!["report", &s, "--baseline=128"], "--baseline=128: no such configuration in experiment 'segmented'; it has off, 32, 64"),
+        (vec!["report", &s, "--style=sideways"], "--style=sideways: use relative or ratio"),
+        (vec!["report", &s, "--level=2"], "--level=2: use a confidence level between 0.5 and 1"),
+        (vec!["report", &s, "--percentiles=95,abc"], "--percentiles: 'abc' is not a percentile"),
+        (vec!["report", &s, "--export-pdf=x.pdf"], "unknown export --export-pdf"),
+        (vec!["report", &s, "--bogus"], "unknown option '--bogus'"),
+    ] {
+        let r = dbbench_in(&dir, &args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
+    }
+    // A missing store is not created by looking for it.
+    assert!(!Path::new("/nonexistent/x.sqlite").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Headless Chromium from Debian's package, as the machine's probe runs it.
+fn chromium() -> Option<&'static str> {
+    let path = "/usr/bin/chromium";
+    if Path::new(path).exists() {
+        return Some(path);
+    }
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required under CI (scripts/test.sh installs it)");
+    eprintln!("skipped: chromium not installed");
+    None
+}
+
+fn chromium_run(dir: &Path, extra: &[&str], page: &Path) -> (String, String) {
+    let profile = dir.join(format!("chromium-profile-{}", extra.len()));
+    // Bounded: a browser that hangs ends the test, not the CI run.
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["--kill-after=5", "90", chromium().unwrap()]);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        &format!("--user-data-dir={}", profile.display()),
+    ]);
+    cmd.args(extra).arg(format!("file://{}", page.display()));
+    let out = cmd.current_dir(dir).output().expect("run chromium");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn html_report_renders_in_chromium_and_escapes_user_text() {
+    let Some(_) = chromium() else { return };
+    let dir = tempdir("report-html");
+    // Hostile names in configurations and the workload: they must come out as text.
+    let names = ["<script>alert('off')</script>", "a&b \"32\"", "<img src=x onerror=alert(1)>"];
+    let store = fixture(&dir, "hostile", names, "</title><b>w</b>");
+    let page = dir.join("report.html");
+    let r = report(&dir, &store, &["--quiet", &format!("--export-html={}", page.display())]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for bad in ["<script>alert", "<img src=x", "<b>w</b>", "</title><b>"] {
+        assert!(!html.contains(bad), "unescaped {bad:?} in the page");
+    }
+    assert!(html.contains("&lt;script&gt;alert(&#39;off&#39;)&lt;/script&gt;") || html.contains("&lt;script&gt;alert(&apos;off&apos;)&lt;/script&gt;"), "escaped name missing");
+    assert!(html.contains("a&amp;b &quot;32&quot;"), "escaped name missing");
+    // Self-contained: nothing is fetched from anywhere.
+    for remote in ["http://", "https://", "src=\"//", "@import"] {
+        let allowed = html.matches("http://www.w3.org/2000/svg").count();
+        assert!(remote != "http://" || html.matches(remote).count() == allowed, "a remote reference in the page");
+        assert!(remote == "http://" || !html.contains(remote), "{remote} in the page");
+    }
+    // Only the variables that differ are shown; ports apart.
+    assert!(html.contains("server variables that differ (1 of 3)"), "config diff");
+    assert!(html.contains("1 more that differ by files, ports or ids only"), "location variables apart");
+
+    // The page renders in a real browser: the script ran to its end (data-ready)
+    // and the charts are in the DOM; no console errors; a screenshot is made.
+    let (dom, log) = chromium_run(&dir, &["--dump-dom"], &page);
+    assert!(dom.contains("data-ready=\"1\""), "the page's script did not finish:\n{log}");
+    assert!(dom.matches("<svg").count() >= 5, "charts missing from the DOM");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, log) = chromium_run(&dir, &[&format!("--screenshot={}", shot.display()), "--window-size=1280,2400"], &page);
+    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot at {}: {e}\n{log}", shot.display()));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "screenshot of {} bytes", png.len());
+    eprintln!("screenshot: {}", shot.display());
+    let _ = std::fs::remove_dir_all(&dir);
+}
