@@ -65,6 +65,9 @@ MY_SOCK=$DIR/mariadb.sock
 MY_PID=$DIR/mariadb.pid
 MY_LOG=$DIR/mariadb.err
 MY_INSTALL_LOG=$DIR/mariadb-install.log
+# A private --tmpdir: bootstraps and servers sharing /tmp clash on their
+# temporary tables' file names (concurrent mariadb-install-db runs fail).
+MY_TMP=$DIR/mariadb-tmp
 # What identifies our mariadbd in /proc/PID/cmdline (joined with spaces).
 MY_NEEDLE="--datadir=$MY_DATA "
 
@@ -191,7 +194,8 @@ mariadb_up() {
         # 'normal' root auth: root@localhost without password, usable from
         # any OS user (the default unix_socket auth would only admit the OS
         # user that ran this script under the same name).
-        if ! mariadb-install-db --no-defaults "${user_opt[@]}" --datadir="$MY_DATA" \
+        mkdir -p "$MY_TMP"
+        if ! mariadb-install-db --no-defaults "${user_opt[@]}" --datadir="$MY_DATA" --tmpdir="$MY_TMP" \
                 --auth-root-authentication-method=normal --skip-test-db \
                 --skip-name-resolve >"$MY_INSTALL_LOG" 2>&1; then
             tail_log "$MY_INSTALL_LOG"
@@ -207,8 +211,9 @@ mariadb_up() {
         log "starting MariaDB on 127.0.0.1:$port, socket $MY_SOCK"
         # setsid: the server must outlive this script and must not receive a
         # terminal's Ctrl-C aimed at the test run (test.sh stops it itself).
+        mkdir -p "$MY_TMP"
         setsid mariadbd --no-defaults "${user_opt[@]}" \
-            --datadir="$MY_DATA" --socket="$MY_SOCK" --pid-file="$MY_PID" \
+            --datadir="$MY_DATA" --tmpdir="$MY_TMP" --socket="$MY_SOCK" --pid-file="$MY_PID" \
             --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
             --log-error="$MY_LOG" \
             --max-connections=5000 --max-prepared-stmt-count=1000000 \

@@ -342,6 +342,11 @@ struct Layout {
     log: PathBuf,
     /// Output of the datadir initialisation.
     init_log: PathBuf,
+    /// MariaDB/MySQL `--tmpdir`, private to this run directory: bootstraps
+    /// and servers sharing the default /tmp clash on their temporary tables'
+    /// file names (concurrent `mariadb-install-db` runs failed with "Unknown
+    /// table 'mysql.tmp_proxies_priv'").
+    tmpdir: PathBuf,
 }
 
 impl Layout {
@@ -353,12 +358,14 @@ impl Layout {
                 pid_file: PathBuf::new(),
                 log: rundir.join("postgresql.log"),
                 init_log: rundir.join("postgresql-init.log"),
+                tmpdir: PathBuf::new(),
             },
             _ => Layout {
                 socket: rundir.join(format!("{n}.sock")),
                 pid_file: rundir.join(format!("{n}.pid")),
                 log: rundir.join(format!("{n}.err")),
                 init_log: rundir.join(format!("{n}-init.log")),
+                tmpdir: rundir.join("tmp"),
             },
         }
     }
@@ -1011,6 +1018,9 @@ fn initialize_in(
     // A fresh log per initialisation: it is read only when this one fails.
     fs::write(&layout.init_log, b"").map_err(|e| format!("cannot write {}: {e}", layout.init_log.display()))?;
     let d = datadir.display();
+    if progs.flavor != Flavor::Postgresql {
+        make_dir(&layout.tmpdir, "temporary directory")?;
+    }
     match progs.flavor {
         Flavor::Mariadb => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, None)?;
@@ -1019,6 +1029,7 @@ fn initialize_in(
             // usable from any OS user (unix_socket would admit only root).
             cmd.args([
                 format!("--datadir={d}"),
+                format!("--tmpdir={}", layout.tmpdir.display()),
                 "--auth-root-authentication-method=normal".to_string(),
                 "--skip-test-db".to_string(),
                 "--skip-name-resolve".to_string(),
@@ -1041,6 +1052,7 @@ fn initialize_in(
                 cmd.arg("--user=root");
             }
             cmd.arg(format!("--datadir={d}"));
+            cmd.arg(format!("--tmpdir={}", layout.tmpdir.display()));
             cmd.arg(format!("--log-error={}", layout.init_log.display()));
             cmd.args(mysql_option_args(&spec.options)?);
             run_bounded(cmd, "mysqld --initialize-insecure", &layout.init_log, spec.timeout)?;
@@ -1182,9 +1194,11 @@ impl ManagedServer {
                     format!("unix_socket_directories={sockdir}"),
                 ]);
             } else {
+                make_dir(&layout.tmpdir, "temporary directory")?;
                 cmd.args(mysql_leading_args(spec, config.as_deref()));
                 cmd.args([
                     format!("--datadir={}", datadir.display()),
+                    format!("--tmpdir={}", layout.tmpdir.display()),
                     format!("--socket={}", layout.socket.display()),
                     format!("--pid-file={}", layout.pid_file.display()),
                     format!("--port={port}"),
@@ -2129,6 +2143,9 @@ mod tests {
                 assert!(version.contains("MariaDB"), "{version}");
                 assert_eq!(get(&vars, "port"), Some(s.port().to_string()));
                 assert_eq!(get(&vars, "socket"), Some(s.socket().display().to_string()));
+                // A private tmpdir: concurrent servers and bootstraps in a shared
+                // /tmp clashed on temporary table files.
+                assert_eq!(get(&vars, "tmpdir"), Some(fs::canonicalize(&run).unwrap().join("tmp").display().to_string()));
                 assert!(get(&status, "Uptime").is_some() && get(&status, "Questions").is_some());
                 assert_eq!(s.admin_query("SELECT count(*) FROM sbtest.t1").unwrap().1[0][0].as_deref(), Some("3"));
                 assert_eq!(
