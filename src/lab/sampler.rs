@@ -101,9 +101,11 @@ impl<T: Send + 'static> PeriodicSampler<T> {
         let (stop, rx) = mpsc::channel();
         // A zero interval would spin.
         let interval = interval.max(Duration::from_millis(1));
+        // Times count from this call, not from when the thread got going.
+        let start = Instant::now();
         let thread = std::thread::Builder::new()
             .name("dbbench-sampler".into())
-            .spawn(move || run(interval, limit, rx, f))
+            .spawn(move || run(start, interval, limit, rx, f))
             .expect("cannot start a sampler thread (out of threads or memory)");
         PeriodicSampler { stop, thread }
     }
@@ -125,8 +127,7 @@ impl<T: Send + 'static> PeriodicSampler<T> {
 }
 
 /// The sampler thread's loop.
-fn run<T>(interval: Duration, limit: usize, stop: Receiver<()>, mut f: impl FnMut(f64) -> Option<T>) -> Vec<(f64, T)> {
-    let start = Instant::now();
+fn run<T>(start: Instant, interval: Duration, limit: usize, stop: Receiver<()>, mut f: impl FnMut(f64) -> Option<T>) -> Vec<(f64, T)> {
     let tick = interval.as_secs_f64();
     let mut out: Vec<(f64, T)> = Vec::new();
     // Call every `stride` ticks; doubles each time the samples are thinned.
