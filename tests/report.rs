@@ -45,15 +45,48 @@ fn fixture_values(config: usize, threads: u32) -> Vec<f64> {
     }
 }
 
-/// Creates a store (dbbench creates the schema) and fills one experiment.
+/// A real lab run makes the store (schema and all): experiment 'cmd', a
+/// command workload whose metric is called `tps`, configurations a and b,
+/// 2 repeats: a reports 100 + repeat, b 150 + repeat.
+fn lab_store(dir: &Path) -> PathBuf {
+    let spec = dir.join("cmd.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[experiment]
+name = "cmd"
+threads = [1]
+repeats = 2
+time = 1
+
+[[configuration]]
+name = "a"
+server = "sqlite"
+prepare = "none"
+
+[[configuration]]
+name = "b"
+server = "sqlite"
+prepare = "none"
+
+[[workload]]
+name = "echo"
+command = ["sh", "-c", "if [ {configuration} = a ]; then echo tps = $((100 + {repeat})); else echo tps = $((150 + {repeat})); fi"]
+metrics = { tps = 'tps = ([0-9.]+)' }
+"#,
+    )
+    .unwrap();
+    let r = dbbench_in(dir, &["lab", "run", &spec.display().to_string()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    dir.join("dbbench-lab/results.sqlite")
+}
+
+/// Adds one experiment to the store of `lab_store` (made on first use).
 /// `names` replaces the configuration names (for the escaping test).
 fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> PathBuf {
-    let path = dir.join("store.sqlite");
+    let path = dir.join("dbbench-lab/results.sqlite");
     if !path.exists() {
-        std::fs::write(&path, b"").unwrap();
-        // Opening an existing (empty) file creates the tables.
-        let r = dbbench_in(dir, &["report", "--list", &format!("--store={}", path.display())]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
+        lab_store(dir);
     }
     let c = Connection::open(&path).unwrap();
     let spec = format!("[experiment]\nname = \"{experiment}\"\n\n[[workload]]\nname = '{workload}'\ntest = \"select_random_points\"\n");
@@ -184,6 +217,16 @@ fn tables_match_hand_computed_figures() {
     let r = report(&dir, &store, &["--cv-limit=10"]);
     assert_eq!(row(&r.stdout, "32 / off"), ["82%", "0.0%~"], "{}", r.stdout);
 
+    // A command workload is compared by its own metric, here named tps:
+    // b (151, 152) against a (101, 102): 151.5 / 101.5 → 49%, also with --metric=tps.
+    for extra in [None, Some("--metric=tps")] {
+        let mut args = vec!["--experiment=cmd"];
+        args.extend(extra);
+        let r = report(&dir, &store, &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(row(&r.stdout, "echo")[0], "49%", "{}", r.stdout);
+    }
+
     // Markdown: the same cells in a table.
     let r = report(&dir, &store, &["--format=markdown"]);
     assert!(r.stdout.contains("| &nbsp;&nbsp;32 / off | 82%\\* | 0.0%\\*\\~ |"), "{}", r.stdout);
@@ -211,6 +254,9 @@ fn exports_carry_the_same_figures() {
     // t interval of the mean, 110 ± 4.3027·10/√3 = 85.1586 .. 134.8414
     assert!((cell["mean_ci"][0].as_f64().unwrap() - 85.158_622_882).abs() < 1e-6, "{cell}");
     assert_eq!(doc["runs"].as_array().unwrap().len(), 16);
+    // No interval (64 at 4 threads has one repeat): significance is not decided.
+    let one = doc["comparisons"].as_array().unwrap().iter().find(|c| c["configuration"] == "64" && c["threads"] == 4).unwrap();
+    assert_eq!((&one["significant"], &one["ci"]["kind"]), (&serde_json::Value::Null, &serde_json::json!("unavailable")));
 
     let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -276,6 +322,24 @@ fn compare_gives_hyperfine_style_sentences() {
     let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &b.display().to_string()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("B is 1.50 times faster than A (no interval: fewer than 2 repeats on a side; n = 1 vs 1)"), "{}", r.stdout);
+    // The better side is named first, with its own n: 64 (315, n = 2) against off (110, n = 3).
+    let r = dbbench_in(&dir, &["compare", "segmented/64/points-10/1", "segmented/off/points-10/1", &s]);
+    assert!(r.stdout.contains("A is 2.86 ± ") && r.stdout.contains("times faster than B") && r.stdout.contains("n = 2 vs 3)"), "{}", r.stdout);
+    // A command workload's own metric named tps is what it is compared by
+    // (a: 101, 102; b: 151, 152 → 151.5 / 101.5 = 1.49), by default and by name.
+    for extra in [None, Some("--metric=tps")] {
+        let mut args = vec!["compare", "cmd/a", "cmd/b", s.as_str()];
+        args.extend(extra);
+        let r = dbbench_in(&dir, &args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("B's tps is 1.49"), "{}", r.stdout);
+    }
+    // A run that did not finish is not compared.
+    let aborted = dir.join("aborted.json");
+    std::fs::write(&aborted, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":"forced shutdown with 3 unfinished events","total_time_s":10,"rates_per_s":{"events":150},"counters":{"reads":0,"writes":0}}"#).unwrap();
+    let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &aborted.display().to_string()]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("the run did not finish (forced shutdown with 3 unfinished events)"), "{}", r.stderr);
     // Unlike kinds, unknown names: one line and exit 1.
     for (args, msg) in [
         (vec!["compare", "segmented", "segmented/32"], "'segmented' is an experiment and 'segmented/32' a configuration: compare like with like"),
@@ -298,23 +362,38 @@ fn bad_input_is_one_line() {
     let dir = tempdir("report-bad");
     let store = fixture(&dir, "segmented", CONFIGS, "points-10");
     let s = format!("--store={}", store.display());
+    let missing = dir.join("missing.sqlite");
+    let missing_arg = format!("--store={}", missing.display());
+    // A file that is not a dbbench store is refused and left as it was.
+    let empty = dir.join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let foreign = dir.join("foreign.sqlite");
+    Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE app (a INT); INSERT INTO app VALUES (1);").unwrap();
+    let foreign_before = std::fs::read(&foreign).unwrap();
+    let (empty_arg, foreign_arg) = (format!("--store={}", empty.display()), format!("--store={}", foreign.display()));
     for (args, msg) in [
-        (vec!["report", "--store=/nonexistent/x.sqlite"], "no results store at /nonexistent/x.sqlite"),
-        (vec!["report", &s, "--experiment=nope"], "no experiment 'nope' in"),
-        (vec!["report", &s, "--baseline=128"], "--baseline=128: no such configuration in experiment 'segmented'; it has off, 32, 64"),
-        (vec!["report", &s, "--style=sideways"], "--style=sideways: use relative or ratio"),
-        (vec!["report", &s, "--level=2"], "--level=2: use a confidence level between 0.5 and 1"),
-        (vec!["report", &s, "--percentiles=95,abc"], "--percentiles: 'abc' is not a percentile"),
-        (vec!["report", &s, "--export-pdf=x.pdf"], "unknown export --export-pdf"),
-        (vec!["report", &s, "--bogus"], "unknown option '--bogus'"),
+        (vec!["report", missing_arg.as_str()], format!("no results store at {}", missing.display())),
+        (vec!["report", &empty_arg], "is not a dbbench results store (it has no dbbench schema)".to_string()),
+        (vec!["report", &foreign_arg], "is not a dbbench results store (it has no dbbench schema)".to_string()),
+        (vec!["compare", "x/a", "x/b", &foreign_arg], "is not a dbbench results store".to_string()),
+        (vec!["report", &s, "--metric=tsp"], "--metric=tsp: no run of experiment 'segmented' has this figure; use tps, qps".to_string()),
+        (vec!["report", &s, "--experiment=nope"], "no experiment 'nope' in".to_string()),
+        (vec!["report", &s, "--baseline=128"], "--baseline=128: no such configuration in experiment 'segmented'; it has off, 32, 64".to_string()),
+        (vec!["report", &s, "--style=sideways"], "--style=sideways: use relative or ratio".to_string()),
+        (vec!["report", &s, "--level=2"], "--level=2: use a confidence level between 0.5 and 1".to_string()),
+        (vec!["report", &s, "--percentiles=95,abc"], "--percentiles: 'abc' is not a percentile".to_string()),
+        (vec!["report", &s, "--export-pdf=x.pdf"], "unknown export --export-pdf".to_string()),
+        (vec!["report", &s, "--bogus"], "unknown option '--bogus'".to_string()),
     ] {
         let r = dbbench_in(&dir, &args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
         assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-        assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&msg), "{args:?}: {}", r.stderr);
     }
-    // A missing store is not created by looking for it.
-    assert!(!Path::new("/nonexistent/x.sqlite").exists());
+    // Looking for a store creates or changes nothing.
+    assert!(!missing.exists());
+    assert_eq!(std::fs::read(&empty).unwrap(), b"");
+    assert_eq!(std::fs::read(&foreign).unwrap(), foreign_before);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -363,7 +442,7 @@ fn html_report_renders_in_chromium_and_escapes_user_text() {
     let r = report(&dir, &store, &["--quiet", &format!("--export-html={}", page.display())]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
-    for bad in ["<script>alert", "<img src=x", "<b>w</b>", "</title><b>"] {
+    for bad in ["<script>alert", "<img src=x", "<b>w</b>", "</title><b>", "<lost connection>", "fixture <&>", "h<1>"] {
         assert!(!html.contains(bad), "unescaped {bad:?} in the page");
     }
     assert!(html.contains("&lt;script&gt;alert(&#39;off&#39;)&lt;/script&gt;") || html.contains("&lt;script&gt;alert(&apos;off&apos;)&lt;/script&gt;"), "escaped name missing");

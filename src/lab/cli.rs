@@ -105,11 +105,7 @@ fn run(args: &[String]) -> Result<u8, String> {
         "summary" => {
             let s = spec_arg(1)?;
             let (store_path, _) = runner::default_paths(&s, &o);
-            let location = store_path.to_string_lossy();
-            if !store::is_url(&location) && !store_path.exists() {
-                return Err(format!("no results store at {}; run the experiment first", store_path.display()));
-            }
-            let st = store::Store::open(&location)?;
+            let st = store::Store::open_existing(&store_path.to_string_lossy())?;
             // Messages from here on name the store with any URL password hidden.
             let store_path = PathBuf::from(st.location());
             let Some(e) = st.latest_experiment(&s.name)? else {

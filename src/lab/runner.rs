@@ -195,10 +195,15 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
         }
     }
+    // The runs are stored: a report that cannot be made (disk full, a
+    // directory not writable) is a warning, not the lab's failure.
     let html = base.join("reports").join(format!("{}-{experiment}.html", spec.name));
+    let figures = crate::report::lab_summary(&lab.store, experiment, Some(&html)).unwrap_or_else(|e| {
+        eprintln!("warning: the report could not be made ({e}); the runs are stored: dbbench report {}", spec.path.display());
+        String::new()
+    });
     crate::lab::cli::print_out(&format!(
-        "\n{}{}results: {} (experiment id {experiment})\n",
-        crate::report::lab_summary(&lab.store, experiment, Some(&html))?,
+        "\n{figures}{}results: {} (experiment id {experiment})\n",
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
     ));

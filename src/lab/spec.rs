@@ -590,7 +590,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     options.retain(|(ek, _)| *ek != k);
                     options.push((k, v));
                 }
-                let base = test.rsplit('/').next().unwrap_or(test).trim_end_matches(".lua").to_string();
+                let base = test_workload_name(test);
                 let writes = !READ_ONLY_TESTS.contains(&base.as_str());
                 (w.name.clone().unwrap_or(base), WorkloadKind::Test { test: resolved, options }, writes)
             }
@@ -757,6 +757,12 @@ fn hooks(h: &RawHooks) -> Result<Hooks, (&'static str, usize, String)> {
         before_test: conv("before_test", &h.before_test)?,
         after_test: conv("after_test", &h.after_test)?,
     })
+}
+
+/// The name of a test workload the spec does not name: the test, or a
+/// script's file name without `.lua` (reports find workloads by it).
+pub fn test_workload_name(test: &str) -> String {
+    test.rsplit('/').next().unwrap_or(test).trim_end_matches(".lua").to_string()
 }
 
 /// Driver options from `mysql://user[:pass]@host[:port]/db[?socket=/path]`

@@ -1061,6 +1061,40 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens a store that must already be a dbbench results store, for
+    /// readers (reports, `compare`, `lab summary`): a missing file, a SQLite
+    /// database without dbbench's schema or a server database without
+    /// `dbbench_schema` is refused, not turned into a store. An older store
+    /// is upgraded as `open` does.
+    pub fn open_existing(location: &str) -> Result<Store, String> {
+        let shown = redact(location);
+        let fail = |e: String| format!("results store {shown}: {e}");
+        let not_ours = || fail("is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote".into());
+        match parse_location(location).map_err(fail)? {
+            Location::File(path) => {
+                if !path.is_file() {
+                    return Err(format!("no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"));
+                }
+                let c = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| fail(format!("cannot open: {e}")))?;
+                let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| fail(format!("cannot read it: {e}")))?;
+                if version == 0 {
+                    return Err(not_ours());
+                }
+            }
+            Location::Server(url) => {
+                let mut db = open_server(&url).map_err(fail)?;
+                let schema = if db.dialect() == Dialect::Mysql { "DATABASE()" } else { "current_schema()" };
+                let rows = db
+                    .query(&format!("SELECT count(*) FROM information_schema.tables WHERE table_name = 'dbbench_schema' AND table_schema = {schema}"), &[])
+                    .map_err(fail)?;
+                if rows.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
+                    return Err(not_ours());
+                }
+            }
+        }
+        Store::open(location)
+    }
+
     /// Where the store is, for messages: its path, or its URL with the
     /// password replaced by `<hidden>`.
     pub fn location(&self) -> &str {

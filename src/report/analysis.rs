@@ -100,6 +100,19 @@ impl Metric {
         }
     }
 
+    /// The metric compared for `workload` when the user asked for
+    /// `requested` (`--metric`, None: the default). A command workload's own
+    /// metric of that name wins over a built-in alias: a command that
+    /// reports `tps` is compared by it, not by a run column it never fills.
+    /// The default is a command's first metric, and tps for tests.
+    pub fn for_workload(requested: Option<&str>, workload: &crate::report::model::Workload) -> Metric {
+        match requested {
+            Some(m) if workload.metrics.iter().any(|x| x == m) => Metric::Named(m.to_string()),
+            Some(m) => Metric::parse(m),
+            None => workload.metrics.first().map(|m| Metric::Named(m.clone())).unwrap_or(Metric::Tps),
+        }
+    }
+
     /// The run's value of this metric, if it has one.
     pub fn value(&self, f: &RunFigures) -> Option<f64> {
         let v = match self {
@@ -119,9 +132,9 @@ impl Metric {
 /// Choices that shape the figures.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The compared metric; None: per workload, tps for tests and a
-    /// command's first metric.
-    pub metric: Option<Metric>,
+    /// The compared metric as the user named it (`--metric`), resolved per
+    /// workload by `Metric::for_workload`; None: each workload's default.
+    pub metric: Option<String>,
     /// Index of the configuration the others are compared with.
     pub baseline: usize,
     /// Confidence level of every interval (0.95).
@@ -214,14 +227,7 @@ pub struct Analysis<'a> {
 impl<'a> Analysis<'a> {
     /// Computes every cell and comparison.
     pub fn new(data: &'a Dataset, settings: Settings) -> Analysis<'a> {
-        let metrics: Vec<Metric> = data
-            .workloads
-            .iter()
-            .map(|w| match &settings.metric {
-                Some(m) => m.clone(),
-                None => w.metrics.first().map(|m| Metric::Named(m.clone())).unwrap_or(Metric::Tps),
-            })
-            .collect();
+        let metrics: Vec<Metric> = data.workloads.iter().map(|w| Metric::for_workload(settings.metric.as_deref(), w)).collect();
         let mut grouped: HashMap<(usize, usize, u32), Vec<&Run>> = HashMap::new();
         for r in &data.runs {
             grouped.entry((r.configuration, r.workload, r.figures.threads)).or_default().push(r);
@@ -256,6 +262,11 @@ impl<'a> Analysis<'a> {
     /// A non-baseline cell's comparison with the baseline, if both have figures.
     pub fn comparison(&self, configuration: usize, workload: usize, threads: u32) -> Option<&Comparison> {
         self.comparisons.get(&(configuration, workload, threads))
+    }
+
+    /// Whether any cell has a figure of its metric.
+    pub fn has_figures(&self) -> bool {
+        self.cells.values().any(|c| !c.values.is_empty())
     }
 
     /// Configurations other than the baseline, in spec order.

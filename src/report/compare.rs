@@ -32,7 +32,7 @@ EXPERIMENT is an experiment's id or name (the newest of that name).
 
   --store=PATH|URL  results store [SPEC's, else ./dbbench-lab/results.sqlite]
   --metric=NAME     tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max, or a
-                    command workload's metric [tps]
+                    command workload's metric [tps; a command workload's first metric]
   --level=X         confidence level [0.95]
 ";
 
@@ -78,10 +78,10 @@ impl Selector {
     }
 }
 
-/// One side: a label and its cells' values, keyed for pairing.
+/// One side: a label and its cells' metric and values, keyed for pairing.
 struct Side {
     label: String,
-    cells: BTreeMap<(String, String, u32), Vec<f64>>,
+    cells: BTreeMap<(String, String, u32), (Metric, Vec<f64>)>,
 }
 
 /// The figures of a `--format=json` run report, as a stored run's.
@@ -95,6 +95,7 @@ fn figures_from_json(path: &str) -> Result<RunFigures, String> {
     let (reads, writes, time) = (n("/counters/reads"), n("/counters/writes"), n("/total_time_s"));
     Ok(RunFigures {
         status: if v.get("aborted").is_some_and(|a| !a.is_null()) { "failed".into() } else { "ok".into() },
+        error: v.get("aborted").and_then(|a| a.as_str()).map(str::to_string),
         workload: v.get("test").and_then(|t| t.as_str()).unwrap_or("").to_string(),
         threads: n("/threads").unwrap_or(0.0) as u32,
         time_s: time,
@@ -112,14 +113,21 @@ fn figures_from_json(path: &str) -> Result<RunFigures, String> {
     })
 }
 
-fn load(store: Option<&Store>, sel: &Selector, metric: &Metric) -> Result<Side, String> {
+/// Loads one side; `requested` is `--metric` as given (None: each workload's default).
+fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Result<Side, String> {
     let need_store = || store.ok_or_else(|| "no results store: give --store=PATH|URL or the experiment's spec".to_string());
-    let value = |f: &RunFigures| metric.value(f).ok_or_else(|| format!("the run has no '{}' figure", metric.key()));
+    let single = |f: &RunFigures, label: String| -> Result<Side, String> {
+        let metric = Metric::parse(requested.unwrap_or("tps"));
+        let v = metric.value(f).ok_or_else(|| format!("{label}: the run has no '{}' figure", metric.key()))?;
+        Ok(Side { label, cells: BTreeMap::from([((String::new(), String::new(), 0), (metric, vec![v]))]) })
+    };
     match sel {
         Selector::File(path) => {
             let f = figures_from_json(path)?;
-            let v = value(&f).map_err(|e| format!("{path}: {e}"))?;
-            Ok(Side { label: path.clone(), cells: BTreeMap::from([((String::new(), String::new(), 0), vec![v])]) })
+            if f.status != "ok" {
+                return Err(format!("{path}: the run did not finish ({}); its figures are not compared", f.error.unwrap_or_default()));
+            }
+            single(&f, path.clone())
         }
         Selector::Run(id) => {
             let store = need_store()?;
@@ -128,8 +136,7 @@ fn load(store: Option<&Store>, sel: &Selector, metric: &Metric) -> Result<Side, 
                     if run.status != "ok" {
                         return Err(format!("run {id} is not ok ({}): {}", run.status, run.error.unwrap_or_default()));
                     }
-                    let v = value(&run).map_err(|e| format!("run {id}: {e}"))?;
-                    return Ok(Side { label: format!("run {id}"), cells: BTreeMap::from([((String::new(), String::new(), 0), vec![v])]) });
+                    return single(&run, format!("run {id}"));
                 }
             }
             Err(format!("no run with id {id} in {}", store.location()))
@@ -144,7 +151,7 @@ fn load(store: Option<&Store>, sel: &Selector, metric: &Metric) -> Result<Side, 
                 ),
                 _ => None,
             };
-            let mut cells: BTreeMap<(String, String, u32), Vec<f64>> = BTreeMap::new();
+            let mut cells: BTreeMap<(String, String, u32), (Metric, Vec<f64>)> = BTreeMap::new();
             for r in data.runs.iter().filter(|r| r.ok() && config.is_none_or(|c| c == r.configuration)) {
                 let workload = &data.workloads[r.workload].name;
                 if let Selector::Cell { workload: w, threads, .. } = sel {
@@ -155,12 +162,14 @@ fn load(store: Option<&Store>, sel: &Selector, metric: &Metric) -> Result<Side, 
                 // Only an experiment-wide comparison pairs by configuration.
                 let cname = if config.is_none() { data.configurations[r.configuration].name.clone() } else { String::new() };
                 let key = if matches!(sel, Selector::Cell { .. }) { (String::new(), String::new(), 0) } else { (cname, workload.clone(), r.figures.threads) };
+                let metric = Metric::for_workload(requested, &data.workloads[r.workload]);
                 if let Some(v) = metric.value(&r.figures) {
-                    cells.entry(key).or_default().push(v);
+                    cells.entry(key).or_insert_with(|| (metric, Vec::new())).1.push(v);
                 }
             }
             if cells.is_empty() {
-                return Err(format!("nothing to compare in '{}': no ok run with a '{}' figure there", selector_text(sel), metric.key()));
+                let what = requested.map(|m| format!("a '{m}' figure")).unwrap_or_else(|| "a figure".into());
+                return Err(format!("nothing to compare in '{}': no ok run with {what} there", selector_text(sel)));
             }
             Ok(Side { label: selector_text(sel), cells })
         }
@@ -189,12 +198,17 @@ pub fn sentence(a_label: &str, b_label: &str, a: &Summary, b: &Summary, metric: 
     // interval that reaches 0 or below has no inverse.
     let direct = (r.ratio, r.se, ci);
     let inverted = (1.0 / r.ratio, r.se.map(|s| s / (r.ratio * r.ratio)), ci.filter(|(lo, _)| *lo > 0.0).map(|(lo, hi)| (1.0 / hi, 1.0 / lo)));
-    let (subject, object, (x, se, ci)) = match metric.higher_is_better() {
-        Some(true) if r.ratio >= 1.0 => (b_label, a_label, direct),
-        Some(true) => (a_label, b_label, inverted),
-        Some(false) if r.ratio <= 1.0 => (b_label, a_label, inverted),
-        Some(false) => (a_label, b_label, direct),
-        None => (b_label, a_label, direct),
+    if !(r.ratio.is_finite() && r.ratio > 0.0) && metric.higher_is_better().is_some() {
+        // A mean of 0 (or of opposite sign) on a side: "faster by" means nothing.
+        return format!("{b_label}'s mean is {} × {a_label}'s: no speed ratio", super::tables::number(r.ratio));
+    }
+    // (subject, object, their n, the figures): the better side is named first.
+    let (subject, object, n, (x, se, ci)) = match metric.higher_is_better() {
+        Some(true) if r.ratio >= 1.0 => (b_label, a_label, (b.n, a.n), direct),
+        Some(true) => (a_label, b_label, (a.n, b.n), inverted),
+        Some(false) if r.ratio <= 1.0 => (b_label, a_label, (b.n, a.n), inverted),
+        Some(false) => (a_label, b_label, (a.n, b.n), direct),
+        None => (b_label, a_label, (b.n, a.n), direct),
     };
     let se = se.map(|s| format!(" ± {s:.2}")).unwrap_or_default();
     let claim = match metric.higher_is_better() {
@@ -208,7 +222,7 @@ pub fn sentence(a_label: &str, b_label: &str, a: &Summary, b: &Summary, metric: 
         (None, _) => format!("{lvl} CI unbounded"),
     };
     let verdict = if matches!(r.ci, RatioCi::Unavailable) || r.significant() { "" } else { " — not significant: the interval includes no difference" };
-    format!("{claim} ({interval}; n = {} vs {}){verdict}", b.n, a.n)
+    format!("{claim} ({interval}; n = {} vs {}){verdict}", n.0, n.1)
 }
 
 /// Entry point for `dbbench compare ARGS...`.
@@ -223,7 +237,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let (mut store_arg, mut metric, mut level, mut spec) = (None, Metric::Tps, 0.95, None);
+    let (mut store_arg, mut metric, mut level, mut spec) = (None::<String>, None::<String>, 0.95, None);
     let mut sides = Vec::new();
     for a in args {
         match a.split_once('=') {
@@ -232,7 +246,7 @@ fn run(args: &[String]) -> Result<(), String> {
                 return Ok(());
             }
             Some(("--store", v)) => store_arg = Some(v.to_string()),
-            Some(("--metric", v)) => metric = Metric::parse(v),
+            Some(("--metric", v)) => metric = Some(v.to_string()),
             Some(("--level", v)) => {
                 level = v.parse::<f64>().ok().filter(|x| (0.5..1.0).contains(x)).ok_or_else(|| format!("--level={v}: use a confidence level between 0.5 and 1"))?
             }
@@ -249,22 +263,26 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     let needs_store = !matches!((sa, sb), (Selector::File(_), Selector::File(_)));
     let store = if needs_store { Some(super::open_store(store_arg.as_deref(), spec.as_ref())?) } else { None };
-    let a = load(store.as_ref(), sa, &metric)?;
-    let b = load(store.as_ref(), sb, &metric)?;
-    let mut o = format!("{} vs {}, {} (A = {}, B = {})\n\n", b.label, a.label, metric.label(), a.label, b.label);
-    let pairs: Vec<_> = a.cells.iter().filter_map(|(k, va)| b.cells.get(k).map(|vb| (k, va, vb))).collect();
+    let a = load(store.as_ref(), sa, metric.as_deref())?;
+    let b = load(store.as_ref(), sb, metric.as_deref())?;
+    let what = match &metric {
+        Some(_) => a.cells.values().next().map(|c| c.0.label()).unwrap_or_default(),
+        None => "tps (command workloads: their first metric)".into(),
+    };
+    let mut o = format!("{} vs {}, {what} (A = {}, B = {})\n\n", b.label, a.label, a.label, b.label);
+    let pairs: Vec<_> = a.cells.iter().filter_map(|(k, (m, va))| b.cells.get(k).map(|(_, vb)| (k, m, va, vb))).collect();
     if pairs.is_empty() {
         return Err(format!("'{}' and '{}' have no cell in common (same configuration, workload and threads)", a.label, b.label));
     }
     let mut rows = Vec::new();
-    for (key, va, vb) in &pairs {
+    for (key, metric, va, vb) in &pairs {
         let (Some(sa), Some(sb)) = (Summary::of(va), Summary::of(vb)) else { continue };
         let at = match key {
             (c, w, t) if !w.is_empty() => format!("{}{w}, {t} threads", if c.is_empty() { String::new() } else { format!("{c} / ") }),
             _ => String::new(),
         };
         let show = |s: &Summary| format!("{} ± {} (n={})", super::tables::number(s.mean), s.sd.map(super::tables::number).unwrap_or_else(|| "-".into()), s.n);
-        rows.push((at, show(&sa), show(&sb), sentence("A", "B", &sa, &sb, &metric, level)));
+        rows.push((at, show(&sa), show(&sb), sentence("A", "B", &sa, &sb, metric, level)));
     }
     let w0 = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0).max(4);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(1);

@@ -269,11 +269,19 @@ fn configuration_diff(r: &Report) -> String {
         );
     }
     o.push_str("</table>\n");
-    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> = d.configurations.iter().map(|c| c.variables.as_ref().and_then(|v| v.as_object())).collect();
-    if vars.iter().flatten().count() < 2 {
+    // Only configurations whose variables were captured are compared: a
+    // missing map means "not captured", not "every variable differs".
+    let captured: Vec<(&str, &serde_json::Map<String, serde_json::Value>)> =
+        d.configurations.iter().filter_map(|c| c.variables.as_ref().and_then(|v| v.as_object()).map(|m| (c.name.as_str(), m))).collect();
+    if captured.len() < 2 {
         o.push_str("<p>Server variables were captured for fewer than two configurations: nothing to compare.</p>\n");
         return o;
     }
+    let missing: Vec<&str> = d.configurations.iter().filter(|c| !captured.iter().any(|(n, _)| *n == c.name)).map(|c| c.name.as_str()).collect();
+    if !missing.is_empty() {
+        let _ = writeln!(o, "<p>No variables were captured for {}: left out below.</p>", escape(&missing.join(", ")));
+    }
+    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> = captured.iter().map(|(_, m)| Some(*m)).collect();
     let names: BTreeSet<&String> = vars.iter().flatten().flat_map(|m| m.keys()).collect();
     let show = |v: Option<&serde_json::Value>| match v {
         None => "(not present)".to_string(),
@@ -284,8 +292,8 @@ fn configuration_diff(r: &Report) -> String {
     let (located, real): (Vec<&String>, Vec<&String>) = differing.iter().partition(|n| is_location(n));
     let header = {
         let mut h = "<tr><th class=\"l\">variable</th>".to_string();
-        for c in &d.configurations {
-            let _ = write!(h, "<th class=\"l\">{}</th>", escape(&c.name));
+        for (name, _) in &captured {
+            let _ = write!(h, "<th class=\"l\">{}</th>", escape(name));
         }
         h + "</tr>\n"
     };

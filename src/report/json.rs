@@ -56,7 +56,9 @@ pub fn document(r: &Report) -> String {
                     "workload": wl.name, "threads": t, "configuration": conf.name, "baseline": a.baseline_name(), "metric": a.metrics[w].key(),
                     "ratio": ratio.map(|r| finite(r.ratio)), "relative_pct": cmp.relative_pct().map(finite),
                     "ci": ci, "se": ratio.and_then(|r| r.se).map(finite), "df": ratio.and_then(|r| r.df).map(finite),
-                    "significant": ratio.map(|r| r.significant()), "high_spread": cmp.high_spread, "p_value": cmp.p_value.map(finite),
+                    // null where there is no interval to decide it (a side with one repeat).
+                    "significant": ratio.filter(|r| r.ci != RatioCi::Unavailable).map(|r| r.significant()),
+                    "high_spread": cmp.high_spread, "p_value": cmp.p_value.map(finite),
                     "marks": cmp.marks(),
                 }));
             }

@@ -27,7 +27,7 @@ pub mod workbook;
 pub mod xlsx;
 
 use crate::lab::store::Store;
-use analysis::{Analysis, Metric, Settings};
+use analysis::{Analysis, Settings};
 use model::Dataset;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -178,18 +178,15 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
 }
 
 /// Opens the store a report reads: `--store`, else the spec's, else the
-/// default next to the current directory. A file store must exist (opening
-/// would create an empty one).
+/// default next to the current directory. It must already be a dbbench
+/// store: reading never creates or converts one.
 pub fn open_store(store: Option<&str>, spec: Option<&crate::lab::spec::Spec>) -> Result<Store, String> {
     let location = match (store, spec) {
         (Some(s), _) => s.to_string(),
         (None, Some(spec)) => crate::lab::runner::default_paths(spec, &Default::default()).0.to_string_lossy().into_owned(),
         (None, None) => "dbbench-lab/results.sqlite".to_string(),
     };
-    if !crate::lab::store::is_url(&location) && !Path::new(&location).exists() {
-        return Err(format!("no results store at {location}; name the experiment's spec, or the store with --store=PATH|URL"));
-    }
-    Store::open(&location)
+    Store::open_existing(&location)
 }
 
 /// Command-line choices of `dbbench report`.
@@ -324,13 +321,24 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     let defaults = Settings::default();
     let settings = Settings {
-        metric: a.metric.as_deref().map(Metric::parse),
+        metric: a.metric.clone(),
         baseline,
         level: a.level.unwrap_or(defaults.level),
         cv_limit: a.cv_limit.unwrap_or(defaults.cv_limit),
     };
     let format = tables::Format { style: a.style.unwrap_or(Style::Relative), decimals: a.decimals };
     let report = Report::new(&store, &data, settings, format, a.percentiles.clone().unwrap_or_else(|| vec![95.0, 99.0]))?;
+    if let Some(m) = &a.metric {
+        if !report.analysis.has_figures() && data.runs.iter().any(|r| r.ok()) {
+            let mut named: Vec<&str> = data.workloads.iter().flat_map(|w| w.metrics.iter().map(String::as_str)).collect();
+            named.dedup();
+            let commands = if named.is_empty() { String::new() } else { format!(", or a command workload's: {}", named.join(", ")) };
+            return Err(format!(
+                "--metric={m}: no run of experiment '{}' has this figure; use tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max{commands}",
+                data.experiment.name
+            ));
+        }
+    }
     for (what, path) in &a.exports {
         let bytes = match what.as_str() {
             "html" => html::page(&report, &store)?.into_bytes(),

@@ -89,6 +89,7 @@ impl Dataset {
         let figures = store.run_figures(id)?;
         let config_index: HashMap<i64, usize> = configurations.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
         let mut workloads = spec_workloads(&experiment.spec_text);
+        let described = workloads.len();
         let mut runs = Vec::with_capacity(figures.len());
         for f in figures {
             let Some(&configuration) = config_index.get(&f.configuration_id) else { continue };
@@ -102,6 +103,15 @@ impl Dataset {
             };
             if !workloads[workload].threads.contains(&f.threads) {
                 workloads[workload].threads.push(f.threads);
+            }
+            // A workload the spec text did not describe is known by its
+            // runs: named metrics make it a command workload.
+            if workload >= described {
+                for (m, _) in &f.metrics {
+                    if !workloads[workload].metrics.contains(m) {
+                        workloads[workload].metrics.push(m.clone());
+                    }
+                }
             }
             runs.push(Run { configuration, workload, figures: f });
         }
@@ -203,7 +213,11 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
         .filter_map(|w| {
             let test = w.get("test").and_then(|t| t.as_str());
             let command = w.get("command").and_then(|c| c.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "));
-            let name = w.get("name").and_then(|n| n.as_str()).or(test)?.to_string();
+            let name = match (w.get("name").and_then(|n| n.as_str()), test) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(t)) => crate::lab::spec::test_workload_name(t),
+                (None, None) => return None,
+            };
             let what = match (test, &command) {
                 (Some(t), _) => {
                     let opts = w.get("options").and_then(|o| o.as_table()).map(|o| {

@@ -105,7 +105,7 @@ pub fn number(x: f64) -> String {
 
 fn compared_text(a: &Analysis, style: Style, decimals: Option<usize>, c: usize, w: usize, t: u32) -> Cell {
     let Some(cmp) = a.comparison(c, w, t) else { return Cell::missing() };
-    let Some(ratio) = cmp.ratio else { return Cell::missing() };
+    let Some(ratio) = cmp.ratio else { return Cell::new("-".into(), Some("the baseline's mean is 0: no ratio".into())) };
     let value = match style {
         Style::Relative => percent(ratio.ratio * 100.0 - 100.0, decimals),
         Style::Ratio => format!("{:.*}", decimals.unwrap_or(2), ratio.ratio * 100.0),
