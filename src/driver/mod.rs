@@ -13,6 +13,10 @@
 //! Error policy (which errors restart an event, which reconnect, which are
 //! fatal) is decided by [`Driver::classify`], from the driver's own
 //! `--*-ignore-errors` list; the Lua binding layer (`script::sql`) acts on it.
+//!
+//! [`Connection::bulk_load`] serves the TPC-H tooling without the drivers
+//! knowing TPC-H: rows as `|`-separated lines, loaded the fastest way the
+//! database has.
 
 pub mod mysql;
 mod mysql_wire;
@@ -223,6 +227,12 @@ pub enum ErrorAction {
     Fatal,
 }
 
+/// Chunks of rows for [`Connection::bulk_load`]: each call appends whole lines to `buf` and returns false when there are
+/// no more rows (then `buf` may still hold a last chunk). A line is the row's fields separated by `|`, ending with `\n`;
+/// fields are never NULL and contain no `|`, `\n`, `\r` or `\\` (TPC-H's data: dbgen's TBL lines without their trailing `|`).
+#[allow(dead_code)] // for the TPC-H loader, which is not wired in yet (as with `quote`)
+pub type RowSource<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
+
 /// One open connection, used by exactly one client thread.
 pub trait Connection {
     /// Runs a statement as text (`COM_QUERY` / simple query protocol).
@@ -259,6 +269,145 @@ pub trait Connection {
     fn next_result(&mut self) -> Option<Outcome> {
         None
     }
+    /// Loads rows into `table`, fields in `columns` order, as fast as this database allows; returns the number of rows loaded.
+    ///
+    /// `table` and `columns` are inserted into the SQL as written (the caller
+    /// quotes them if it must). A row the database cannot store exactly (wrong
+    /// field count, a value that does not convert, a value the server would
+    /// truncate) is an error, never a NULL or a mangled value. Rows loaded
+    /// before an error may stay in the table (COPY and SQLite leave none). The default
+    /// is [`insert_rows`]: multi-row INSERT statements of about 1 MiB.
+    #[allow(dead_code)] // for the TPC-H loader, not wired in yet
+    fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        insert_rows(self, table, columns, rows, &mut |_| Ok(()))
+    }
+}
+
+/// Size at which [`insert_rows`] sends a multi-row INSERT.
+const INSERT_STATEMENT_BYTES: usize = 1 << 20;
+
+/// Splits a [`RowSource`]'s chunks into lines. A line cut between two chunks
+/// is joined (the contract says chunks hold whole lines, but a cut costs
+/// nothing to handle), and a last line without its `\n` still counts.
+pub(crate) struct Lines<'a> {
+    rows: RowSource<'a>,
+    buf: Vec<u8>,
+    /// Start of the first unread byte in `buf`.
+    pos: usize,
+    /// The source said there is nothing after what `buf` holds.
+    done: bool,
+    /// Number of the last line returned (1-based), for error messages.
+    line: u64,
+}
+
+impl<'a> Lines<'a> {
+    /// Reads lines from `rows`.
+    pub fn new(rows: RowSource<'a>) -> Self {
+        Lines { rows, buf: Vec::with_capacity(64 * 1024), pos: 0, done: false, line: 0 }
+    }
+
+    /// The next line without its `\n`, and its number (1-based); None at the end of the rows.
+    pub fn next_line(&mut self) -> Option<(u64, &[u8])> {
+        loop {
+            if let Some(n) = self.buf[self.pos..].iter().position(|&b| b == b'\n') {
+                let start = self.pos;
+                self.pos += n + 1;
+                self.line += 1;
+                return Some((self.line, &self.buf[start..start + n]));
+            }
+            if self.done {
+                if self.pos == self.buf.len() {
+                    return None;
+                }
+                let start = std::mem::replace(&mut self.pos, self.buf.len());
+                self.line += 1;
+                return Some((self.line, &self.buf[start..]));
+            }
+            // Keep only the unfinished line, then ask for more.
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            self.done = !(self.rows)(&mut self.buf);
+        }
+    }
+}
+
+/// The error for a line whose field count is not the column count.
+fn field_count_error(table: &str, line: u64, got: usize, want: usize) -> DbError {
+    DbError {
+        kind: ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("bulk load into {table}: row {line} has {got} field(s), {want} column(s) were named"),
+    }
+}
+
+/// Fields of one line as text (the loaders need `&str` to quote or bind).
+pub(crate) fn line_fields<'l>(table: &str, line_no: u64, line: &'l [u8], want: usize) -> Result<Vec<&'l str>, DbError> {
+    let text = std::str::from_utf8(line).map_err(|e| DbError {
+        kind: ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("bulk load into {table}: row {line_no} is not valid UTF-8 ({e})"),
+    })?;
+    let fields: Vec<&str> = text.split('|').collect();
+    if fields.len() != want {
+        return Err(field_count_error(table, line_no, fields.len(), want));
+    }
+    Ok(fields)
+}
+
+/// The default [`Connection::bulk_load`]: multi-row `INSERT INTO table (columns) VALUES (...),(...)` statements of about
+/// 1 MiB, every field quoted with [`Connection::quote`] (the databases convert quoted numbers and dates to the column's
+/// type). `after_statement` runs after each INSERT (MySQL checks the statement's warnings there). Returns the rows
+/// the INSERTs reported.
+pub fn insert_rows<C: Connection + ?Sized>(
+    c: &mut C,
+    table: &str,
+    columns: &[&str],
+    rows: RowSource,
+    after_statement: &mut dyn FnMut(&mut C) -> Result<(), DbError>,
+) -> Result<u64, DbError> {
+    let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+    let mut sql = String::with_capacity(INSERT_STATEMENT_BYTES + 64 * 1024);
+    let (mut loaded, mut first_line, mut last_line) = (0u64, 0u64, 0u64);
+    let mut lines = Lines::new(rows);
+    // A server's "at row N" counts from the statement's first row: say which lines the statement held.
+    let mut flush = |c: &mut C, sql: &mut String, first: u64, last: u64| -> Result<(), DbError> {
+        let result = c.query(sql).and_then(|outcome| {
+            if let Outcome::Affected(n) = outcome {
+                loaded += n;
+            }
+            after_statement(c)
+        });
+        sql.clear();
+        result.map_err(|e| DbError { message: format!("bulk load into {table}, rows {first}-{last}: {}", e.message), ..e })
+    };
+    while let Some((line_no, line)) = lines.next_line() {
+        let fields = line_fields(table, line_no, line, columns.len())?;
+        if sql.is_empty() {
+            sql.push_str(&head);
+            first_line = line_no;
+        } else {
+            sql.push(',');
+        }
+        last_line = line_no;
+        sql.push('(');
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&c.quote(f));
+        }
+        sql.push(')');
+        if sql.len() >= INSERT_STATEMENT_BYTES {
+            flush(c, &mut sql, first_line, last_line)?;
+        }
+    }
+    if !sql.is_empty() {
+        flush(c, &mut sql, first_line, last_line)?;
+    }
+    drop(flush);
+    Ok(loaded)
 }
 
 /// A configured driver; creates connections.
@@ -290,4 +439,49 @@ pub fn all_options() -> Vec<crate::options::OptionSpec> {
     v.extend(pgsql::options());
     v.extend(sqlite::options());
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{chunks_of, lines_of};
+    use super::*;
+
+    /// Every line, with its number, as `Lines` reads them from `source`.
+    fn read_all(mut source: impl FnMut(&mut Vec<u8>) -> bool) -> Vec<(u64, String)> {
+        let mut lines = Lines::new(&mut source);
+        let mut out = Vec::new();
+        while let Some((n, l)) = lines.next_line() {
+            out.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        out
+    }
+
+    #[test]
+    fn lines_join_cut_lines_and_keep_a_last_line_without_newline() {
+        let stream = b"1|a\n22|bb\n\n333|ccc";
+        let want: Vec<(u64, String)> = vec![(1, "1|a".into()), (2, "22|bb".into()), (3, "".into()), (4, "333|ccc".into())];
+        for chunk in [1, 2, 3, 5, 100] {
+            assert_eq!(read_all(chunks_of(stream, chunk)), want, "chunk {chunk}");
+        }
+        assert_eq!(read_all(lines_of(stream, 1)), want);
+        assert_eq!(read_all(|_: &mut Vec<u8>| false), vec![]);
+        // A source that says "more" with nothing in the chunk, then ends with a last chunk.
+        let mut calls = 0;
+        let got = read_all(|buf: &mut Vec<u8>| {
+            calls += 1;
+            if calls == 3 {
+                buf.extend_from_slice(b"x|y\n");
+            }
+            calls < 3
+        });
+        assert_eq!(got, vec![(1, "x|y".into())]);
+    }
+
+    #[test]
+    fn line_fields_check_field_counts_and_utf8() {
+        assert_eq!(line_fields("t", 7, b"a|b|c", 3).map(|f| f.len()), Ok(3));
+        let err = line_fields("t", 7, b"a|b", 3).expect_err("count");
+        assert_eq!(err.message, "bulk load into t: row 7 has 2 field(s), 3 column(s) were named");
+        assert!(line_fields("t", 8, b"a|\xff|c", 3).expect_err("utf8").message.contains("row 8 is not valid UTF-8"));
+    }
 }

@@ -10,17 +10,17 @@
 //! `--mysql-socket` to use a unix socket.
 
 use std::fmt::{self, Write as _};
-use std::io;
+use std::io::{self, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use mysql::consts::ColumnType;
 use mysql::prelude::{Protocol, Queryable};
-use mysql::{ClientIdentity, Column, Conn, DriverError, Opts, OptsBuilder, Params, QueryResult, SslOpts, Statement};
+use mysql::{ClientIdentity, Column, Conn, DriverError, LocalInfileHandler, Opts, OptsBuilder, Params, QueryResult, SslOpts, Statement};
 
 use super::sqlite::{closed_stmt, Slots, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated};
-use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, StmtId, Value};
+use super::{insert_rows, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
@@ -222,6 +222,7 @@ impl Driver for MysqlDriver {
                 password: &self.cfg.password,
                 db: &self.cfg.db,
                 ps_disabled: self.cfg.ps_disabled,
+                local_infile: true,
             };
             match super::mysql_wire::NativeConnection::connect(&params) {
                 Ok(c) => return Ok(Box::new(c)),
@@ -286,6 +287,70 @@ pub(super) fn kind_for_code(code: u16) -> ErrorKind {
         1205 => ErrorKind::LockTimeout,
         1062 => ErrorKind::UniqueViolation,
         _ => ErrorKind::Other,
+    }
+}
+
+/// The LOAD DATA statement of `bulk_load` (both clients): our in-memory
+/// stream, the line format of [`super::RowSource`], text in utf8mb4 as the
+/// connection sends it.
+pub(super) fn load_data_sql(table: &str, columns: &[&str]) -> String {
+    format!(
+        "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} CHARACTER SET utf8mb4 FIELDS TERMINATED BY '|' LINES TERMINATED BY '\\n' ({})",
+        super::mysql_wire::INFILE_NAME,
+        columns.join(", ")
+    )
+}
+
+/// Whether the server refused LOAD DATA LOCAL as such (local_infile=OFF, or
+/// the client did not offer it): ER_NOT_ALLOWED_COMMAND 1148, MySQL 8's
+/// ER_CLIENT_LOCAL_FILES_DISABLED 3948, MariaDB 10.5+'s
+/// ER_LOAD_INFILE_CAPABILITY_DISABLED 4166. `bulk_load` then uses INSERTs.
+pub(super) fn local_infile_refused(e: &DbError) -> bool {
+    matches!(e.code, 1148 | 3948 | 4166)
+}
+
+/// The error for a LOAD DATA LOCAL request we refused with an empty file:
+/// one for another file than our stream (`in_bulk_load`), or one caused by
+/// a statement's own LOAD DATA LOCAL (dbbench never sends local files).
+/// 2068 is libmysqlclient's CR_LOAD_DATA_LOCAL_INFILE_REJECTED.
+pub(super) fn foreign_infile_error(name: &str, in_bulk_load: bool) -> DbError {
+    let message = if in_bulk_load {
+        let ours = super::mysql_wire::INFILE_NAME;
+        format!("LOAD DATA LOCAL: the server asked for file '{name}', not for the stream dbbench sent ('{ours}'); it got no data")
+    } else {
+        format!("LOAD DATA LOCAL INFILE '{name}': dbbench sends no local files (the server got an empty file)")
+    };
+    DbError { kind: ErrorKind::Other, code: 2068, sqlstate: "HY000".into(), message }
+}
+
+/// The error for a LOAD DATA whose row count is not the number of lines sent.
+pub(super) fn rows_mismatch_error(table: &str, loaded: u64, lines: u64) -> DbError {
+    DbError {
+        kind: ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("LOAD DATA into {table}: the server loaded {loaded} rows of the {lines} lines sent"),
+    }
+}
+
+/// The error for a load statement that left `count` warnings: a value was
+/// truncated or converted (or a row skipped), so the table does not hold
+/// the data given. Names the first warning, from `SHOW WARNINGS LIMIT 3`,
+/// with its code.
+pub(super) fn warnings_error(c: &mut dyn Connection, what: &str, count: u16) -> DbError {
+    let first = match c.query("SHOW WARNINGS LIMIT 3") {
+        Ok(Outcome::Rows(rs)) => rs.row(0).map(|r| r.map(|c| String::from_utf8_lossy(c.unwrap_or_default()).into_owned()).collect::<Vec<_>>()),
+        _ => None,
+    };
+    let (code, detail) = match first.as_deref() {
+        Some([level, code, message]) => (code.parse().unwrap_or(0), format!("{level} {code}: {message}")),
+        _ => (0, "(SHOW WARNINGS returned nothing)".to_string()),
+    };
+    DbError {
+        kind: ErrorKind::Other,
+        code,
+        sqlstate: "HY000".into(),
+        message: format!("{what}: {count} warning(s): the server truncated or converted values or skipped rows; the first: {detail}"),
     }
 }
 
@@ -507,6 +572,18 @@ impl Connection for MysqlConnection {
         quote_literal(s, self.conn.no_backslash_escape())
     }
 
+    /// `LOAD DATA LOCAL INFILE` through the crate's local-infile handler;
+    /// multi-row INSERTs when the server refuses LOCAL INFILE.
+    fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        match self.load_data(table, columns, rows)? {
+            Loaded::Rows(n) => Ok(n),
+            Loaded::Refused(rows) => insert_rows(self, table, columns, rows, &mut |c: &mut MysqlConnection| match c.conn.warnings() {
+                0 => Ok(()),
+                n => Err(warnings_error(c, "INSERT", n)),
+            }),
+        }
+    }
+
     fn server_version(&mut self) -> String {
         match self.conn.query_first::<String, _>("SELECT VERSION()") {
             Ok(Some(v)) => v,
@@ -515,6 +592,108 @@ impl Connection for MysqlConnection {
                 format!("{a}.{b}.{c}")
             }
         }
+    }
+}
+
+/// How a LOAD DATA through the crate ended.
+enum Loaded<'a> {
+    /// Loaded, this many rows.
+    Rows(u64),
+    /// The server refused LOCAL INFILE before any row was taken: the rows, for INSERTs.
+    Refused(RowSource<'a>),
+}
+
+/// What the thread running the crate's LOAD DATA tells the thread that owns the rows.
+enum InfileEvent {
+    /// The server asked for our stream: send the data.
+    Ready,
+    /// The server asked for another file; it got an empty one.
+    Foreign(String),
+    /// The statement ended: affected rows and warnings, or the error.
+    Done(Result<(u64, u16), mysql::Error>),
+}
+
+/// Bytes taken from the row source per chunk handed to the crate's handler.
+const CRATE_INFILE_CHUNK: usize = 256 * 1024;
+
+impl MysqlConnection {
+    /// LOAD DATA LOCAL with the crate. Its handler must be `Send + 'static`
+    /// and runs inside `query_drop`, but the row source is neither, so the
+    /// statement runs on a scoped thread whose handler receives the chunks
+    /// this thread reads from `rows` over a channel (one chunk in flight:
+    /// reading the next overlaps sending the last). No row is taken before
+    /// the server asks for the stream, so a refusal can fall back to INSERTs.
+    fn load_data<'r>(&mut self, table: &str, columns: &[&str], rows: RowSource<'r>) -> Result<Loaded<'r>, DbError> {
+        let (event_tx, events) = mpsc::channel::<InfileEvent>();
+        let (data_tx, data_rx) = mpsc::sync_channel::<Vec<u8>>(1);
+        let handler_events = event_tx.clone();
+        self.conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |name, out| {
+            if name != super::mysql_wire::INFILE_NAME.as_bytes() {
+                // An empty file: the protocol has no other way to say no.
+                let _ = handler_events.send(InfileEvent::Foreign(String::from_utf8_lossy(name).into_owned()));
+                return Ok(());
+            }
+            let _ = handler_events.send(InfileEvent::Ready);
+            while let Ok(chunk) = data_rx.recv() {
+                out.write_all(&chunk)?;
+            }
+            Ok(())
+        })));
+        let sql = load_data_sql(table, columns);
+        let conn = &mut self.conn;
+        let (result, lines, foreign, started) = std::thread::scope(|s| {
+            s.spawn(move || {
+                let r = conn.query_drop(&sql).map(|()| (conn.affected_rows(), conn.warnings()));
+                // Dropping the handler drops the data receiver, so a send waiting on it returns.
+                conn.set_local_infile_handler(None);
+                let _ = event_tx.send(InfileEvent::Done(r));
+            });
+            let (mut lines, mut ends_with_newline, mut foreign, mut started) = (0u64, true, None, false);
+            let mut data_tx = Some(data_tx);
+            loop {
+                match events.recv() {
+                    Ok(InfileEvent::Ready) => {
+                        started = true;
+                        let mut more = true;
+                        while more {
+                            let mut buf = Vec::with_capacity(CRATE_INFILE_CHUNK + 64 * 1024);
+                            while more && buf.len() < CRATE_INFILE_CHUNK {
+                                more = rows(&mut buf);
+                            }
+                            if let Some(&last) = buf.last() {
+                                lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+                                ends_with_newline = last == b'\n';
+                            }
+                            if data_tx.as_ref().is_none_or(|tx| tx.send(buf).is_err()) {
+                                break;
+                            }
+                        }
+                        // The end of the data: the handler returns and the crate sends the empty packet.
+                        data_tx = None;
+                        lines += u64::from(!ends_with_newline);
+                    }
+                    Ok(InfileEvent::Foreign(name)) => foreign = Some(name),
+                    Ok(InfileEvent::Done(r)) => return (r, lines, foreign, started),
+                    // The statement thread is gone without a word: it panicked, and the scope re-raises that.
+                    Err(_) => return (Err(mysql::Error::DriverError(DriverError::PacketOutOfSync)), lines, foreign, started),
+                }
+            }
+        });
+        if let Some(name) = foreign {
+            return Err(foreign_infile_error(&name, true));
+        }
+        let (loaded, warnings) = match result.map_err(map_err) {
+            Ok(r) => r,
+            Err(e) if !started && local_infile_refused(&e) => return Ok(Loaded::Refused(rows)),
+            Err(e) => return Err(e),
+        };
+        if warnings > 0 {
+            return Err(warnings_error(self, &format!("LOAD DATA into {table}"), warnings));
+        }
+        if loaded != lines {
+            return Err(rows_mismatch_error(table, loaded, lines));
+        }
+        Ok(Loaded::Rows(loaded))
     }
 }
 
@@ -548,7 +727,10 @@ impl Connection for DryRunConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{check_text_round_trip, connect_new, driver_opts, rows, test_env, txt};
+    use super::super::mysql_wire::{NativeConnection, Params as WireParams};
+    use super::super::test_support::{
+        check_bad_rows, check_bulk_load, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
+    };
     use super::*;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
@@ -791,6 +973,58 @@ mod tests {
         for _ in 0..3 {
             d.connect().expect("socket connect");
         }
+    }
+
+    /// Bad rows for LOAD DATA LOCAL: the server converts or skips and warns; we report the first warning.
+    const LOAD_DATA_BAD_ROWS: [(&str, &str); 4] = [
+        ("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"),
+        ("2|1.00|1995-13-45|A|n\n", "Data truncated for column 'd'"),
+        ("3|1.00\n", "doesn't contain data for all columns"),
+        ("4|1.00|1995-01-01|A|n|extra\n", "was truncated; it contained more data"),
+    ];
+
+    /// 100 000 rows through LOAD DATA LOCAL from memory with the native
+    /// client and through the crate's local-infile handler, and through the
+    /// INSERT path; bad rows are errors naming the server's first warning.
+    #[test]
+    fn bulk_load_native_crate_and_insert() {
+        let (Some(native), Some(via_crate)) = (sock(&[]), sock(&[("mysql_client", "crate")])) else { return };
+        let mut c = connect(&native);
+        check_bulk_load(c.as_mut(), "dbb_my_bulk_native", true, &own_bulk_load);
+        check_bad_rows(c.as_mut(), "dbb_my_bulk_native", &own_bulk_load, &LOAD_DATA_BAD_ROWS);
+        let mut k = connect(&via_crate);
+        check_bulk_load(k.as_mut(), "dbb_my_bulk_crate", true, &own_bulk_load);
+        check_bad_rows(k.as_mut(), "dbb_my_bulk_crate", &own_bulk_load, &LOAD_DATA_BAD_ROWS);
+        check_bulk_load(c.as_mut(), "dbb_my_bulk_insert", true, &insert_path);
+        // The dev server runs in strict mode: a bad INSERT value is an error by itself.
+        let strict = [
+            ("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"),
+            ("2|1.00|1995-13-45|A|n\n", "Incorrect date value: '1995-13-45'"),
+            ("3|1.00\n", "has 2 field(s), 5 column(s)"),
+        ];
+        check_bad_rows(c.as_mut(), "dbb_my_bulk_insert", &insert_path, &strict);
+    }
+
+    /// A session without CLIENT_LOCAL_FILES is refused LOAD DATA LOCAL by the
+    /// server exactly as under local_infile=OFF (error 4166 on MariaDB,
+    /// 1148/3948 elsewhere), which tests the fallback to INSERTs without
+    /// touching the shared server's global settings. Without strict mode a
+    /// bad value is only a warning, which the fallback turns into an error.
+    #[test]
+    fn bulk_load_falls_back_to_insert_when_local_infile_is_refused() {
+        let Some(socket) = test_env("DBBENCH_TEST_MYSQL_SOCKET") else { return };
+        let ep = Endpoint::Socket(socket);
+        let params = WireParams { endpoint: &ep, user: "sbtest", password: "", db: "sbtest", ps_disabled: false, local_infile: false };
+        let Ok(mut c) = NativeConnection::connect(&params) else { panic!("connect") };
+        c.query("DROP TABLE IF EXISTS dbb_my_bulk_refused").expect("drop");
+        c.query(&super::super::test_support::bulk_table_sql("dbb_my_bulk_refused")).expect("create");
+        let err = c.query(&load_data_sql("dbb_my_bulk_refused", &super::super::test_support::BULK_COLUMNS)).expect_err("refused");
+        eprintln!("refused: {err}");
+        assert!(local_infile_refused(&err), "{err}");
+        check_bulk_load(&mut c, "dbb_my_bulk_refused", true, &own_bulk_load);
+        c.query("SET SESSION sql_mode = ''").expect("sql_mode");
+        let lenient = [("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"), ("2|1.00|1995-13-45|A|n\n", "Data truncated for column 'd'")];
+        check_bad_rows(&mut c, "dbb_my_bulk_refused", &own_bulk_load, &lenient);
     }
 
     #[test]

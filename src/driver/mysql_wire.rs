@@ -26,9 +26,12 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use super::mysql::{kind_for_code, lost, push_fraction, push_literal, quote_literal, Endpoint, ER_UNSUPPORTED_PS};
+use super::mysql::{
+    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
+    warnings_error, Endpoint, ER_UNSUPPORTED_PS,
+};
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
-use super::{Connection, DbError, ErrorKind, Outcome, ResultSet, StmtId, Value};
+use super::{insert_rows, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
 
 /// The server needs something this module does not implement; the caller
 /// falls back to the `mysql` crate.
@@ -47,6 +50,9 @@ pub enum ConnectError {
 const CLIENT_LONG_PASSWORD: u32 = 0x1;
 const CLIENT_LONG_FLAG: u32 = 0x4;
 const CLIENT_CONNECT_WITH_DB: u32 = 0x8;
+/// Lets the server ask for LOAD DATA LOCAL data; we answer only for the
+/// statement [`NativeConnection::bulk_load`] just sent.
+const CLIENT_LOCAL_FILES: u32 = 0x80;
 const CLIENT_PROTOCOL_41: u32 = 0x200;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
@@ -72,6 +78,17 @@ const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
 
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// The file name our LOAD DATA LOCAL statement gives its data: the only file
+/// a server may ask us for (anything else is refused, so a malicious server
+/// cannot read local files).
+pub(super) const INFILE_NAME: &str = "dbbench-stream";
+/// Bytes taken from the row source before they are sent (one write).
+const INFILE_SEND_BYTES: usize = 256 * 1024;
+/// Size of a LOAD DATA data packet: well below any max_allowed_packet, and
+/// never the 16 MiB maximum, which would make the server join the empty
+/// packet that ends the data to it.
+const INFILE_PACKET: usize = 16 * 1024;
 /// utf8mb4_general_ci.
 const CHARSET_UTF8MB4: u8 = 45;
 
@@ -324,6 +341,18 @@ impl Wire {
         self.awaiting_reply = true;
         self.stream.write_all(&out)
     }
+
+    /// Sends `data` as LOAD DATA LOCAL packets (continuing the sequence) in one write.
+    fn send_infile_data(&mut self, data: &[u8]) -> io::Result<()> {
+        self.wbuf.clear();
+        for piece in data.chunks(INFILE_PACKET) {
+            self.wbuf.extend_from_slice(&(piece.len() as u32).to_le_bytes()[..3]);
+            self.wbuf.push(self.seq);
+            self.seq = self.seq.wrapping_add(1);
+            self.wbuf.extend_from_slice(piece);
+        }
+        self.stream.write_all(&self.wbuf)
+    }
 }
 
 /// A cursor over a packet payload.
@@ -459,6 +488,9 @@ pub struct Params<'a> {
     pub db: &'a str,
     /// `--db-ps-mode=disable`.
     pub ps_disabled: bool,
+    /// Ask for CLIENT_LOCAL_FILES (LOAD DATA LOCAL for `bulk_load`); false
+    /// makes the server refuse it, as with `local_infile=OFF` (tests).
+    pub local_infile: bool,
 }
 
 /// A prepared statement: server-side, or emulated client-side.
@@ -483,6 +515,8 @@ pub struct NativeConnection {
     /// MariaDB extended capabilities in use (0 on MySQL).
     ext_caps: u32,
     status: u16,
+    /// Warning count of the last OK packet.
+    warnings: u16,
     server_version: String,
     stmts: Slots<Stmt>,
     cols: Vec<Col>,
@@ -495,6 +529,7 @@ pub struct NativeConnection {
     password: String,
     db: String,
     ps_disabled: bool,
+    local_infile: bool,
 }
 
 fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
@@ -540,6 +575,7 @@ impl NativeConnection {
             caps: 0,
             ext_caps: 0,
             status: 0,
+            warnings: 0,
             server_version: String::new(),
             stmts: Slots::default(),
             cols: Vec::new(),
@@ -550,6 +586,7 @@ impl NativeConnection {
             password: p.password.to_string(),
             db: p.db.to_string(),
             ps_disabled: p.ps_disabled,
+            local_infile: p.local_infile,
         };
         c.handshake().map_err(|e| match e {
             HandshakeError::Io(e) => fail(net_code, "HY000", e.to_string()),
@@ -599,6 +636,7 @@ impl NativeConnection {
             | CLIENT_PLUGIN_AUTH
             | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
             | CLIENT_DEPRECATE_EOF
+            | if self.local_infile { CLIENT_LOCAL_FILES } else { 0 }
             | if self.db.is_empty() { 0 } else { CLIENT_CONNECT_WITH_DB };
         if server_caps & CLIENT_PROTOCOL_41 == 0 {
             return Err(HandshakeError::Unsupported(Unsupported("a pre-4.1 server".into())));
@@ -635,7 +673,7 @@ impl NativeConnection {
             let p = self.wire.read()?.to_vec();
             match p.first() {
                 Some(0x00) => {
-                    self.read_ok_status(&p);
+                    self.apply_ok(ok_packet(&p));
                     return Ok(());
                 }
                 Some(0xff) => return Err(HandshakeError::Server(server_error(&p))),
@@ -659,12 +697,13 @@ impl NativeConnection {
         }
     }
 
-    fn read_ok_status(&mut self, p: &[u8]) -> u64 {
-        let (affected, status) = ok_packet(p);
-        if let Some(s) = status {
+    /// Takes the status and warning count of an OK packet; returns its affected rows.
+    fn apply_ok(&mut self, ok: OkPacket) -> u64 {
+        if let Some(s) = ok.status {
             self.status = s;
         }
-        affected
+        self.warnings = ok.warnings;
+        ok.affected
     }
 
     fn deprecate_eof(&self) -> bool {
@@ -703,6 +742,7 @@ impl NativeConnection {
     /// whose cached result metadata the server may refer to instead of
     /// sending it.
     fn read_response(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
+        self.warnings = 0;
         let mut first: Option<Outcome> = None;
         loop {
             let outcome = match self.read_one_result(binary, if first.is_none() { stmt } else { None }) {
@@ -727,11 +767,8 @@ impl NativeConnection {
         let p = self.wire.read().map_err(io_err)?;
         match p.first() {
             Some(0x00) => {
-                let (affected, status) = ok_packet(p);
-                if let Some(s) = status {
-                    self.status = s;
-                }
-                return Ok(Outcome::Affected(affected));
+                let ok = ok_packet(p);
+                return Ok(Outcome::Affected(self.apply_ok(ok)));
             }
             Some(0xff) => {
                 let e = server_error(p);
@@ -739,16 +776,10 @@ impl NativeConnection {
                 return Err(e);
             }
             Some(0xfb) => {
-                // LOAD DATA LOCAL INFILE request: refuse with an empty file.
-                self.wire.begin(false);
-                self.wire.send().map_err(io_err)?;
-                let _ = self.read_one_result(binary, None);
-                return Err(DbError {
-                    kind: ErrorKind::Other,
-                    code: 2068,
-                    sqlstate: "HY000".into(),
-                    message: "LOAD DATA LOCAL INFILE is not supported by dbbench".into(),
-                });
+                // A LOAD DATA LOCAL request we did not ask for (a statement of
+                // the user's, or a server that wants a file): an empty file.
+                let name = String::from_utf8_lossy(&p[1..]).into_owned();
+                return Err(self.refuse_infile(&name, false));
             }
             _ => {}
         }
@@ -782,7 +813,7 @@ impl NativeConnection {
             match p.first() {
                 Some(0xfe) if (deprecate_eof && p.len() < MAX_PAYLOAD) || p.len() < 9 => {
                     let status = if deprecate_eof {
-                        ok_packet(p).1
+                        ok_packet(p).status
                     } else {
                         (p.len() >= 5).then(|| u16::from_le_bytes([p[3], p[4]]))
                     };
@@ -838,8 +869,75 @@ impl NativeConnection {
         Ok(Some((id, nparams, std::mem::take(&mut self.cols))))
     }
 
+    /// Answers a LOAD DATA LOCAL request for a file that is not our stream
+    /// with an empty file (the protocol has no other way to say no), reads
+    /// the statement's result, and returns the error to report
+    /// (`in_bulk_load`: the request came for our own LOAD DATA).
+    fn refuse_infile(&mut self, name: &str, in_bulk_load: bool) -> DbError {
+        self.wire.begin(false);
+        if let Err(e) = self.wire.send() {
+            return io_err(e);
+        }
+        match self.read_one_result(false, None) {
+            Err(e) if e.kind == ErrorKind::ConnectionLost => e,
+            _ => foreign_infile_error(name, in_bulk_load),
+        }
+    }
+
+    /// The INSERT path of `bulk_load`, with each statement's warnings turned into an error.
+    fn insert_checked(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        insert_rows(self, table, columns, rows, &mut |c: &mut NativeConnection| c.check_warnings("INSERT"))
+    }
+
+    /// An error naming the first warning, when the last statement left warnings.
+    fn check_warnings(&mut self, what: &str) -> Result<(), DbError> {
+        match self.warnings {
+            0 => Ok(()),
+            n => Err(warnings_error(self, what, n)),
+        }
+    }
+
+    /// The data phase of LOAD DATA LOCAL, after the server asked for our
+    /// stream: rows in packets, the empty packet, the result. Returns the
+    /// rows the server loaded and the lines sent.
+    fn stream_infile(&mut self, rows: RowSource) -> Result<(u64, u64), DbError> {
+        let mut buf = Vec::with_capacity(INFILE_SEND_BYTES + 64 * 1024);
+        let (mut more, mut lines, mut ends_with_newline) = (true, 0u64, true);
+        while more {
+            buf.clear();
+            while more && buf.len() < INFILE_SEND_BYTES {
+                more = rows(&mut buf);
+            }
+            if let Some(&last) = buf.last() {
+                lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+                ends_with_newline = last == b'\n';
+            }
+            self.wire.send_infile_data(&buf).map_err(io_err)?;
+        }
+        // The server loads a last line without its newline too.
+        lines += u64::from(!ends_with_newline);
+        self.wire.begin(false);
+        self.wire.send().map_err(io_err)?;
+        let p = self.wire.read().map_err(io_err)?;
+        match p.first() {
+            Some(0x00) => {
+                let ok = ok_packet(p);
+                Ok((self.apply_ok(ok), lines))
+            }
+            Some(0xff) => Err(server_error(p)),
+            _ => Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "unexpected reply to LOAD DATA LOCAL data"))),
+        }
+    }
+
     fn connect_again(&mut self) -> Result<(), DbError> {
-        let params = Params { endpoint: &self.endpoint, user: &self.user, password: &self.password, db: &self.db, ps_disabled: self.ps_disabled };
+        let params = Params {
+            endpoint: &self.endpoint,
+            user: &self.user,
+            password: &self.password,
+            db: &self.db,
+            ps_disabled: self.ps_disabled,
+            local_infile: self.local_infile,
+        };
         match NativeConnection::connect(&params) {
             Ok(mut fresh) => {
                 // The old wire goes to `fresh`, whose drop says goodbye on it (best effort).
@@ -880,12 +978,22 @@ impl From<io::Error> for HandshakeError {
     }
 }
 
-/// An OK packet's (affected rows, server status if present).
-fn ok_packet(p: &[u8]) -> (u64, Option<u16>) {
+/// What an OK packet says.
+struct OkPacket {
+    affected: u64,
+    /// Server status, if present.
+    status: Option<u16>,
+    /// Warning count (0 if absent).
+    warnings: u16,
+}
+
+/// Parses an OK packet (or a DEPRECATE_EOF end-of-rows packet).
+fn ok_packet(p: &[u8]) -> OkPacket {
     let mut b = Buf(p.get(1..).unwrap_or_default());
     let affected = b.lenenc().unwrap_or(0);
     let _ = b.lenenc();
-    (affected, b.u16().ok())
+    let status = b.u16().ok();
+    OkPacket { affected, status, warnings: b.u16().unwrap_or(0) }
 }
 
 fn decode_text_row(p: &[u8], ncols: usize, rs: &mut ResultSet) -> io::Result<()> {
@@ -1119,6 +1227,48 @@ impl Connection for NativeConnection {
         self.pending.pop_front()
     }
 
+    /// `LOAD DATA LOCAL INFILE` streamed from memory; multi-row INSERTs when
+    /// the server refuses LOCAL INFILE (`local_infile=OFF`, or a session
+    /// without CLIENT_LOCAL_FILES) before any data was taken from `rows`.
+    /// Warnings (a value truncated or converted, a row skipped) are an error
+    /// naming the first: LOAD DATA LOCAL never fails on bad data by itself.
+    fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        // Sent even when the session lacks CLIENT_LOCAL_FILES: the server's
+        // refusal then takes the same path as local_infile=OFF.
+        self.command(COM_QUERY, load_data_sql(table, columns).as_bytes())?;
+        self.warnings = 0;
+        let p = self.wire.read().map_err(io_err)?;
+        match p.first() {
+            Some(0xfb) if &p[1..] == INFILE_NAME.as_bytes() => {}
+            Some(0xfb) => {
+                let name = String::from_utf8_lossy(&p[1..]).into_owned();
+                return Err(self.refuse_infile(&name, true));
+            }
+            Some(0xff) => {
+                let e = server_error(p);
+                return if local_infile_refused(&e) { self.insert_checked(table, columns, rows) } else { Err(e) };
+            }
+            Some(0x00) => {
+                let ok = ok_packet(p);
+                self.apply_ok(ok);
+                return Err(DbError {
+                    kind: ErrorKind::Other,
+                    code: 0,
+                    sqlstate: String::new(),
+                    message: format!("LOAD DATA LOCAL into {table}: the server answered without asking for the data"),
+                });
+            }
+            // A result set to a LOAD DATA: the session is out of step with us.
+            _ => return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "unexpected reply to LOAD DATA LOCAL"))),
+        }
+        let (loaded, lines) = self.stream_infile(rows)?;
+        self.check_warnings(&format!("LOAD DATA into {table}"))?;
+        if loaded != lines {
+            return Err(rows_mismatch_error(table, loaded, lines));
+        }
+        Ok(loaded)
+    }
+
     fn server_version(&mut self) -> String {
         match self.query("SELECT VERSION()") {
             Ok(Outcome::Rows(rs)) => rs.first_text(),
@@ -1147,6 +1297,91 @@ mod tests {
 
     /// One packet with sequence 1 and a 1-byte payload.
     const PACKET: [u8; 5] = [1, 0, 0, 1, 0x00];
+
+    /// Writes one packet.
+    fn put_packet(s: &mut UnixStream, seq: u8, payload: &[u8]) {
+        let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        p.push(seq);
+        p.extend_from_slice(payload);
+        s.write_all(&p).unwrap();
+    }
+
+    /// Reads one packet's payload.
+    fn get_packet(s: &mut UnixStream) -> Vec<u8> {
+        let mut h = [0u8; 4];
+        s.read_exact(&mut h).unwrap();
+        let mut p = vec![0u8; h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16];
+        s.read_exact(&mut p).unwrap();
+        p
+    }
+
+    /// A malicious server asks for `/etc/passwd` in answer to our LOAD DATA
+    /// and to a plain SELECT: both times it gets an empty file (the only
+    /// answer the protocol has) and the statement fails naming the file;
+    /// the row source is never called. The "server" is this test, speaking
+    /// the protocol on a unix socket with a read timeout (no hang).
+    #[test]
+    fn a_server_asking_for_another_file_gets_nothing() {
+        let dir = std::env::temp_dir().join(format!("dbbench-fake-mysql-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fake.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let caps = CLIENT_LONG_PASSWORD
+                | CLIENT_PROTOCOL_41
+                | CLIENT_TRANSACTIONS
+                | CLIENT_SECURE_CONNECTION
+                | CLIENT_PLUGIN_AUTH
+                | CLIENT_LOCAL_FILES
+                | CLIENT_DEPRECATE_EOF;
+            let mut h = vec![10];
+            h.extend_from_slice(b"8.0.0-fake\0");
+            h.extend_from_slice(&7u32.to_le_bytes());
+            h.extend_from_slice(b"abcdefgh\0");
+            h.extend_from_slice(&(caps as u16).to_le_bytes());
+            h.push(CHARSET_UTF8MB4);
+            h.extend_from_slice(&2u16.to_le_bytes());
+            h.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+            h.push(21);
+            h.extend_from_slice(&[0; 10]);
+            h.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+            put_packet(&mut s, 0, &h);
+            get_packet(&mut s); // the client's handshake response
+            let ok = [0u8, 0, 0, 2, 0, 0, 0];
+            put_packet(&mut s, 2, &ok);
+            let mut answers = Vec::new();
+            for _ in 0..2 {
+                let query = get_packet(&mut s);
+                assert_eq!(query[0], COM_QUERY);
+                put_packet(&mut s, 1, b"\xfb/etc/passwd");
+                answers.push((String::from_utf8_lossy(&query[1..]).into_owned(), get_packet(&mut s)));
+                put_packet(&mut s, 3, &ok);
+            }
+            answers
+        });
+        let ep = Endpoint::Socket(path.display().to_string());
+        let params = Params { endpoint: &ep, user: "u", password: "", db: "", ps_disabled: true, local_infile: true };
+        let Ok(mut c) = NativeConnection::connect(&params) else { panic!("connect to the fake server") };
+        let mut calls = 0;
+        let err = c
+            .bulk_load("t", &["a"], &mut |_: &mut Vec<u8>| {
+                calls += 1;
+                false
+            })
+            .expect_err("foreign file");
+        assert!(err.message.contains("'/etc/passwd'"), "{err}");
+        assert_eq!(calls, 0);
+        let err = c.query("SELECT 1").expect_err("foreign file");
+        assert!(err.message.contains("'/etc/passwd'"), "{err}");
+        let answers = server.join().expect("fake server");
+        assert!(answers[0].0.starts_with("LOAD DATA LOCAL INFILE 'dbbench-stream' INTO TABLE t "), "{}", answers[0].0);
+        assert_eq!(answers[1].0, "SELECT 1");
+        assert!(answers.iter().all(|(_, file)| file.is_empty()), "the client sent file data");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn replies_that_are_already_there_switch_to_reading_first() {
