@@ -14,9 +14,11 @@
 //! fatal) is decided by [`Driver::classify`], from the driver's own
 //! `--*-ignore-errors` list; the Lua binding layer (`script::sql`) acts on it.
 //!
-//! [`Connection::bulk_load`] serves the TPC-H tooling without the drivers
-//! knowing TPC-H: rows as `|`-separated lines, loaded the fastest way the
-//! database has.
+//! Two things serve the TPC-H tooling without the drivers knowing TPC-H:
+//! [`Connection::bulk_load`] (rows as `|`-separated lines, loaded the fastest
+//! way the database has) and [`Connection::canceller`] (stop a running
+//! statement from another thread: per-query timeouts that also stop the
+//! work on the server).
 
 pub mod mysql;
 mod mysql_wire;
@@ -185,6 +187,12 @@ pub enum ErrorKind {
     UniqueViolation,
     /// SQLite: database is locked / busy.
     Busy,
+    /// The statement was cancelled: by a [`Canceller`], `KILL QUERY` or a
+    /// server-side statement timeout (MySQL 1317, 3024, MariaDB 1969,
+    /// PostgreSQL 57014, SQLite SQLITE_INTERRUPT). No default ignore list
+    /// contains these codes, so a cancel ends a load-engine run unless the
+    /// user lists the code (or `all`); the connection stays usable.
+    Cancelled,
     /// Anything else (syntax error, missing table, ...).
     Other,
 }
@@ -233,6 +241,21 @@ pub enum ErrorAction {
 #[allow(dead_code)] // for the TPC-H loader, which is not wired in yet (as with `quote`)
 pub type RowSource<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 
+/// Cancels the statement a connection is running, from another thread.
+///
+/// Cancelling is racy by nature (as `KILL QUERY` and PostgreSQL's cancel
+/// request are): a cancel that arrives after the statement ended may stop
+/// the connection's next statement (MySQL, PostgreSQL) or nothing (SQLite).
+/// Callers cancel only while they know a statement runs and treat an
+/// [`ErrorKind::Cancelled`] from the next one as part of the same timeout.
+#[allow(dead_code)] // for per-query timeouts (TPC-H), not wired in yet
+pub trait Canceller: Send + Sync {
+    /// Asks the database to stop the running statement; returns once the
+    /// request is delivered (the statement then fails with
+    /// [`ErrorKind::Cancelled`]). An error means the request could not be sent.
+    fn cancel(&self) -> Result<(), DbError>;
+}
+
 /// One open connection, used by exactly one client thread.
 pub trait Connection {
     /// Runs a statement as text (`COM_QUERY` / simple query protocol).
@@ -280,6 +303,12 @@ pub trait Connection {
     #[allow(dead_code)] // for the TPC-H loader, not wired in yet
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         insert_rows(self, table, columns, rows, &mut |_| Ok(()))
+    }
+    /// A handle that cancels what this connection runs; None when the driver cannot.
+    /// The handle follows the connection across [`Connection::reconnect`].
+    #[allow(dead_code)] // for per-query timeouts (TPC-H), not wired in yet
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        None
     }
 }
 

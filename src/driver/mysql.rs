@@ -12,7 +12,7 @@
 use std::fmt::{self, Write as _};
 use std::io::{self, Write as _};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 
 use mysql::consts::ColumnType;
@@ -20,7 +20,7 @@ use mysql::prelude::{Protocol, Queryable};
 use mysql::{ClientIdentity, Column, Conn, DriverError, LocalInfileHandler, Opts, OptsBuilder, Params, QueryResult, SslOpts, Statement};
 
 use super::sqlite::{closed_stmt, Slots, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated};
-use super::{insert_rows, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::{insert_rows, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
@@ -233,7 +233,8 @@ impl Driver for MysqlDriver {
         }
         let opts = self.cfg.opts(&ep);
         let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&ep, &self.cfg.user, e, false))?;
-        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default() }))
+        let conn_id = Arc::new(AtomicU32::new(conn.connection_id()));
+        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default(), conn_id }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -286,6 +287,9 @@ pub(super) fn kind_for_code(code: u16) -> ErrorKind {
         1213 => ErrorKind::Deadlock,
         1205 => ErrorKind::LockTimeout,
         1062 => ErrorKind::UniqueViolation,
+        // ER_QUERY_INTERRUPTED (KILL QUERY), MySQL's max_execution_time and
+        // MariaDB's max_statement_time.
+        1317 | 3024 | 1969 => ErrorKind::Cancelled,
         _ => ErrorKind::Other,
     }
 }
@@ -393,6 +397,8 @@ pub struct MysqlConnection {
     endpoint: Endpoint,
     cfg: Arc<Config>,
     stmts: Slots<Stmt>,
+    /// The session's id, shared with cancellers and updated on reconnect.
+    conn_id: Arc<AtomicU32>,
 }
 
 /// Prepares server-side, or `None` when the server cannot prepare this statement.
@@ -557,6 +563,7 @@ impl Connection for MysqlConnection {
 
     fn reconnect(&mut self) -> Result<(), DbError> {
         self.conn = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.cfg.user, e, true))?;
+        self.conn_id.store(self.conn.connection_id(), Ordering::Relaxed);
         for slot in self.stmts.iter_mut() {
             if let Stmt::Server { sql, stmt } = slot {
                 match prep(&mut self.conn, sql)? {
@@ -582,6 +589,11 @@ impl Connection for MysqlConnection {
                 n => Err(warnings_error(c, "INSERT", n)),
             }),
         }
+    }
+
+    /// `KILL QUERY <this session's id>` from a fresh connection with the same options (TLS included).
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(CrateCanceller { conn_id: self.conn_id.clone(), opts: self.opts.clone(), endpoint: self.endpoint.clone(), user: self.cfg.user.clone() }))
     }
 
     fn server_version(&mut self) -> String {
@@ -697,6 +709,21 @@ impl MysqlConnection {
     }
 }
 
+/// Cancels a crate connection's statement with `KILL QUERY` over a new connection.
+struct CrateCanceller {
+    conn_id: Arc<AtomicU32>,
+    opts: Opts,
+    endpoint: Endpoint,
+    user: String,
+}
+
+impl Canceller for CrateCanceller {
+    fn cancel(&self) -> Result<(), DbError> {
+        let mut c = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.user, e, false))?;
+        c.query_drop(format!("KILL QUERY {}", self.conn_id.load(Ordering::Relaxed))).map_err(map_err)
+    }
+}
+
 /// `--mysql-dry-run`: no server; every statement succeeds with no rows.
 struct DryRunConnection {
     next: usize,
@@ -729,7 +756,7 @@ impl Connection for DryRunConnection {
 mod tests {
     use super::super::mysql_wire::{NativeConnection, Params as WireParams};
     use super::super::test_support::{
-        check_bad_rows, check_bulk_load, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
+        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
     };
     use super::*;
 
@@ -1025,6 +1052,24 @@ mod tests {
         c.query("SET SESSION sql_mode = ''").expect("sql_mode");
         let lenient = [("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"), ("2|1.00|1995-13-45|A|n\n", "Data truncated for column 'd'")];
         check_bad_rows(&mut c, "dbb_my_bulk_refused", &own_bulk_load, &lenient);
+    }
+
+    /// `KILL QUERY` through a fresh connection stops `SELECT SLEEP(30)` on both
+    /// clients; the error is Cancelled (1317), fatal unless listed.
+    #[test]
+    fn cancel_stops_a_running_statement() {
+        for client in ["native", "crate"] {
+            let Some(o) = sock(&[("mysql_client", client)]) else { return };
+            let mut c = connect(&o);
+            let err = check_cancel(c.as_mut(), "SELECT SLEEP(30)");
+            assert_eq!(err.code, 1317, "{client}: {err}");
+            assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Fatal);
+            let mut listed = o.clone();
+            listed.set("mysql_ignore_errors", "1317");
+            assert_eq!(create(&listed).expect("driver").classify(&err), ErrorAction::Restart);
+        }
+        assert_eq!(kind_for_code(1969), ErrorKind::Cancelled);
+        assert_eq!(kind_for_code(3024), ErrorKind::Cancelled);
     }
 
     #[test]

@@ -21,6 +21,8 @@ use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sha1::{Digest, Sha1};
@@ -31,7 +33,7 @@ use super::mysql::{
     warnings_error, Endpoint, ER_UNSUPPORTED_PS,
 };
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
-use super::{insert_rows, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::{insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
 
 /// The server needs something this module does not implement; the caller
 /// falls back to the `mysql` crate.
@@ -517,6 +519,9 @@ pub struct NativeConnection {
     status: u16,
     /// Warning count of the last OK packet.
     warnings: u16,
+    /// The server's id of this session (the handshake's thread id), shared
+    /// with cancellers and updated on reconnect.
+    conn_id: Arc<AtomicU32>,
     server_version: String,
     stmts: Slots<Stmt>,
     cols: Vec<Col>,
@@ -576,6 +581,7 @@ impl NativeConnection {
             ext_caps: 0,
             status: 0,
             warnings: 0,
+            conn_id: Arc::new(AtomicU32::new(0)),
             server_version: String::new(),
             stmts: Slots::default(),
             cols: Vec::new(),
@@ -606,7 +612,7 @@ impl NativeConnection {
             return Err(HandshakeError::Unsupported(Unsupported("handshake protocol other than v10".into())));
         }
         self.server_version = String::from_utf8_lossy(b.nul_str()).into_owned();
-        b.u32()?; // connection id
+        self.conn_id.store(b.u32()?, Ordering::Relaxed);
         let mut scramble = b.take(8)?.to_vec();
         b.u8()?;
         let mut server_caps = b.u16()? as u32;
@@ -946,6 +952,7 @@ impl NativeConnection {
                 self.caps = fresh.caps;
                 self.ext_caps = fresh.ext_caps;
                 self.status = fresh.status;
+                self.conn_id.store(fresh.conn_id.load(Ordering::Relaxed), Ordering::Relaxed);
                 Ok(())
             }
             // A server that went away is a lost connection (retry may help);
@@ -1269,12 +1276,59 @@ impl Connection for NativeConnection {
         Ok(loaded)
     }
 
+    /// `KILL QUERY <this session's id>` from a fresh connection with the same parameters.
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(NativeCanceller {
+            conn_id: self.conn_id.clone(),
+            endpoint: self.endpoint.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            db: self.db.clone(),
+        }))
+    }
+
     fn server_version(&mut self) -> String {
         match self.query("SELECT VERSION()") {
             Ok(Outcome::Rows(rs)) => rs.first_text(),
             _ => None,
         }
         .unwrap_or_else(|| self.server_version.trim_start_matches("5.5.5-").to_string())
+    }
+}
+
+/// Cancels a native connection's statement with `KILL QUERY` (MariaDB/MySQL
+/// have no in-band cancel).
+struct NativeCanceller {
+    conn_id: Arc<AtomicU32>,
+    endpoint: Endpoint,
+    user: String,
+    password: String,
+    db: String,
+}
+
+impl Canceller for NativeCanceller {
+    fn cancel(&self) -> Result<(), DbError> {
+        let params = Params {
+            endpoint: &self.endpoint,
+            user: &self.user,
+            password: &self.password,
+            db: &self.db,
+            ps_disabled: true,
+            local_infile: false,
+        };
+        let mut c = match NativeConnection::connect(&params) {
+            Ok(c) => c,
+            Err(ConnectError::Failed(e)) => return Err(e),
+            Err(ConnectError::Unsupported(u)) => {
+                return Err(DbError {
+                    kind: ErrorKind::ConnectFailed,
+                    code: 0,
+                    sqlstate: String::new(),
+                    message: format!("cannot connect to cancel a statement: the server needs {}", u.0),
+                })
+            }
+        };
+        c.query(&format!("KILL QUERY {}", self.conn_id.load(Ordering::Relaxed))).map(drop)
     }
 }
 

@@ -17,16 +17,16 @@
 use std::error::Error as StdError;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use postgres::config::SslMode;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
-use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
 use super::sqlite::{closed_stmt, Slots, placeholders, ps_mode_disabled, push_f64, Emulated};
-use super::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::{Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
@@ -136,7 +136,8 @@ impl Driver for PgsqlDriver {
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, false))?;
-        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default() }))
+        let cancel = Arc::new(Mutex::new(client.cancel_token()));
+        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default(), cancel }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -171,6 +172,8 @@ fn map_err(e: postgres::Error) -> DbError {
             "40001" => ErrorKind::Serialization,
             "23505" => ErrorKind::UniqueViolation,
             "55P03" => ErrorKind::LockTimeout,
+            // query_canceled: a cancel request or statement_timeout.
+            "57014" => ErrorKind::Cancelled,
             // Class 08 and admin shutdown / crash shutdown / cannot connect now.
             s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => ErrorKind::ConnectionLost,
             _ => ErrorKind::Other,
@@ -460,11 +463,31 @@ pub struct PgsqlConnection {
     stmts: Slots<Stmt>,
     /// Results after the first of the last query, for `next_result`.
     pending: std::collections::VecDeque<Outcome>,
+    /// The session's cancel key, shared with cancellers and replaced on reconnect.
+    cancel: Arc<Mutex<CancelToken>>,
 }
 
 /// Bytes taken from the row source before they go to the COPY writer.
 const COPY_CHUNK_BYTES: usize = 256 * 1024;
 
+/// Cancels a PostgreSQL statement with the protocol's cancel request (a new
+/// connection carrying the session's key; unix socket or TCP as configured).
+struct PgCanceller {
+    token: Arc<Mutex<CancelToken>>,
+    target: String,
+}
+
+impl Canceller for PgCanceller {
+    fn cancel(&self) -> Result<(), DbError> {
+        let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        token.cancel_query(NoTls).map_err(|e| DbError {
+            kind: ErrorKind::ConnectFailed,
+            code: 0,
+            sqlstate: "08001".into(),
+            message: format!("cannot send a cancel request to PostgreSQL at {}: {e}", self.target),
+        })
+    }
+}
 
 impl Connection for PgsqlConnection {
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -536,6 +559,7 @@ impl Connection for PgsqlConnection {
 
     fn reconnect(&mut self) -> Result<(), DbError> {
         self.client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, true))?;
+        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.client.cancel_token();
         for slot in self.stmts.iter_mut() {
             if let Stmt::Server { sql, stmt } = slot {
                 *stmt = self.client.prepare(sql).map_err(map_err)?;
@@ -582,6 +606,11 @@ impl Connection for PgsqlConnection {
         writer.finish().map_err(map_err)
     }
 
+    /// The protocol's cancel request with this session's key.
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone() }))
+    }
+
     fn server_version(&mut self) -> String {
         match self.query("SHOW server_version") {
             Ok(Outcome::Rows(rs)) => rs.first_text().unwrap_or_default(),
@@ -593,7 +622,7 @@ impl Connection for PgsqlConnection {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{
-        check_bad_rows, check_bulk_load, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
+        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
     };
     use super::*;
 
@@ -773,5 +802,24 @@ mod tests {
         check_bulk_load(c.as_mut(), "dbb_pg_bulk_insert", true, &insert_path);
         let bad = [("x|1.00|1995-01-01|A|n\n", "invalid input syntax for type integer: \"x\""), ("3|1.00\n", "has 2 field(s), 5 column(s)")];
         check_bad_rows(c.as_mut(), "dbb_pg_bulk_insert", &insert_path, &bad);
+    }
+
+    /// The cancel request stops `pg_sleep(30)` over the unix socket the dev
+    /// server listens on and over TCP; the error is Cancelled (57014),
+    /// fatal unless listed.
+    #[test]
+    fn cancel_stops_a_running_statement() {
+        let Some(o) = server(&[]) else { return };
+        let Some(port) = test_env("DBBENCH_TEST_PGSQL_PORT") else { return };
+        let tcp = opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", &port)]);
+        for o in [o, tcp] {
+            let mut c = connect(&o);
+            let err = check_cancel(c.as_mut(), "SELECT pg_sleep(30)");
+            assert_eq!(err.sqlstate, "57014", "{err}");
+            assert_eq!(create(&o).expect("driver").classify(&err), ErrorAction::Fatal);
+            let mut listed = o.clone();
+            listed.set("pgsql_ignore_errors", "57014");
+            assert_eq!(create(&listed).expect("driver").classify(&err), ErrorAction::Restart);
+        }
     }
 }

@@ -9,13 +9,13 @@
 //! lookup per execution.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{ffi, Connection as SqlConn, ErrorCode, OpenFlags};
+use rusqlite::{ffi, Connection as SqlConn, ErrorCode, InterruptHandle, OpenFlags};
 
-use super::{line_fields, Connection, DbError, Driver, ErrorAction, ErrorKind, Lines, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::{line_fields, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Lines, Outcome, ResultSet, RowSource, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// Options shared by all drivers (declared once, here): `--db-ps-mode`.
@@ -332,7 +332,9 @@ impl Driver for SqliteDriver {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
-        Ok(Box::new(SqliteConnection { conn: open(&self.cfg)?, cfg: self.cfg.clone(), stmts: Slots::default() }))
+        let conn = open(&self.cfg)?;
+        let interrupt = Arc::new(Mutex::new(conn.get_interrupt_handle()));
+        Ok(Box::new(SqliteConnection { conn, cfg: self.cfg.clone(), stmts: Slots::default(), interrupt }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -409,6 +411,8 @@ fn map_err(e: rusqlite::Error) -> DbError {
                 {
                     ErrorKind::UniqueViolation
                 }
+                // sqlite3_interrupt(): a Canceller.
+                ErrorCode::OperationInterrupted => ErrorKind::Cancelled,
                 _ => ErrorKind::Other,
             };
             DbError { kind, code: fe.extended_code as i64, sqlstate: String::new(), message: msg.unwrap_or_else(|| fe.to_string()) }
@@ -443,6 +447,18 @@ pub struct SqliteConnection {
     conn: SqlConn,
     cfg: Arc<Config>,
     stmts: Slots<Stmt>,
+    /// Interrupts this connection; shared with cancellers, replaced on reconnect.
+    interrupt: Arc<Mutex<InterruptHandle>>,
+}
+
+/// Cancels a SQLite statement with `sqlite3_interrupt()`.
+struct SqliteCanceller(Arc<Mutex<InterruptHandle>>);
+
+impl Canceller for SqliteCanceller {
+    fn cancel(&self) -> Result<(), DbError> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).interrupt();
+        Ok(())
+    }
 }
 
 /// What `bulk_load` checks a field against before binding it. SQLite
@@ -708,6 +724,7 @@ impl Connection for SqliteConnection {
 
     fn reconnect(&mut self) -> Result<(), DbError> {
         self.conn = open(&self.cfg)?;
+        *self.interrupt.lock().unwrap_or_else(|p| p.into_inner()) = self.conn.get_interrupt_handle();
         // Statements are SQL keys: only the new connection's cache needs filling.
         for s in self.stmts.iter() {
             if let Stmt::Cached(sql) = s {
@@ -740,6 +757,11 @@ impl Connection for SqliteConnection {
         }
         result
     }
+
+    /// `sqlite3_interrupt()` on this connection.
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(SqliteCanceller(self.interrupt.clone())))
+    }
 }
 
 /// Executing a closed or unknown statement is a script bug.
@@ -756,7 +778,7 @@ pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
 mod tests {
     use super::*;
     use crate::driver::test_support::{
-        bulk_table_sql, check_bad_rows, check_bulk_load, chunks_of, driver_opts, insert_path, own_bulk_load, rows, txt, BULK_COLUMNS,
+        bulk_table_sql, check_bad_rows, check_bulk_load, check_cancel, chunks_of, driver_opts, insert_path, own_bulk_load, rows, txt, BULK_COLUMNS,
     };
 
     fn temp_db(name: &str) -> String {
@@ -957,5 +979,20 @@ mod tests {
         assert_eq!(rows(c.query("SELECT COUNT(*) FROM bulk")), vec![vec![txt("0")]], "rolled back");
         c.query("DROP TABLE bulk").expect("drop");
         check_bulk_load(c.as_mut(), "bulk_insert", false, &insert_path);
+    }
+
+    /// sqlite3_interrupt() stops a long recursive CTE; Cancelled, fatal unless listed.
+    #[test]
+    fn cancel_stops_a_running_statement() {
+        let path = temp_db("cancel");
+        let drv = create(&opts(&path, &[])).expect("driver");
+        let mut c = drv.connect().expect("connect");
+        // About ten seconds or more of work when nobody stops it.
+        let long = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 200000000) SELECT COUNT(*) FROM r";
+        let err = check_cancel(c.as_mut(), long);
+        assert_eq!(err.code, i64::from(ffi::SQLITE_INTERRUPT), "{err}");
+        assert_eq!(drv.classify(&err), ErrorAction::Fatal);
+        let listed = create(&opts(&path, &[("sqlite_ignore_errors", "9")])).expect("driver");
+        assert_eq!(listed.classify(&err), ErrorAction::Restart);
     }
 }

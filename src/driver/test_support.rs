@@ -226,3 +226,34 @@ pub fn check_bad_rows(c: &mut dyn Connection, table: &str, load: Loader, cases: 
     }
     c.query(&format!("DROP TABLE {table}")).expect("drop");
 }
+
+/// Cancels `long_sql` (which would run for 10 s or more) after 200 ms from
+/// another thread: the statement fails with ErrorKind::Cancelled within
+/// 2 s, the connection then runs `SELECT 1`, and after a reconnect the
+/// same canceller stops the new session's statement. Returns the error.
+/// Every wait is bounded: the statements end by themselves, the canceller
+/// thread is joined after them.
+pub fn check_cancel(c: &mut dyn Connection, long_sql: &str) -> DbError {
+    use std::time::{Duration, Instant};
+    let canceller: std::sync::Arc<dyn super::Canceller> = std::sync::Arc::from(c.canceller().expect("canceller"));
+    let mut first = None;
+    for round in 0..2 {
+        let k = canceller.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            let at = Instant::now();
+            k.cancel().map(|()| at)
+        });
+        let t0 = Instant::now();
+        let err = c.query(long_sql).expect_err("cancelled");
+        let ended = Instant::now();
+        let cancelled_at = t.join().expect("canceller thread").expect("cancel");
+        eprintln!("round {round}: cancelled after {:?}, ended {:?} after the cancel: {err}", t0.elapsed(), ended.duration_since(cancelled_at));
+        assert_eq!(err.kind, super::ErrorKind::Cancelled, "{err}");
+        assert!(ended.duration_since(cancelled_at) < Duration::from_secs(2), "took {:?}", ended.duration_since(cancelled_at));
+        assert_eq!(rows(c.query("SELECT 1")), vec![vec![txt("1")]]);
+        first.get_or_insert(err);
+        c.reconnect().expect("reconnect");
+    }
+    first.expect("error")
+}
