@@ -472,7 +472,7 @@ pub fn all_options() -> Vec<crate::options::OptionSpec> {
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::{chunks_of, lines_of};
+    use super::test_support::{chunks_of, driver_opts, lines_of, test_env};
     use super::*;
 
     /// Every line, with its number, as `Lines` reads them from `source`.
@@ -512,5 +512,110 @@ mod tests {
         let err = line_fields("t", 7, b"a|b", 3).expect_err("count");
         assert_eq!(err.message, "bulk load into t: row 7 has 2 field(s), 3 column(s) were named");
         assert!(line_fields("t", 8, b"a|\xff|c", 3).expect_err("utf8").message.contains("row 8 is not valid UTF-8"));
+    }
+
+    /// Columns of the lineitem-like benchmark table.
+    const LINEITEM: [&str; 16] = [
+        "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag",
+        "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipinstruct", "l_shipmode", "l_comment",
+    ];
+
+    /// `n` lines shaped like dbgen's lineitem.tbl lines (without the trailing `|`), about 120 bytes each.
+    fn lineitem_lines(n: u64) -> Vec<u8> {
+        use std::io::Write as _;
+        const INSTRUCT: [&str; 4] = ["DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"];
+        const MODE: [&str; 7] = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"];
+        const TEXT: &str = "furiously regular deposits sleep slyly. carefully bold requests nag quickly";
+        let mut out = Vec::with_capacity(n as usize * 128);
+        for i in 0..n as i64 {
+            let qty = i % 50 + 1;
+            let price = qty * (90_000 + i * 37 % 110_000);
+            let ship = 8035 + i * 13 % 2526;
+            let _ = writeln!(
+                out,
+                "{}|{}|{}|{}|{qty}|{}.{:02}|0.{:02}|0.{:02}|{}|{}|{}|{}|{}|{}|{}|{}",
+                i / 4 + 1,
+                i * 7 % 200_000 + 1,
+                i * 13 % 10_000 + 1,
+                i % 4 + 1,
+                price / 100,
+                price % 100,
+                i % 11,
+                i % 9,
+                ["A", "N", "R"][(i % 3) as usize],
+                ["O", "F"][(i % 2) as usize],
+                test_support::date_of_days(ship),
+                test_support::date_of_days(ship + 30),
+                test_support::date_of_days(ship + i % 30 + 1),
+                INSTRUCT[(i % 4) as usize],
+                MODE[(i % 7) as usize],
+                &TEXT[(i % 20) as usize..(i % 20 + 10 + i % 33) as usize],
+            );
+        }
+        out
+    }
+
+    /// Load speed of every path on the dev servers (not a timed test: run it
+    /// by hand with `cargo test --release --bin dbbench bench_bulk_load -- --ignored --nocapture`;
+    /// DBBENCH_BENCH_ROWS sets the row count, default 1 000 000).
+    #[test]
+    #[ignore]
+    fn bench_bulk_load() {
+        let n: u64 = std::env::var("DBBENCH_BENCH_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+        let data = lineitem_lines(n);
+        let ddl = |t: &str| {
+            format!(
+                "CREATE TABLE {t} (l_orderkey INTEGER NOT NULL, l_partkey INTEGER NOT NULL, l_suppkey INTEGER NOT NULL, l_linenumber INTEGER NOT NULL, \
+                 l_quantity DECIMAL(15,2) NOT NULL, l_extendedprice DECIMAL(15,2) NOT NULL, l_discount DECIMAL(15,2) NOT NULL, l_tax DECIMAL(15,2) NOT NULL, \
+                 l_returnflag CHAR(1) NOT NULL, l_linestatus CHAR(1) NOT NULL, l_shipdate DATE NOT NULL, l_commitdate DATE NOT NULL, \
+                 l_receiptdate DATE NOT NULL, l_shipinstruct CHAR(25) NOT NULL, l_shipmode CHAR(10) NOT NULL, l_comment VARCHAR(44) NOT NULL)"
+            )
+        };
+        let run = |label: &str, c: &mut dyn Connection, insert: bool| {
+            let t = "dbb_bench_lineitem";
+            c.query(&format!("DROP TABLE IF EXISTS {t}")).expect("drop");
+            c.query(&ddl(t)).expect("create");
+            let mut source = lines_of(&data, 8192);
+            let t0 = std::time::Instant::now();
+            let loaded = if insert {
+                insert_rows(c, t, &LINEITEM, &mut source, &mut |_| Ok(()))
+            } else {
+                c.bulk_load(t, &LINEITEM, &mut source)
+            };
+            let secs = t0.elapsed().as_secs_f64();
+            assert_eq!(loaded.unwrap_or_else(|e| panic!("{label}: {e}")), n);
+            eprintln!(
+                "{label:<40} {n} rows in {secs:6.2} s: {:>9.0} rows/s, {:5.1} MB/s",
+                n as f64 / secs,
+                data.len() as f64 / secs / 1e6
+            );
+            c.query(&format!("DROP TABLE {t}")).expect("drop");
+        };
+        eprintln!("{n} lineitem-like lines, {:.1} MB", data.len() as f64 / 1e6);
+        if let Some(socket) = test_env("DBBENCH_TEST_MYSQL_SOCKET") {
+            for client in ["native", "crate"] {
+                let o = driver_opts(mysql::options(), &[("mysql_socket", &socket), ("mysql_client", client)]);
+                let mut c = mysql::create(&o).expect("driver").connect().expect("connect");
+                run(&format!("MariaDB {client} LOAD DATA LOCAL"), c.as_mut(), false);
+                if client == "native" {
+                    run("MariaDB native INSERT path", c.as_mut(), true);
+                }
+            }
+        }
+        if let (Some(host), Some(port)) = (test_env("DBBENCH_TEST_PGSQL_HOST"), test_env("DBBENCH_TEST_PGSQL_PORT")) {
+            let o = driver_opts(pgsql::options(), &[("pgsql_host", &host), ("pgsql_port", &port)]);
+            let mut c = pgsql::create(&o).expect("driver").connect().expect("connect");
+            run("PostgreSQL COPY", c.as_mut(), false);
+            run("PostgreSQL INSERT path", c.as_mut(), true);
+        }
+        let dir = std::env::temp_dir().join(format!("dbbench-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let mut o = driver_opts(sqlite::options(), &[]);
+        o.set("sqlite_db", &dir.join("bench.sqlite").display().to_string());
+        let mut c = sqlite::create(&o).expect("driver").connect().expect("connect");
+        run("SQLite prepared INSERT, one transaction", c.as_mut(), false);
+        run("SQLite INSERT path (autocommit)", c.as_mut(), true);
+        drop(c);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
