@@ -781,6 +781,13 @@ mod tests {
         bulk_table_sql, check_bad_rows, check_bulk_load, check_cancel, chunks_of, driver_opts, insert_path, own_bulk_load, rows, txt, BULK_COLUMNS,
     };
 
+    /// Removes a test database and its WAL files (for tests that write megabytes).
+    fn remove_db(path: &str) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+
     fn temp_db(name: &str) -> String {
         let dir = std::env::temp_dir().join(format!("dbbench-sqlite-test-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
@@ -979,6 +986,8 @@ mod tests {
         assert_eq!(rows(c.query("SELECT COUNT(*) FROM bulk")), vec![vec![txt("0")]], "rolled back");
         c.query("DROP TABLE bulk").expect("drop");
         check_bulk_load(c.as_mut(), "bulk_insert", false, &insert_path);
+        drop(c);
+        remove_db(&path);
     }
 
     /// sqlite3_interrupt() stops a long recursive CTE; Cancelled, fatal unless listed.
@@ -994,5 +1003,7 @@ mod tests {
         assert_eq!(drv.classify(&err), ErrorAction::Fatal);
         let listed = create(&opts(&path, &[("sqlite_ignore_errors", "9")])).expect("driver");
         assert_eq!(listed.classify(&err), ErrorAction::Restart);
+        drop(c);
+        remove_db(&path);
     }
 }
