@@ -14,6 +14,7 @@ mod report;
 mod sched;
 mod script;
 mod stats;
+mod tpch;
 mod workloads;
 
 use options::Options;
