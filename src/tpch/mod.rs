@@ -7,4 +7,5 @@
 // TPC-H is wired into the CLI on another branch; remove when merged.
 #![allow(dead_code)]
 
+pub mod params;
 pub mod schema;
