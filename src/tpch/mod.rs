@@ -8,4 +8,5 @@
 #![allow(dead_code)]
 
 pub mod params;
+pub mod queries;
 pub mod schema;
