@@ -243,7 +243,7 @@ pub fn format_option_list(specs: &[OptionSpec]) -> String {
 }
 
 /// Subcommands reserved for the lab, reports, TPC-H and query comparison.
-pub const RESERVED_SUBCOMMANDS: &[&str] = &["tpch", "querydiff"];
+pub const RESERVED_SUBCOMMANDS: &[&str] = &["querydiff"];
 
 /// `dbbench --help`.
 pub fn help_text() -> String {

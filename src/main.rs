@@ -57,14 +57,15 @@ fn fatal(msg: &str) -> ExitCode {
 }
 
 fn real_main(argv: Vec<String>) -> ExitCode {
-    // The lab's subcommands. A script literally named `lab`, `server`,
-    // `report` or `compare` in the current directory is still run as a
+    // The subcommands. A script literally named `lab`, `server`, `report`,
+    // `compare` or `tpch` in the current directory is still run as a
     // script, as sysbench would.
     match argv.get(1).map(String::as_str) {
         Some("lab") if !std::path::Path::new("lab").exists() => return lab::cli::main(&argv[2..]),
         Some("server") if !std::path::Path::new("server").exists() => return lab::server::cli_main(&argv[2..]),
         Some("report") if !std::path::Path::new("report").exists() => return report::cli_main(&argv[2..]),
         Some("compare") if !std::path::Path::new("compare").exists() => return report::compare::cli_main(&argv[2..]),
+        Some("tpch") if !std::path::Path::new("tpch").exists() => return tpch::cli_main(&argv[2..]),
         _ => {}
     }
     let parsed = match cli::parse(&argv[1..]) {

@@ -254,7 +254,7 @@ fn custom_and_parallel_commands() {
 
 #[test]
 fn reserved_subcommands_say_they_are_planned() {
-    let r = dbbench(&["tpch", "run"]);
+    let r = dbbench(&["querydiff", "run"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("planned"), "{}", r.stderr);
 }

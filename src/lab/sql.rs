@@ -11,8 +11,11 @@ pub struct LabConnection {
     driver: &'static str,
 }
 
-/// Connects with dbbench command-line options (`--db-driver=mysql`, `--mysql-socket=...`).
-pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
+/// The driver dbbench command-line options name (`--db-driver=mysql`,
+/// `--mysql-socket=...`; without `--db-driver`, the default SQLite), for
+/// callers that open several connections (one per thread: connections
+/// never move between threads).
+pub fn driver(driver_args: &[String]) -> Result<std::sync::Arc<dyn crate::driver::Driver>, String> {
     let parsed = crate::cli::parse(driver_args)?;
     let mut opts = Options::default();
     opts.declare(crate::cli::general_options());
@@ -21,9 +24,13 @@ pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
     if let Some(a) = unknown.first() {
         return Err(format!("invalid connection option {}", a.original));
     }
-    let name = opts.str("db_driver").to_string();
-    let driver = crate::driver::create(&name, &opts)?;
-    let conn = driver.connect().map_err(|e| format!("cannot connect ({name}): {e}"))?;
+    crate::driver::create(opts.str("db_driver"), &opts)
+}
+
+/// Connects with dbbench command-line options (`--db-driver=mysql`, `--mysql-socket=...`).
+pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
+    let driver = driver(driver_args)?;
+    let conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     Ok(LabConnection { conn, driver: driver.name() })
 }
 
