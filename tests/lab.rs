@@ -506,3 +506,140 @@ test = "oltp_delete"
     assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE server_restarted = 0"), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// TPC-H in the lab, as the seeds' DBT3 pages: MariaDB against PostgreSQL,
+/// both managed, the 22 queries at SF 0.01 on one load per server, the
+/// per-query table with ratios and the answers checked across engines.
+#[test]
+fn tpch_on_managed_mariadb_and_postgresql() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-tpch");
+    let spec = write_spec(
+        &dir,
+        &format!(
+            r#"
+[experiment]
+name = "dbt3"
+{MARIADB}{POSTGRESQL}
+[[workload]]
+name = "h"
+tpch = {{ sf = 0.01, params = "validation", timeout = "120s" }}
+"#
+        ),
+    );
+    let plan = dbbench_in(&dir, &["lab", "plan", &spec]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(plan.stdout.contains("runs: 44") && plan.stdout.contains("each run one TPC-H query"), "{}", plan.stdout);
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok'"), 44);
+    assert_eq!(count(&c, "SELECT count(*) FROM run_metrics WHERE name = 'seconds' AND value > 0"), 44);
+    // One load per server, shared by the 22 query workloads.
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 2);
+    // The per-query table: 22 rows and the geometric mean, every answer the same on both engines.
+    let table = r.stdout.split("TPC-H h: query times").nth(1).expect("per-query table");
+    let rows: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with('Q')).collect();
+    assert_eq!(rows.len(), 22, "{table}");
+    assert!(rows.iter().all(|l| l.trim_end().ends_with("same")), "{table}");
+    assert!(table.contains("geomean (22)"), "{table}");
+    assert!(!r.stdout.contains("WRONG ANSWER"), "{}", r.stdout);
+    // A ratio per query, MariaDB's time over... PostgreSQL's over MariaDB's (the baseline).
+    let q1: Vec<&str> = rows.iter().find(|l| l.trim_start().starts_with("Q1 ")).unwrap().split_whitespace().collect();
+    let (my, pg, ratio): (f64, f64, f64) = (q1[1].parse().unwrap(), q1[2].parse().unwrap(), q1[3].trim_end_matches(['*', '~', '?']).parse().unwrap());
+    assert!((ratio - pg / my).abs() <= 0.02 * ratio + 0.01, "{q1:?}");
+    // The HTML report has the per-query bar charts.
+    let html = std::fs::read_to_string(dir.join("dbbench-lab/reports/dbt3-1.html")).unwrap();
+    assert!(html.contains("TPC-H h: seconds per query") && html.contains("TPC-H h: time relative to mariadb"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The seeds' QUERIES_AT_ONCE=0: a restart before every query, on the data
+/// loaded once; a timed-out query is stored as such and shown as >T.
+#[test]
+fn tpch_restart_before_every_query_and_timeouts_in_the_lab() {
+    let dir = tempdir("lab-tpch-restart");
+    std::fs::create_dir_all(dir.join("q")).unwrap();
+    std::fs::write(dir.join("q/1-slow.sql"), "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c").unwrap();
+    let spec = write_spec(
+        &dir,
+        r#"
+[experiment]
+name = "restart"
+repeats = 2
+
+[[configuration]]
+name = "a"
+server = "sqlite"
+
+[[workload]]
+tpch = { sf = 0.01, queries = "6,1-slow", timeout = 1, restart = "run", query_dir = "q" }
+"#,
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 2, "the timed-out runs are not ok: {}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE server_restarted = 1"), 4, "a restart before every run");
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 1);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'tpch:Q1-slow' AND r.status = 'timeout'"), 2);
+    assert_eq!(count(&c, "SELECT count(*) FROM run_metrics WHERE name = 'timeout_s' AND value = 1"), 2);
+    let table = r.stdout.split("TPC-H tpch: query times").nth(1).expect("per-query table");
+    let slow: Vec<&str> = table.lines().find(|l| l.trim_start().starts_with("Q1-slow")).unwrap().split_whitespace().collect();
+    assert_eq!(slow[1], ">1", "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The seeds' per-query STARTUP_PARAMS: a query's `server_options` start
+/// the managed server with them for that query's runs only, and the load
+/// runs under the configuration's own options.
+#[test]
+fn tpch_per_query_server_options_restart_the_server_with_them() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-tpch-options");
+    std::fs::create_dir_all(dir.join("q")).unwrap();
+    // A "query" that shows the server's setting, and one that shows it after the variant ran.
+    std::fs::write(dir.join("q/6-setting.sql"), "SELECT @@max_heap_table_size").unwrap();
+    std::fs::write(dir.join("q/6-after.sql"), "SELECT @@max_heap_table_size").unwrap();
+    let spec = write_spec(
+        &dir,
+        &format!(
+            r#"
+[experiment]
+name = "opts"
+order = "grouped"
+{MARIADB}
+[[workload]]
+tpch = {{ sf = 0.01, queries = "6,6-setting,6-after", query_dir = "q", server_options = {{ "6-setting" = {{ mariadb = ["--max-heap-table-size=33554432"] }} }} }}
+"#
+        ),
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    let answer = |w: &str| -> String {
+        c.query_row(
+            "SELECT json_extract(r.report, '$.streams[0].queries[0].answer.rows[0][0]') FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = ?1",
+            [w],
+            |row| row.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(answer("tpch:Q6-setting"), "33554432", "the query's own option applied");
+    assert_eq!(answer("tpch:Q6-after"), "16777216", "and only to that query: the server restarts without it");
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE server_restarted = 1"), 3, "load/Q6, Q6-setting, Q6-after");
+    // A query not in the list is refused when the spec is read.
+    let bad = write_spec(&dir, "[experiment]\nname = \"b\"\n[[configuration]]\nname = \"s\"\nserver = \"sqlite\"\n[[workload]]\ntpch = { sf = 0.01, queries = \"1\", server_options = { \"2\" = [\"x\"] } }\n");
+    let r = dbbench_in(&dir, &["lab", "plan", &bad]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("server_options") && r.stderr.contains("'2' is not one of this workload's queries"), "{}", r.stderr);
+    // Options for a server dbbench does not start cannot apply.
+    let bad = write_spec(&dir, "[experiment]\nname = \"b\"\n[[configuration]]\nname = \"s\"\nserver = \"sqlite\"\n[[workload]]\ntpch = { sf = 0.01, queries = \"1\", server_options = { \"1\" = [\"x\"] } }\n");
+    let r = dbbench_in(&dir, &["lab", "plan", &bad]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("configuration 's' is not one"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

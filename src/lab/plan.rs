@@ -77,22 +77,29 @@ fn start_stop_estimate_s(target: &Target) -> f64 {
 }
 
 /// How many server (re)starts the run order implies: one whenever the
-/// configuration changes or a writing workload's data is restored.
+/// configuration changes, a writing workload's data is restored, a workload
+/// asks for a restart before each run or for other server options.
 pub fn restarts(spec: &Spec, plan: &[PlannedRun]) -> Vec<bool> {
     let mut live: Option<(usize, usize)> = None;
     let mut dirty = false;
+    let mut options: &[String] = &[];
     plan.iter()
         .map(|r| {
             let c = &spec.configurations[r.configuration];
             let w = &spec.workloads[r.workload];
-            let restart = match c.prepare {
-                PreparePolicy::Restore => live != Some((r.configuration, r.workload)) || dirty,
-                _ => live.map(|l| l.0) != Some(r.configuration),
-            };
+            // Data is the preparing workload's (the queries of a TPC-H workload share one).
+            let data = (r.configuration, w.data);
+            let other_options = std::mem::replace(&mut options, w.server_options_for(r.configuration)) != options;
+            let restart = w.restart_each_run
+                || (other_options && live.is_some())
+                || match c.prepare {
+                    PreparePolicy::Restore => live != Some(data) || dirty,
+                    _ => live.map(|l| l.0) != Some(r.configuration),
+                };
             if restart {
                 dirty = false;
             }
-            live = Some((r.configuration, r.workload));
+            live = Some(data);
             dirty |= w.writes;
             restart
         })
@@ -107,7 +114,7 @@ pub fn estimate_s(spec: &Spec, plan: &[PlannedRun]) -> f64 {
     plan.iter()
         .zip(restarts)
         .map(|(r, restart)| {
-            let mut s = (spec.warmup_s + spec.time_s) as f64 + 0.3;
+            let mut s = spec.workloads[r.workload].estimate_s.unwrap_or((spec.warmup_s + spec.time_s) as f64) + 0.3;
             if restart {
                 s += start_stop_estimate_s(&spec.configurations[r.configuration].target);
             }
@@ -147,22 +154,27 @@ pub fn describe(spec: &Spec, plan: &[PlannedRun]) -> String {
                 format!("{test} {}", opts.join(" "))
             }
             crate::lab::spec::WorkloadKind::Command { command, .. } => format!("command: {}", command.join(" ")),
+            crate::lab::spec::WorkloadKind::Tpch { query, options, load } => {
+                format!("TPC-H query {query} {} (data: tpch load {})", options.join(" "), load.join(" "))
+            }
         };
         let threads: Vec<String> = w.threads.iter().map(u32::to_string).collect();
         let _ = writeln!(o, "  {:<20} threads {:<16} {}{}", w.name, threads.join(","), what.trim(), if w.writes { "" } else { " (read-only)" });
+        for (c, extra) in spec.configurations.iter().zip(&w.server_options).filter(|(_, e)| !e.is_empty()) {
+            let _ = writeln!(o, "  {:<20} on {}: server restarted with {}", "", c.name, extra.join(" "));
+        }
     }
     let order = match spec.order {
         Order::Interleaved => "interleaved (each repeat visits every cell, configurations in turn)",
         Order::Grouped => "grouped (all runs of a configuration together)",
     };
-    let _ = writeln!(
-        o,
-        "cells: {cells}; repeats: {}; runs: {}; each run {}s warmup + {}s measured; order: {order}",
-        spec.repeats,
-        plan.len(),
-        spec.warmup_s,
-        spec.time_s
-    );
+    let timed = spec.workloads.iter().any(|w| !matches!(w.kind, crate::lab::spec::WorkloadKind::Tpch { .. }));
+    let each = if timed {
+        format!("each run {}s warmup + {}s measured", spec.warmup_s, spec.time_s)
+    } else {
+        "each run one TPC-H query, as long as it takes (estimates: the workloads' `expected`)".to_string()
+    };
+    let _ = writeln!(o, "cells: {cells}; repeats: {}; runs: {}; {each}; order: {order}", spec.repeats, plan.len());
     let restarts = restarts(spec, plan).iter().filter(|&&r| r).count();
     let _ = writeln!(
         o,

@@ -116,7 +116,9 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             let host = serde_json::to_value(crate::lab::sysinfo::host_info()).unwrap_or_default();
             let git = host.get("git_revision").and_then(|v| v.as_str()).map(str::to_string);
             let settings = json!({
-                "repeats": spec.repeats, "warmup_s": spec.warmup_s, "time_s": spec.time_s,
+                "repeats": spec.repeats,
+                // Timed workloads only: a TPC-H query runs as long as it takes.
+                "warmup_s": spec.has_timed_workloads().then_some(spec.warmup_s), "time_s": spec.has_timed_workloads().then_some(spec.time_s),
                 "order": format!("{:?}", spec.order).to_lowercase(), "seed": spec.seed,
                 "drop_caches": spec.drop_caches, "sample_interval_s": spec.sample_interval_s,
                 "run_timeout_s": spec.run_timeout.as_secs(),
@@ -252,6 +254,9 @@ struct Live {
     server: Option<ManagedServer>,
     /// A writing workload ran since the data was restored/prepared.
     dirty: bool,
+    /// The workload options the server was started with on top of the
+    /// configuration's (`Workload::server_options`).
+    server_options: Vec<String>,
 }
 
 struct Lab<'a> {
@@ -299,7 +304,7 @@ impl Lab<'_> {
     /// configuration under "restore"/"none", one per workload under "once".
     fn datadir(&self, c: usize, w: usize) -> PathBuf {
         match self.spec.configurations[c].prepare {
-            PreparePolicy::Once => self.config_dir(c).join(&self.spec.workloads[w].name),
+            PreparePolicy::Once => self.config_dir(c).join(&self.spec.workloads[self.spec.workloads[w].data].name),
             _ => self.config_dir(c).join("live"),
         }
     }
@@ -457,15 +462,19 @@ impl Lab<'_> {
 
     /// Starts configuration `c`'s server on `datadir` (managed only), runs
     /// `after_start` hooks, records version and variables at first start.
-    fn start(&mut self, c: usize, w: usize, datadir: &Path, overhead: &mut serde_json::Value) -> Result<(), String> {
-        if let Some(spec) = self.server_spec(c).cloned() {
+    /// Starts configuration `c`'s server (when dbbench manages it) on
+    /// `datadir` with `extra` options after the configuration's own.
+    fn start(&mut self, c: usize, w: usize, datadir: &Path, overhead: &mut serde_json::Value, extra: &[String]) -> Result<(), String> {
+        if let Some(mut spec) = self.server_spec(c).cloned() {
             let t = Instant::now();
             let rundir = self.rundir(c);
+            spec.options.extend(extra.iter().cloned());
             let s = ManagedServer::start(&spec, datadir, &rundir)?;
             let _ = std::fs::write(self.server_state_file(), format!("{}\n{}\n", s.pid(), datadir.display()));
             overhead["start_s"] = json!(t.elapsed().as_secs_f64());
             if let Some(l) = &mut self.live {
                 l.server = Some(s);
+                l.server_options = extra.to_vec();
             }
         }
         self.run_hooks(&self.hooks(c).after_start, c, w, None, datadir, "after_start")?;
@@ -481,9 +490,14 @@ impl Lab<'_> {
         Ok(())
     }
 
-    /// Makes the live data of (c, w) ready for `run`.
+    /// Makes the live data of (c, w) ready for `run`. Data belongs to the
+    /// workload that prepares it (`Workload::data`: the queries of a TPC-H
+    /// workload share one load), so `w` becomes that workload for every
+    /// data decision below; hooks and runs still see the run's own workload.
     fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut serde_json::Value) -> Result<Readiness, String> {
-        let (c, w) = (run.configuration, run.workload);
+        let c = run.configuration;
+        let restart_each_run = self.spec.workloads[run.workload].restart_each_run;
+        let w = self.spec.workloads[run.workload].data;
         if let Some(e) = self.prepared_failed.get(&(c, w)) {
             return Err(e.clone());
         }
@@ -495,10 +509,14 @@ impl Lab<'_> {
         let dirty = self.live.as_ref().is_some_and(|l| l.dirty);
         let external = matches!(self.spec.configurations[c].target, Target::External { .. });
 
-        let need_restart = match policy {
-            PreparePolicy::Restore => !(server_up && same_data && !dirty),
-            _ => !(server_up && same_data),
-        };
+        let server_options = self.spec.workloads[run.workload].server_options_for(c);
+        let other_options = managed && self.live.as_ref().is_some_and(|l| l.server_options != server_options);
+        let need_restart = restart_each_run
+            || other_options
+            || match policy {
+                PreparePolicy::Restore => !(server_up && same_data && !dirty),
+                _ => !(server_up && same_data),
+            };
         if !need_restart {
             return Ok(Readiness { restarted: false, cache: "warm" });
         }
@@ -508,7 +526,7 @@ impl Lab<'_> {
         if was_running {
             overhead["stop_s"] = json!(t_stop.elapsed().as_secs_f64());
         }
-        self.live = Some(Live { configuration: c, workload: None, datadir: datadir.clone(), server: None, dirty: false });
+        self.live = Some(Live { configuration: c, workload: None, datadir: datadir.clone(), server: None, dirty: false, server_options: Vec::new() });
 
         if policy == PreparePolicy::Restore {
             let snap = self.snapshot_dir(c, w);
@@ -543,7 +561,11 @@ impl Lab<'_> {
             }
         }
         let cache = self.drop_caches();
-        self.start(c, w, &datadir, overhead)?;
+        let server_options = self.spec.workloads[run.workload].server_options_for(c).to_vec();
+        // Data is prepared under the configuration's own options: a query's
+        // server_options apply to its runs, not to the load.
+        let unprepared = policy == PreparePolicy::Once && !self.prepared_marker(c, w).exists();
+        self.start(c, w, &datadir, overhead, if unprepared { &[] } else { &server_options })?;
         if policy == PreparePolicy::Once {
             let marker = self.prepared_marker(c, w);
             if !self.is_prepared(c, w, &marker)? {
@@ -556,6 +578,10 @@ impl Lab<'_> {
                 self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
                 overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
+            }
+            if unprepared && !server_options.is_empty() {
+                self.stop_server();
+                self.start(c, w, &datadir, overhead, &server_options)?;
             }
         }
         if let Some(l) = &mut self.live {
@@ -610,7 +636,7 @@ impl Lab<'_> {
         } else {
             std::fs::create_dir_all(datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
         }
-        self.start(c, w, datadir, &mut overhead)?;
+        self.start(c, w, datadir, &mut overhead, &[])?;
         self.prepare_data(c, w, datadir, false)?;
         self.run_hooks(&self.hooks(c).after_prepare, c, w, None, datadir, "after_prepare")?;
         let prepare_s = t.elapsed().as_secs_f64();
@@ -669,6 +695,18 @@ impl Lab<'_> {
                 }
             }
             WorkloadKind::Command { prepare: None, .. } => {}
+            WorkloadKind::Tpch { load, .. } => {
+                let mut argv = vec![self.exe.display().to_string(), "tpch".into(), "load".into()];
+                argv.extend(load.iter().cloned());
+                argv.extend(self.driver_args(c, datadir));
+                let r = run_child(&argv, &env, timeout, None);
+                if r.interrupted {
+                    return Err("interrupted".into());
+                }
+                if r.code != Some(0) {
+                    return Err(format!("`tpch load` exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                }
+            }
         }
         Ok(())
     }
@@ -781,6 +819,7 @@ impl Lab<'_> {
         let mut child: Option<ChildResult> = None;
         let mut argv: Vec<String> = Vec::new();
         let interval = Duration::from_secs(self.spec.sample_interval_s);
+        let run_timeout = self.spec.workloads[w].run_timeout.unwrap_or(self.spec.run_timeout);
         if error.is_none() {
             argv = match &self.spec.workloads[w].kind {
                 WorkloadKind::Test { test, options } => {
@@ -797,6 +836,17 @@ impl Lab<'_> {
                     a
                 }
                 WorkloadKind::Command { command, .. } => self.expand(command, Some(run), c, w, &datadir),
+                WorkloadKind::Tpch { query, options, .. } => {
+                    let mut a = vec![self.exe.display().to_string(), "tpch".into(), "query".into(), query.clone()];
+                    a.extend(options.iter().cloned());
+                    // Repeat r draws repeat r's parameters on every configuration (paired answers).
+                    if !options.iter().any(|o| o == "--validation") {
+                        a.push(format!("--seed={}", rec.seed));
+                    }
+                    a.push("--format=json".to_string());
+                    a.extend(self.driver_args(c, &datadir));
+                    a
+                }
             };
             // Samplers: the OS always; the server's status over its own connection.
             let os = OsSampler::start(interval);
@@ -814,7 +864,7 @@ impl Lab<'_> {
                     Some(serde_json::Value::Object(changed))
                 })
             });
-            let r = run_child(&argv, &env, self.spec.run_timeout, None);
+            let r = run_child(&argv, &env, run_timeout, None);
             rec.os_samples = os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
             if let Some(s) = server_sampler {
                 rec.server_samples = s.stop();
@@ -853,7 +903,7 @@ impl Lab<'_> {
                     if error.is_none() {
                         if r.timed_out {
                             rec.status = "timeout".into();
-                            error = Some(format!("still running after {}s; killed", self.spec.run_timeout.as_secs()));
+                            error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                         } else if r.code != Some(0) {
                             error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
                         } else if doc.is_none() {
@@ -878,11 +928,42 @@ impl Lab<'_> {
                     }
                     if error.is_none() && r.timed_out {
                         rec.status = "timeout".into();
-                        error = Some(format!("still running after {}s; killed", self.spec.run_timeout.as_secs()));
+                        error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                     } else if error.is_none() && r.code != Some(0) {
                         error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
                     }
                     summary = rec.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+                }
+                WorkloadKind::Tpch { options, .. } => {
+                    let doc: Option<serde_json::Value> = serde_json::from_str(r.stdout.trim()).ok();
+                    let q = doc.as_ref().and_then(|d| d.pointer("/streams/0/queries/0")).cloned();
+                    let timeout_s = options.iter().find_map(|o| o.strip_prefix("--timeout=")).and_then(|t| t.parse::<f64>().ok());
+                    match (&q, error.is_none()) {
+                        (_, false) => {}
+                        (_, true) if r.timed_out => {
+                            rec.status = "timeout".into();
+                            error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
+                        }
+                        (None, true) => error = Some(format!("no JSON report on stdout (exit {:?}): {}", r.code, r.tail(3).replace('\n', " | "))),
+                        (Some(q), true) => {
+                            if let Some(s) = q["seconds"].as_f64() {
+                                rec.metrics.push(("seconds".into(), s));
+                                summary = format!("{s:.3} s, {} rows", q["executions"][0]["rows"]);
+                            } else if q["timed_out"].as_bool() == Some(true) {
+                                // Censored: the query was stopped on the server at its timeout.
+                                rec.status = "timeout".into();
+                                error = Some(format!("the query was stopped on the server after {} s", timeout_s.unwrap_or(0.0)));
+                                rec.metrics.push(("timeout_s".into(), timeout_s.unwrap_or(0.0)));
+                            } else {
+                                error = Some(q["error"].as_str().unwrap_or("the query failed").to_string());
+                            }
+                            if let Some(n) = q["executions"].as_array().and_then(|e| e.iter().find_map(|x| x["rows"].as_u64())) {
+                                rec.metrics.push(("rows".into(), n as f64));
+                            }
+                        }
+                    }
+                    // The whole document: its answer and plan are what the reports check and show.
+                    rec.report = doc;
                 }
             }
             if error.is_some() {

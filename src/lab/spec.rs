@@ -149,6 +149,38 @@ pub struct Workload {
     pub threads: Vec<u32>,
     /// Whether a run modifies the data (decides restores under `prepare = "restore"`).
     pub writes: bool,
+    /// Index of the workload whose prepared data this one runs on (itself,
+    /// except the queries of a TPC-H workload, which share one load).
+    pub data: usize,
+    /// Restart the server (and drop caches when asked) before every run,
+    /// not only when the data or configuration changes (TPC-H `restart = "run"`,
+    /// the seeds' QUERIES_AT_ONCE=0).
+    pub restart_each_run: bool,
+    /// A bound on one run other than the experiment's `run_timeout`.
+    pub run_timeout: Option<Duration>,
+    /// Seconds one run is expected to take, for the plan's estimate, when
+    /// it is not the experiment's warmup + time.
+    pub estimate_s: Option<f64>,
+    /// Options added to a managed server's own for this workload's runs,
+    /// per configuration index (a TPC-H query's `server_options`, the
+    /// seeds' per-query STARTUP_PARAMS); the server is restarted when they
+    /// change. Empty: none anywhere.
+    pub server_options: Vec<Vec<String>>,
+}
+
+impl Workload {
+    /// The extra server options of this workload's runs on configuration `c`.
+    pub fn server_options_for(&self, c: usize) -> &[String] {
+        self.server_options.get(c).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+impl Spec {
+    /// Whether some workload runs for the experiment's `time` (TPC-H queries
+    /// run as long as they take: for them `time` and `warmup` mean nothing).
+    pub fn has_timed_workloads(&self) -> bool {
+        self.workloads.iter().any(|w| !matches!(w.kind, WorkloadKind::Tpch { .. }))
+    }
 }
 
 /// How a workload runs.
@@ -160,6 +192,16 @@ pub enum WorkloadKind {
         test: String,
         /// `--name=value` options, experiment-wide ones first.
         options: Vec<(String, String)>,
+    },
+    /// One TPC-H query (`dbbench tpch query`), of a `tpch = {...}` workload.
+    Tpch {
+        /// `14`, or `20-opt0` for a variant in `query_dir`.
+        query: String,
+        /// Options for `dbbench tpch query` (`--timeout=...`, `--warmups=...`,
+        /// `--query-dir=...`, `--validation`); the lab adds the connection, `--seed`, `--format`.
+        options: Vec<String>,
+        /// Options for the prepare, `dbbench tpch load` (`--sf=...`, `--keys=...`).
+        load: Vec<String>,
     },
     /// Any command; its output is parsed with regexes.
     Command {
@@ -235,11 +277,11 @@ struct RawExperiment {
     #[serde(default)]
     description: String,
     baseline: Option<String>,
-    threads: Vec<u32>,
+    threads: Option<Vec<u32>>,
     #[serde(default = "one")]
     repeats: u32,
     warmup: Option<RawDuration>,
-    time: RawDuration,
+    time: Option<RawDuration>,
     run_timeout: Option<RawDuration>,
     order: Option<String>,
     prepare: Option<String>,
@@ -304,6 +346,25 @@ struct RawWorkload {
     /// the first metric is the one the summary compares.
     #[serde(default)]
     metrics: toml::Table,
+    tpch: Option<RawTpch>,
+}
+
+/// `tpch = { sf = 1, queries = "1-22", ... }` on a workload.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTpch {
+    sf: f64,
+    queries: Option<String>,
+    timeout: Option<RawDuration>,
+    warmups: Option<u32>,
+    params: Option<String>,
+    keys: Option<String>,
+    restart: Option<String>,
+    query_dir: Option<String>,
+    expected: Option<RawDuration>,
+    /// `{ "18" = ["--optimizer-switch=semijoin=off"] }`: server options per query.
+    #[serde(default)]
+    server_options: toml::Table,
 }
 
 #[derive(Deserialize, Default)]
@@ -377,11 +438,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     if e.name.trim().is_empty() {
         return Err(err(&[K("experiment"), K("name")], "must not be empty".into()));
     }
-    check_threads(&e.threads).map_err(|m| err(&[K("experiment"), K("threads")], m))?;
+    if let Some(t) = &e.threads {
+        check_threads(t).map_err(|m| err(&[K("experiment"), K("threads")], m))?;
+    }
     if e.repeats == 0 {
         return Err(err(&[K("experiment"), K("repeats")], "must be at least 1".into()));
     }
-    let time_s = seconds(&e.time).map_err(|m| err(&[K("experiment"), K("time")], m))?;
+    // A TPC-H query runs as long as it takes: `time` is for timed workloads only.
+    let all_tpch = !raw.workloads.is_empty() && raw.workloads.iter().all(|w| w.tpch.is_some());
+    let time_s = match &e.time {
+        Some(t) => seconds(t).map_err(|m| err(&[K("experiment"), K("time")], m))?,
+        None if all_tpch => 1,
+        None => return Err(format!("{}: [experiment] needs time = <seconds measured per run> (e.g. time = 60)", path.display())),
+    };
     if time_s == 0 {
         return Err(err(&[K("experiment"), K("time")], "must be at least 1 second".into()));
     }
@@ -558,12 +627,36 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                 check_threads(t).map_err(|m| werr("threads", m))?;
                 t.clone()
             }
-            None => e.threads.clone(),
+            None => match &e.threads {
+                Some(t) => t.clone(),
+                // TPC-H workloads leave here before this; everything else needs thread counts.
+                None if w.tpch.is_some() => Vec::new(),
+                None => return Err(werr("threads", "needs thread counts: threads = [1, 4, 16] here or in [experiment]".into())),
+            },
         };
+        if let Some(t) = &w.tpch {
+            if w.test.is_some() || w.command.is_some() || !w.options.is_empty() || !w.metrics.is_empty() || w.prepare_command.is_some() {
+                return Err(werr("tpch", "a TPC-H workload is tpch = {...} alone: no test, command, options, metrics or prepare_command".into()));
+            }
+            if w.threads.is_some() {
+                return Err(werr("threads", "a TPC-H workload runs one query at a time (its figure is the query's time)".into()));
+            }
+            let name = w.name.clone().unwrap_or_else(|| "tpch".to_string());
+            if name.is_empty() || name.contains(['/', ':']) {
+                return Err(werr("name", "must be non-empty and must not contain '/' or ':'".into()));
+            }
+            for q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations).map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))? {
+                if workloads.iter().any(|x| x.name == q.name) {
+                    return Err(werr("name", format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name)));
+                }
+                workloads.push(q);
+            }
+            continue;
+        }
         let (name, kind, natural_writes) = match (&w.test, &w.command) {
             (Some(_), Some(_)) => return Err(werr("command", "give either test or command, not both".into())),
             (None, None) => {
-                return Err(err(&[K("workload"), I(i)], "needs test = \"<built-in or script.lua>\" or command = [...]".into()))
+                return Err(err(&[K("workload"), I(i)], "needs test = \"<built-in or script.lua>\", command = [...] or tpch = { sf = ... }".into()))
             }
             (Some(test), None) => {
                 if w.prepare_command.is_some() {
@@ -628,7 +721,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         if workloads.iter().any(|x| x.name == name) {
             return Err(werr("name", format!("two workloads are named '{name}'; give each a distinct name = \"...\"")));
         }
-        workloads.push(Workload { name, kind, threads, writes: w.writes.unwrap_or(natural_writes) });
+        let data = workloads.len();
+        workloads.push(Workload { name, kind, threads, writes: w.writes.unwrap_or(natural_writes), data, restart_each_run: false, run_timeout: None, estimate_s: None, server_options: Vec::new() });
     }
 
     Ok(Spec {
@@ -757,6 +851,107 @@ fn hooks(h: &RawHooks) -> Result<Hooks, (&'static str, usize, String)> {
         before_test: conv("before_test", &h.before_test)?,
         after_test: conv("after_test", &h.after_test)?,
     })
+}
+
+/// The workloads a `tpch = {...}` entry stands for: one per query, named
+/// `NAME:Q14` (`NAME:Q20-opt0` for a variant), all on the data the first
+/// one prepares with `dbbench tpch load` (index `first`). Errors are
+/// (key inside `tpch`, message).
+fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurations: &[Configuration]) -> Result<Vec<Workload>, (String, String)> {
+    let e = |k: &str, m: String| (k.to_string(), m);
+    if !(t.sf.is_finite() && t.sf > 0.0) {
+        return Err(e("sf", format!("{} is not a positive scale factor", t.sf)));
+    }
+    let queries = crate::tpch::run::QueryId::parse_list(t.queries.as_deref().unwrap_or("1-22")).map_err(|m| e("queries", m))?;
+    let timeout_s = match &t.timeout {
+        Some(d) => seconds(d).map_err(|m| e("timeout", m))?.max(1),
+        None => 3600,
+    };
+    let warmups = t.warmups.unwrap_or(0);
+    let mut options = vec![format!("--timeout={timeout_s}"), format!("--warmups={warmups}")];
+    match t.params.as_deref() {
+        None | Some("seed") => {}
+        Some("validation") => options.push("--validation".into()),
+        Some(p) => return Err(e("params", format!("'{p}': use \"seed\" (qgen-like, repeat r uses the experiment's seed + r - 1) or \"validation\""))),
+    }
+    if let Some(d) = &t.query_dir {
+        let p = rel_to(dir, d);
+        if !p.is_dir() {
+            return Err(e("query_dir", format!("{} is not a directory", p.display())));
+        }
+        options.push(format!("--query-dir={}", p.display()));
+    }
+    for q in queries.iter().filter(|q| q.variant.is_some()) {
+        if t.query_dir.is_none() {
+            return Err(e("queries", format!("{} is a variant: give query_dir, the directory of its template", q.label())));
+        }
+    }
+    let keys = match t.keys.as_deref() {
+        None => None,
+        Some(k @ ("before" | "after")) => Some(k.to_string()),
+        Some(k) => return Err(e("keys", format!("'{k}': use \"before\" or \"after\" (primary keys created before or after the load)"))),
+    };
+    let restart_each_run = match t.restart.as_deref() {
+        None | Some("none") => false,
+        Some("run") => true,
+        Some(r) => return Err(e("restart", format!("'{r}': use \"run\" (restart the server, and drop caches if asked, before every query) or \"none\""))),
+    };
+    // Only for the plan's estimate: a guess of a minute per query at SF 1.
+    let estimate_s = match &t.expected {
+        Some(d) => seconds(d).map_err(|m| e("expected", m))? as f64,
+        None => (60.0 * t.sf).max(1.0),
+    };
+    let mut load = vec![format!("--sf={}", t.sf)];
+    if let Some(k) = keys {
+        load.push(format!("--keys={k}"));
+    }
+    // Query label → options per configuration index.
+    let mut server_options: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
+    let strings = |v: &toml::Value| v.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>());
+    for (q, v) in &t.server_options {
+        let label = q.trim_start_matches(['Q', 'q']);
+        if !queries.iter().any(|x| x.label().trim_start_matches('Q') == label) {
+            return Err(e("server_options", format!("'{q}' is not one of this workload's queries (keys are query numbers or variants: \"18\", \"20-opt0\")")));
+        }
+        let shape = || e("server_options", format!("'{q}' must be a list of options for every configuration, e.g. [\"--optimizer-switch=semijoin=off\"], or a table of such lists by configuration name, e.g. {{ mariadb = [...] }}"));
+        let mut per_config = vec![Vec::new(); configurations.len()];
+        match v {
+            toml::Value::Array(_) => {
+                let list = strings(v).ok_or_else(shape)?;
+                per_config.iter_mut().for_each(|p| *p = list.clone());
+            }
+            toml::Value::Table(by_config) => {
+                for (cname, list) in by_config {
+                    let c = configurations.iter().position(|c| c.name == *cname).ok_or_else(|| {
+                        e("server_options", format!("'{q}': '{cname}' is not a configuration of this experiment ({})", configurations.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")))
+                    })?;
+                    per_config[c] = strings(list).ok_or_else(shape)?;
+                }
+            }
+            _ => return Err(shape()),
+        }
+        for (c, list) in configurations.iter().zip(&per_config) {
+            if !list.is_empty() && !matches!(c.target, Target::Managed(_)) {
+                return Err(e("server_options", format!("'{q}': server options need a server dbbench starts; configuration '{}' is not one (give it server = \"mariadb\"|\"mysql\"|\"postgresql\")", c.name)));
+            }
+        }
+        server_options.insert(label.to_string(), per_config);
+    }
+    Ok(queries
+        .iter()
+        .map(|q| Workload {
+            name: format!("{name}:{}", q.label()),
+            kind: WorkloadKind::Tpch { query: q.label().trim_start_matches('Q').to_string(), options: options.clone(), load: load.clone() },
+            threads: vec![1],
+            writes: false,
+            data: first,
+            restart_each_run,
+            // Every warmup and the measured run may each take the whole timeout.
+            run_timeout: Some(Duration::from_secs((warmups as u64 + 1) * timeout_s + 300)),
+            estimate_s: Some(estimate_s * (warmups as f64 + 1.0)),
+            server_options: server_options.get(q.label().trim_start_matches('Q')).cloned().unwrap_or_default(),
+        })
+        .collect())
 }
 
 /// The name of a test workload the spec does not name: the test, or a

@@ -1648,6 +1648,18 @@ impl Store {
         Ok(rows.iter().filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?))).collect())
     }
 
+    /// The stored run documents (the child's whole JSON output) of an
+    /// experiment's TPC-H query runs (workloads named `NAME:Q..`): their
+    /// answers and plans. (run id, JSON text).
+    pub fn tpch_documents(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+        let rows = self.rows(
+            "SELECT r.id, r.report FROM runs r JOIN cells cl ON r.cell_id = cl.id
+             WHERE cl.experiment_id = ? AND cl.workload LIKE '%:Q%' AND r.report IS NOT NULL",
+            &vals![experiment],
+        )?;
+        Ok(rows.iter().filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?))).collect())
+    }
+
     /// Every run's per-interval series, by run and time.
     pub fn interval_points(&self, experiment: i64) -> Result<Vec<IntervalPoint>, String> {
         let rows = self.rows(

@@ -26,6 +26,8 @@ pub enum Metric {
     LatencyP99,
     /// Maximum event latency, ms.
     LatencyMax,
+    /// A TPC-H query's time in seconds (the `seconds` metric of its runs).
+    QuerySeconds,
     /// A command workload's named metric.
     Named(String),
 }
@@ -43,6 +45,7 @@ impl Metric {
             "latency_p95" | "latency_p95_ms" | "p95" => Metric::LatencyP95,
             "latency_p99" | "latency_p99_ms" | "p99" => Metric::LatencyP99,
             "latency_max" | "latency_max_ms" | "max" => Metric::LatencyMax,
+            "seconds" | "query_seconds" => Metric::QuerySeconds,
             other => Metric::Named(other.to_string()),
         }
     }
@@ -57,6 +60,7 @@ impl Metric {
             Metric::LatencyP95 => "latency_p95_ms".into(),
             Metric::LatencyP99 => "latency_p99_ms".into(),
             Metric::LatencyMax => "latency_max_ms".into(),
+            Metric::QuerySeconds => "seconds".into(),
             Metric::Named(n) => n.clone(),
         }
     }
@@ -71,6 +75,7 @@ impl Metric {
             Metric::LatencyP95 => "95th percentile latency (ms)".into(),
             Metric::LatencyP99 => "99th percentile latency (ms)".into(),
             Metric::LatencyMax => "maximum latency (ms)".into(),
+            Metric::QuerySeconds => "query time (s)".into(),
             Metric::Named(n) => n.clone(),
         }
     }
@@ -85,6 +90,7 @@ impl Metric {
             Metric::LatencyP95 => "p95 ms".into(),
             Metric::LatencyP99 => "p99 ms".into(),
             Metric::LatencyMax => "max ms".into(),
+            Metric::QuerySeconds => "s".into(),
             Metric::Named(n) => n.clone(),
         }
     }
@@ -95,7 +101,7 @@ impl Metric {
     pub fn higher_is_better(&self) -> Option<bool> {
         match self {
             Metric::Tps | Metric::Qps | Metric::RwQps => Some(true),
-            Metric::LatencyAvg | Metric::LatencyP95 | Metric::LatencyP99 | Metric::LatencyMax => Some(false),
+            Metric::LatencyAvg | Metric::LatencyP95 | Metric::LatencyP99 | Metric::LatencyMax | Metric::QuerySeconds => Some(false),
             Metric::Named(_) => None,
         }
     }
@@ -107,6 +113,8 @@ impl Metric {
     /// The default is a command's first metric, and tps for tests.
     pub fn for_workload(requested: Option<&str>, workload: &crate::report::model::Workload) -> Metric {
         match requested {
+            // A TPC-H query is compared by its time whatever was asked for tests.
+            _ if workload.tpch => Metric::QuerySeconds,
             Some(m) if workload.metrics.iter().any(|x| x == m) => Metric::Named(m.to_string()),
             Some(m) => Metric::parse(m),
             None => workload.metrics.first().map(|m| Metric::Named(m.clone())).unwrap_or(Metric::Tps),
@@ -123,6 +131,7 @@ impl Metric {
             Metric::LatencyP95 => f.latency_p95_ms,
             Metric::LatencyP99 => f.latency_p99_ms,
             Metric::LatencyMax => f.latency_max_ms,
+            Metric::QuerySeconds => f.metrics.iter().rev().find(|m| m.0 == "seconds").map(|m| m.1),
             Metric::Named(n) => f.metrics.iter().rev().find(|m| &m.0 == n).map(|m| m.1),
         };
         v.filter(|x| x.is_finite())
@@ -158,6 +167,11 @@ pub struct CellFigures {
     pub summary: Option<Summary>,
     /// Runs of the cell that are not ok (left out).
     pub not_ok: usize,
+    /// Of those, runs stopped at a timeout; with the largest bound (seconds)
+    /// when the runs recorded it (TPC-H queries: the cell's figure is `>T`).
+    pub timeouts: usize,
+    /// The timeout bound, when recorded.
+    pub timeout_s: Option<f64>,
 }
 
 impl CellFigures {
@@ -237,7 +251,9 @@ impl<'a> Analysis<'a> {
             let metric = &metrics[key.1];
             let values: Vec<f64> = runs.iter().filter(|r| r.ok()).filter_map(|r| metric.value(&r.figures)).collect();
             let not_ok = runs.iter().filter(|r| !r.ok()).count();
-            cells.insert(key, CellFigures { summary: Summary::of(&values), values, not_ok });
+            let timed_out: Vec<&&Run> = runs.iter().filter(|r| r.figures.status == "timeout").collect();
+            let timeout_s = timed_out.iter().filter_map(|r| r.figures.metrics.iter().find(|m| m.0 == "timeout_s").map(|m| m.1)).reduce(f64::max);
+            cells.insert(key, CellFigures { summary: Summary::of(&values), values, not_ok, timeouts: timed_out.len(), timeout_s });
         }
         let mut comparisons = HashMap::new();
         for (&(c, w, t), cell) in &cells {
@@ -378,7 +394,7 @@ pub(crate) mod tests {
                 }
             }
         }
-        let workloads = vec![Workload { name: "w".into(), what: "oltp_read_write".into(), metrics: Vec::new(), threads: threads.to_vec() }];
+        let workloads = vec![Workload { name: "w".into(), what: "oltp_read_write".into(), metrics: Vec::new(), threads: threads.to_vec(), tpch: false }];
         Dataset { experiment, configurations, workloads, runs }
     }
 

@@ -174,6 +174,89 @@ fn workload_charts(r: &Report, w: usize) -> String {
     out
 }
 
+/// TPC-H: per TPC-H workload a grouped bar chart of the query times (one
+/// bar per configuration, min–max over repeats as error bars, timeouts
+/// drawn censored with `>T`), and one of the ratios to the baseline.
+fn tpch_charts(r: &Report) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    let base = a.settings.baseline;
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (w, wl) in d.workloads.iter().enumerate().filter(|(_, wl)| wl.tpch) {
+        let g = wl.name.split(':').next().unwrap_or("").to_string();
+        match groups.iter_mut().find(|x| x.0 == g) {
+            Some(x) => x.1.push(w),
+            None => groups.push((g, vec![w])),
+        }
+    }
+    let mut out = String::new();
+    for (group, ws) in groups {
+        let label = |w: usize| d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+        let threads = |w: usize| d.workloads[w].threads.first().copied().unwrap_or(1);
+        let series: Vec<(String, usize)> = d.configurations.iter().enumerate().map(|(c, conf)| (conf.name.clone(), c)).collect();
+        let seconds: Vec<svg::BarGroup> = ws
+            .iter()
+            .map(|&w| svg::BarGroup {
+                category: label(w),
+                bars: (0..d.configurations.len())
+                    .map(|c| {
+                        let cell = a.cell(c, w, threads(w))?;
+                        if cell.timeouts > 0 {
+                            let t = cell.timeout_s.unwrap_or(0.0);
+                            return Some(svg::Bar { value: t, err: None, censored: Some(format!(">{t:.0}")), tooltip: format!("{} {}: stopped at the {t:.0} s timeout", label(w), d.configurations[c].name) });
+                        }
+                        let s = cell.summary?;
+                        Some(svg::Bar {
+                            value: s.mean,
+                            err: (s.n > 1).then_some((s.min, s.max)),
+                            censored: None,
+                            tooltip: format!("{} {}: {:.3} s (n = {}, min {:.3}, max {:.3})", label(w), d.configurations[c].name, s.mean, s.n, s.min, s.max),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.push_str(&svg::bar_chart(&svg::BarChart {
+            title: format!("TPC-H {group}: seconds per query (mean; bars: min to max)"),
+            y_label: "s".into(),
+            series: series.clone(),
+            groups: seconds,
+            value_labels: false,
+            width: 1100,
+            height: 380,
+        }));
+        if d.configurations.len() > 1 {
+            let ratios: Vec<svg::BarGroup> = ws
+                .iter()
+                .map(|&w| svg::BarGroup {
+                    category: label(w),
+                    bars: (0..d.configurations.len())
+                        .map(|c| {
+                            let mean = |c: usize| a.cell(c, w, threads(w)).filter(|x| x.timeouts == 0).and_then(|x| x.summary).map(|s| s.mean);
+                            let (b, v) = (mean(base)?, mean(c)?);
+                            (b > 0.0).then(|| svg::Bar { value: v / b, err: None, censored: None, tooltip: format!("{} {}: {:.2} × {}", label(w), d.configurations[c].name, v / b, d.configurations[base].name) })
+                        })
+                        .collect(),
+                })
+                .collect();
+            out.push_str(&svg::bar_chart(&svg::BarChart {
+                title: format!("TPC-H {group}: time relative to {} (below 1: faster)", d.configurations[base].name),
+                y_label: "ratio".into(),
+                series,
+                groups: ratios,
+                value_labels: false,
+                width: 1100,
+                height: 320,
+            }));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("<div class=\"charts\">{out}</div>\n")
+    }
+}
+
 /// Per-interval throughput of every (workload, threads): per configuration
 /// the mean over its ok repeats at each tick, with a min–max band; the
 /// warmup (time ≤ 0) shaded.
@@ -362,6 +445,10 @@ pub fn page(r: &Report, store: &Store) -> Result<String, String> {
         let _ = writeln!(o, "<div class=\"warn\">warning: {}</div>", escape(w));
     }
     o.push_str("<h2 id=\"summary\">summary</h2>\n");
+    for t in tables::tpch(a, &r.answers) {
+        o.push_str(&table_html(&t));
+    }
+    o.push_str(&tpch_charts(r));
     let compared = if d.configurations.len() > 1 { tables::compared(a, r.format) } else { Vec::new() };
     for t in &compared {
         o.push_str(&table_html(t));
@@ -370,7 +457,7 @@ pub fn page(r: &Report, store: &Store) -> Result<String, String> {
         o.push_str("<p>One configuration: nothing to compare; absolute figures below.</p>\n");
     }
     o.push_str("<h2 id=\"charts\">charts</h2>\n<p class=\"legend\">Error bars: the confidence interval of the mean (throughput) or of the ratio (relative). Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");
-    for w in 0..d.workloads.len() {
+    for w in (0..d.workloads.len()).filter(|&w| !d.workloads[w].tpch) {
         let _ = writeln!(o, "<h3>{}</h3>\n<div class=\"charts\">{}</div>", escape(&d.workloads[w].what), workload_charts(r, w));
     }
     o.push_str("<h2 id=\"series\">time series</h2>\n<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats, the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n");

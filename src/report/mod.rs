@@ -81,6 +81,8 @@ pub struct Report<'a> {
     pub format: tables::Format,
     /// The analysis' warnings and any from reading histograms.
     pub warnings: Vec<String>,
+    /// TPC-H answers of each configuration against the baseline's.
+    pub answers: tables::AnswerChecks,
 }
 
 impl<'a> Report<'a> {
@@ -90,13 +92,21 @@ impl<'a> Report<'a> {
         let (pooled, histogram_warnings) = latency::pooled(store, data, &percentiles)?;
         let mut warnings = analysis.warnings.clone();
         warnings.extend(histogram_warnings);
-        Ok(Report { analysis, pooled, percentiles, format, warnings })
+        let answers = if data.workloads.iter().any(|w| w.tpch) { check_answers(store, data, analysis.settings.baseline)? } else { Default::default() };
+        for ((c, w), check) in &answers {
+            if let tables::AnswerCheck::Differs(why) = check {
+                warnings.push(format!("WRONG ANSWER: {} on {} differs from {}: {why}", data.workloads[*w].name, data.configurations[*c].name, data.configurations[analysis.settings.baseline].name));
+            }
+        }
+        warnings.sort();
+        Ok(Report { analysis, pooled, percentiles, format, warnings, answers })
     }
 
-    /// Every table, in reading order: compared, intervals, absolute, latency, failed runs.
+    /// Every table, in reading order: TPC-H queries, compared, intervals,
+    /// absolute, latency, failed runs.
     pub fn tables(&self) -> Vec<Table> {
         let a = &self.analysis;
-        let mut t = Vec::new();
+        let mut t = tables::tpch(a, &self.answers);
         if a.data.configurations.len() > 1 {
             t.extend(tables::compared(a, self.format));
             t.extend(tables::intervals(a, self.format));
@@ -160,7 +170,7 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
     for w in &report.warnings {
         o.push_str(&format!("warning: {w}\n"));
     }
-    let mut shown = Vec::new();
+    let mut shown = tables::tpch(&report.analysis, &report.answers);
     if data.configurations.len() > 1 {
         shown.extend(tables::compared(&report.analysis, report.format));
     }
@@ -175,6 +185,47 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         o.push_str("all tables and exports: dbbench report --help\n");
     }
     Ok(o)
+}
+
+/// Each TPC-H query's answers on every configuration against the
+/// baseline's, repeat by repeat (a repeat has the same parameters on every
+/// configuration): the first repeat where both sides have an answer decides.
+fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<tables::AnswerChecks, String> {
+    use crate::tpch::answers::{compare, Agreement, Answer};
+    let by_id: std::collections::HashMap<i64, usize> = data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
+    // (configuration, workload, repeat) → answer
+    let mut answers: std::collections::HashMap<(usize, usize, u32), Answer> = std::collections::HashMap::new();
+    for (id, text) in store.tpch_documents(data.experiment.id)? {
+        let Some(&i) = by_id.get(&id) else { continue };
+        let run = &data.runs[i];
+        if !run.ok() {
+            continue;
+        }
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if let Ok(a) = serde_json::from_value::<Answer>(doc.pointer("/streams/0/queries/0/answer").cloned().unwrap_or_default()) {
+            answers.insert((run.configuration, run.workload, run.figures.repeat), a);
+        }
+    }
+    let mut checks = tables::AnswerChecks::new();
+    for (w, wl) in data.workloads.iter().enumerate().filter(|(_, wl)| wl.tpch) {
+        for c in (0..data.configurations.len()).filter(|&c| c != baseline) {
+            let mut check = tables::AnswerCheck::Unchecked;
+            let mut repeats: Vec<u32> = answers.keys().filter(|k| k.0 == c && k.1 == w).map(|k| k.2).collect();
+            repeats.sort_unstable();
+            for r in repeats {
+                if let (Some(expected), Some(actual)) = (answers.get(&(baseline, w, r)), answers.get(&(c, w, r))) {
+                    check = match compare(expected, actual) {
+                        Agreement::Same | Agreement::SameRowsOtherOrder => tables::AnswerCheck::Same,
+                        Agreement::Differs(why) => tables::AnswerCheck::Differs(format!("repeat {r}: {why}")),
+                    };
+                    break;
+                }
+            }
+            let _ = wl;
+            checks.insert((c, w), check);
+        }
+    }
+    Ok(checks)
 }
 
 /// Opens the store a report reads: `--store`, else the spec's, else the

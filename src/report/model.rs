@@ -17,6 +17,9 @@ pub struct Workload {
     pub metrics: Vec<String>,
     /// Thread counts that have runs, ascending.
     pub threads: Vec<u32>,
+    /// One query of a TPC-H workload (named `NAME:Q14`): its figure is the
+    /// query's time, and it is shown in the per-query table.
+    pub tpch: bool,
 }
 
 impl Workload {
@@ -97,7 +100,7 @@ impl Dataset {
                 Some(i) => i,
                 None => {
                     // Not in the spec text (edited by hand?): still reported, last.
-                    workloads.push(Workload { name: f.workload.clone(), what: f.workload.clone(), metrics: Vec::new(), threads: Vec::new() });
+                    workloads.push(Workload { name: f.workload.clone(), what: f.workload.clone(), metrics: Vec::new(), threads: Vec::new(), tpch: false });
                     workloads.len() - 1
                 }
             };
@@ -171,10 +174,13 @@ impl Dataset {
         if !e.description.is_empty() {
             l.push(e.description.clone());
         }
-        if let (Some(rep), Some(time)) = (num(s, "repeats"), num(s, "time_s")) {
-            let warm = num(s, "warmup_s").filter(|w| *w > 0.0).map(|w| format!(" after {w} s warmup")).unwrap_or_default();
+        if let Some(rep) = num(s, "repeats") {
+            let timed = match num(s, "time_s") {
+                Some(time) => format!(" of {time} s{}", num(s, "warmup_s").filter(|w| *w > 0.0).map(|w| format!(" after {w} s warmup")).unwrap_or_default()),
+                None => String::new(),
+            };
             let seeds = num(s, "seed").map(|x| if rep > 1.0 { format!(", seeds {x}..{}", x + rep - 1.0) } else { format!(", seed {x}") }).unwrap_or_default();
-            l.push(format!("{rep} repeat(s) of {time} s{warm} per cell, {} order{seeds}", text(s, "order")));
+            l.push(format!("{rep} repeat(s){timed} per cell, {} order{seeds}", text(s, "order")));
         }
         if h.is_object() {
             let mut parts = vec![format!("host {}: {}", text(h, "hostname"), text(h, "cpu_model"))];
@@ -209,8 +215,25 @@ impl Dataset {
 fn spec_workloads(spec_text: &str) -> Vec<Workload> {
     let Ok(doc) = spec_text.parse::<toml::Table>() else { return Vec::new() };
     let Some(list) = doc.get("workload").and_then(|w| w.as_array()) else { return Vec::new() };
-    list.iter()
-        .filter_map(|w| {
+    let mut out = Vec::new();
+    for w in list {
+        // A TPC-H workload is one workload per query, as the lab names them.
+        if let Some(t) = w.get("tpch").and_then(|t| t.as_table()) {
+            let name = w.get("name").and_then(|n| n.as_str()).unwrap_or("tpch");
+            let sf = t.get("sf").map(|v| v.to_string()).unwrap_or_default();
+            let queries = crate::tpch::run::QueryId::parse_list(t.get("queries").and_then(|q| q.as_str()).unwrap_or("1-22")).unwrap_or_default();
+            for q in queries {
+                out.push(Workload {
+                    name: format!("{name}:{}", q.label()),
+                    what: format!("TPC-H {} {} (scale factor {sf})", q.label(), crate::tpch::queries::name(q.number)),
+                    metrics: vec!["seconds".into()],
+                    threads: Vec::new(),
+                    tpch: true,
+                });
+            }
+            continue;
+        }
+        out.extend(std::iter::once(w).filter_map(|w| {
             let test = w.get("test").and_then(|t| t.as_str());
             let command = w.get("command").and_then(|c| c.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "));
             let name = match (w.get("name").and_then(|n| n.as_str()), test) {
@@ -229,9 +252,10 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
                 (None, None) => name.clone(),
             };
             let metrics = w.get("metrics").and_then(|m| m.as_table()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
-            Some(Workload { name, what, metrics, threads: Vec::new() })
-        })
-        .collect()
+            Some(Workload { name, what, metrics, threads: Vec::new(), tpch: false })
+        }));
+    }
+    out
 }
 
 #[cfg(test)]

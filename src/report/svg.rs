@@ -125,7 +125,6 @@ pub struct LineChart {
 
 /// One bar of a [`BarGroup`].
 #[derive(Debug, Clone, PartialEq, Default)]
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 pub struct Bar {
     /// Bar height, from 0; NaN or infinite bars are skipped.
     pub value: f64,
@@ -140,7 +139,6 @@ pub struct Bar {
 
 /// One category of a [`BarChart`] (e.g. a query).
 #[derive(Debug, Clone, PartialEq, Default)]
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 pub struct BarGroup {
     /// Label under the group.
     pub category: String,
@@ -150,7 +148,6 @@ pub struct BarGroup {
 
 /// A grouped bar chart; see [`bar_chart`].
 #[derive(Debug, Clone, PartialEq, Default)]
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 pub struct BarChart {
     /// Heading, also the accessible `<title>`.
     pub title: String,
@@ -337,7 +334,6 @@ pub fn line_chart(c: &LineChart) -> String {
 /// Draws a grouped bar chart: one group per category, one bar per series,
 /// with optional error bars, value labels and hatched censored bars.
 /// Charts without any drawable bar say "no data".
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 pub fn bar_chart(c: &BarChart) -> String {
     let (w, h) = dims(c.width, c.height);
     let mut out = open(w, h, &c.title);
@@ -434,7 +430,6 @@ pub fn bar_chart(c: &BarChart) -> String {
 }
 
 /// The bars of `g` that can be drawn, with their series index.
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 fn drawable_bars(g: &BarGroup, series: usize) -> impl Iterator<Item = (usize, &Bar)> {
     g.bars.iter().take(series).enumerate().filter_map(|(i, b)| Some((i, b.as_ref().filter(|b| ok(b.value))?)))
 }
@@ -710,7 +705,6 @@ fn error_bar(out: &mut String, x: f64, lo: Option<f64>, hi: Option<f64>, top: f6
 }
 
 /// Diagonal hatching inside a rectangle (marks censored bars without needing a pattern id).
-#[allow(dead_code)] // bar charts are for the TPC-H per-query report, not drawn yet
 fn hatch(out: &mut String, x: f64, y: f64, w: f64, h: f64, col: &str) {
     let mut d = String::new();
     let mut s = 5.0;

@@ -138,10 +138,11 @@ fn thread_columns(a: &Analysis, workloads: &[usize]) -> Vec<u32> {
     t
 }
 
-/// Workloads grouped by metric: one table per metric, as one table cannot mix units.
+/// Workloads grouped by metric: one table per metric, as one table cannot
+/// mix units. TPC-H queries have their own table (`tpch`).
 fn by_metric(a: &Analysis) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for w in 0..a.data.workloads.len() {
+    for w in (0..a.data.workloads.len()).filter(|&w| !a.data.workloads[w].tpch) {
         match groups.iter_mut().find(|g| a.metrics[g[0]] == a.metrics[w]) {
             Some(g) => g.push(w),
             None => groups.push(vec![w]),
@@ -320,6 +321,135 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
             legend.push(format!("{MARK_HIGH_SPREAD} coefficient of variation above {}%", a.settings.cv_limit * 100.0));
         }
         out.push(thread_table(format!("{}, absolute", metric.label()), &threads, rows, legend));
+    }
+    out
+}
+
+/// How a configuration's answer to a TPC-H query compares with the baseline's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerCheck {
+    /// The same rows (in the same order, or only tied rows in another).
+    Same,
+    /// A real difference, described.
+    Differs(String),
+    /// Nothing to compare (a side has no finished run with an answer).
+    Unchecked,
+}
+
+/// Answer checks per (configuration, workload): each non-baseline
+/// configuration's answers against the baseline's.
+pub type AnswerChecks = HashMap<(usize, usize), AnswerCheck>;
+
+/// TPC-H, the seeds' DBT3 table: per TPC-H workload a row per query, per
+/// configuration its time (the mean of its ok repeats; `>T` where a repeat
+/// was stopped at the timeout, which is never averaged) and after the
+/// baseline the ratio to it (`-` where a side has no time), the answers'
+/// agreement, and the geometric mean over the queries every configuration
+/// finished.
+pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
+    let d = a.data;
+    let base = a.settings.baseline;
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (w, wl) in d.workloads.iter().enumerate().filter(|(_, wl)| wl.tpch) {
+        let group = wl.name.split(':').next().unwrap_or("").to_string();
+        match groups.iter_mut().find(|g| g.0 == group) {
+            Some(g) => g.1.push(w),
+            None => groups.push((group, vec![w])),
+        }
+    }
+    let mut order: Vec<usize> = vec![base];
+    order.extend(a.variants());
+    let mut out = Vec::new();
+    for (group, ws) in groups {
+        let mut columns = Vec::new();
+        for &c in &order {
+            columns.push(format!("{} s", d.configurations[c].name));
+            if c != base {
+                columns.push("ratio".into());
+            }
+        }
+        columns.push("answers".into());
+        let mut rows = Vec::new();
+        let mut complete: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
+        for &w in &ws {
+            let threads = d.workloads[w].threads.first().copied().unwrap_or(1);
+            let mut cells = Vec::new();
+            let secs: Vec<Option<f64>> = order.iter().map(|&c| a.cell(c, w, threads).and_then(|x| if x.timeouts > 0 { None } else { x.summary.map(|s| s.mean) })).collect();
+            for (i, &c) in order.iter().enumerate() {
+                let cell = a.cell(c, w, threads);
+                let text = match cell {
+                    Some(x) if x.timeouts > 0 => format!(">{}", x.timeout_s.map(|t| format!("{t:.0}")).unwrap_or_else(|| "timeout".into())),
+                    Some(x) => x.summary.map(|s| number(s.mean)).unwrap_or_else(|| "-".into()),
+                    None => "-".into(),
+                };
+                let note = cell.and_then(|x| x.summary).map(|s| format!("n = {}, min {:.3} s, max {:.3} s", s.n, s.min, s.max));
+                cells.push(Cell::new(text, note));
+                if c != base {
+                    let ratio = match (secs[0], secs[i]) {
+                        (Some(b), Some(v)) if b > 0.0 => {
+                            let marks = a.comparison(c, w, threads).map(|x| x.marks()).unwrap_or_default();
+                            format!("{:.2}{marks}", v / b)
+                        }
+                        _ => "-".into(),
+                    };
+                    cells.push(Cell::new(ratio, None));
+                }
+            }
+            let differing: Vec<String> = order
+                .iter()
+                .filter_map(|&c| match answers.get(&(c, w)) {
+                    Some(AnswerCheck::Differs(why)) => Some(format!("{}: {why}", d.configurations[c].name)),
+                    _ => None,
+                })
+                .collect();
+            let checked = order.iter().any(|&c| answers.get(&(c, w)) == Some(&AnswerCheck::Same));
+            let verdict = if !differing.is_empty() {
+                Cell::new("MISMATCH".into(), Some(differing.join("; ")))
+            } else if checked {
+                Cell::new("same".into(), None)
+            } else {
+                Cell::new("-".into(), Some("not compared".into()))
+            };
+            cells.push(verdict);
+            if secs.iter().all(Option::is_some) {
+                for (i, s) in secs.iter().enumerate() {
+                    complete[i].push(s.unwrap_or(0.0));
+                }
+            }
+            let label = d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+            rows.push(Row { indent: 1, label, cells });
+        }
+        // Geometric mean over the queries every configuration finished.
+        let n = complete[0].len();
+        if n > 0 {
+            let g: Vec<Option<f64>> = complete.iter().map(|v| crate::tpch::run::geometric_mean(v)).collect();
+            let mut cells = Vec::new();
+            for (i, &c) in order.iter().enumerate() {
+                cells.push(Cell::new(g[i].map(number).unwrap_or_else(|| "-".into()), None));
+                if c != base {
+                    cells.push(Cell::new(match (g[0], g[i]) {
+                        (Some(b), Some(v)) if b > 0.0 => format!("{:.2}", v / b),
+                        _ => "-".into(),
+                    }, None));
+                }
+            }
+            cells.push(Cell::new(String::new(), None));
+            rows.push(Row { indent: 1, label: format!("geomean ({n})"), cells });
+        }
+        let mut legend = vec![
+            format!("seconds: mean of ok repeats; ratio = configuration / {} (below 1: faster); >T: stopped on the server at the timeout T, never averaged", d.configurations[base].name),
+            "geomean (n): geometric mean over the n queries every configuration finished".to_string(),
+            "answers: each configuration's rows against the baseline's (spec clause 2.1.3.5 tolerances); MISMATCH is a wrong answer somewhere".into(),
+        ];
+        legend.extend(marks_legend(a, &cell_texts(&rows)));
+        out.push(Table {
+            title: format!("TPC-H {group}: query times"),
+            corner: "query".into(),
+            column_caption: String::new(),
+            columns,
+            rows,
+            legend,
+        });
     }
     out
 }
