@@ -17,6 +17,8 @@ set -euo pipefail
 # Debian puts mariadbd in /usr/sbin, which is not on a normal user's PATH.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
+# Extra mariadbd options, after the defaults below (benchmarks use this for
+# a bigger buffer pool): DBBENCH_MARIADB_OPTIONS="--innodb-buffer-pool-size=2G".
 # Bounds for every wait (seconds).
 START_TIMEOUT=${DBBENCH_SERVER_START_TIMEOUT:-60}
 STOP_TIMEOUT=${DBBENCH_SERVER_STOP_TIMEOUT:-30}
@@ -219,6 +221,7 @@ mariadb_up() {
             --max-connections=5000 --max-prepared-stmt-count=1000000 \
             --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 \
             --skip-log-bin --performance-schema=OFF \
+            ${DBBENCH_MARIADB_OPTIONS:-} \
             </dev/null >>"$MY_LOG" 2>&1 &
         pid=$!
         ready=0
