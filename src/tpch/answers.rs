@@ -117,6 +117,9 @@ pub fn compare(expected: &Answer, actual: &Answer) -> Agreement {
     if all_found {
         return Agreement::SameRowsOtherOrder;
     }
+    if e[i].len() != a[i].len() {
+        return Agreement::Differs(format!("row {}: {} cells instead of {}", i + 1, a[i].len(), e[i].len()));
+    }
     let col = (0..e[i].len()).find(|&c| !cells_agree(&e[i][c], &a[i][c])).unwrap_or(0);
     Agreement::Differs(format!(
         "row {} column {}: {} instead of {} (row: {} instead of {})",
@@ -132,6 +135,13 @@ pub fn compare(expected: &Answer, actual: &Answer) -> Agreement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ragged_rows_differ_without_panicking() {
+        let a = Answer { columns: 2, rows: vec![vec![Some("1".into()), Some("2".into())]] };
+        let b = Answer { columns: 2, rows: vec![vec![Some("1".into())]] };
+        assert_eq!(compare(&a, &b), Agreement::Differs("row 1: 1 cells instead of 2".into()));
+    }
 
     fn ans(rows: &[&[&str]]) -> Answer {
         Answer { columns: rows.first().map_or(0, |r| r.len()), rows: rows.iter().map(|r| r.iter().map(|c| Some(c.to_string())).collect()).collect() }

@@ -10,9 +10,10 @@ use super::answers::Answer;
 use super::params::{self, QueryParams};
 use super::queries::{self, QueryText};
 use super::schema::Dialect;
-use crate::driver::{Canceller, Connection, DbError, Driver, ErrorKind, Outcome};
+use crate::driver::{Canceller, Connection, DbError, Driver, Outcome};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -171,10 +172,13 @@ pub fn parameters(number: u8, source: ParamSource, sf: f64, stream: u32) -> Quer
     }
 }
 
-/// Runs one statement, keeping its rows as text when asked.
-fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize, Option<Answer>), DbError> {
+/// Runs one statement, keeping its rows as text when asked. The instant
+/// returned is when the last row had arrived, before any conversion to text:
+/// the measured time ends there.
+fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize, Option<Answer>, Instant), DbError> {
     match conn.query(sql)? {
         Outcome::Rows(rs) => {
+            let arrived = Instant::now();
             let answer = keep.then(|| Answer {
                 columns: rs.columns,
                 rows: (0..rs.nrows)
@@ -184,61 +188,103 @@ fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize,
             });
             let n = rs.nrows;
             conn.recycle(rs);
-            Ok((n, answer))
+            Ok((n, answer, arrived))
         }
-        Outcome::Affected(_) => Ok((0, None)),
+        Outcome::Affected(_) => Ok((0, None, Instant::now())),
     }
 }
 
-/// Runs a query's statements once, timed, under a watchdog that cancels
-/// it on the server at the timeout. The statements after the query (Q15's
-/// DROP VIEW) run even when it failed, so the next run starts clean.
-fn execute(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, text: &QueryText, timeout: Option<Duration>, keep: bool) -> (Execution, Option<Answer>) {
+/// Runs `work` under a watchdog that cancels it on the server once `timeout`
+/// has passed (retrying every second while a cancel cannot be delivered).
+/// Returns what `work` returned and whether the watchdog fired.
+fn with_watchdog<T>(canceller: Option<&dyn Canceller>, timeout: Option<Duration>, work: impl FnOnce() -> T) -> (T, bool) {
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let started = Instant::now();
-    let result = std::thread::scope(|s| {
+    let fired = AtomicBool::new(false);
+    let out = std::thread::scope(|s| {
         if let (Some(limit), Some(c)) = (timeout, canceller) {
+            let fired = &fired;
             s.spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(limit) {
-                    // The query is still running: stop it on the server.
-                    let _ = c.cancel();
+                let mut wait = limit;
+                while let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(wait) {
+                    // Still running: stop it on the server.
+                    fired.store(true, Ordering::SeqCst);
+                    match c.cancel() {
+                        Ok(()) => wait = Duration::from_secs(5),
+                        Err(e) => {
+                            eprintln!("warning: could not cancel a query at its timeout ({e}); retrying every second");
+                            wait = Duration::from_secs(1);
+                        }
+                    }
                 }
             });
         }
-        let mut run = || -> Result<(usize, Option<Answer>), DbError> {
-            for sql in &text.before {
-                statement(conn, sql, false)?;
-            }
-            statement(conn, &text.query, keep)
-        };
-        let r = run();
+        let r = work();
         let _ = done_tx.send(());
         r
     });
-    let seconds = started.elapsed().as_secs_f64();
+    (out, fired.load(Ordering::SeqCst))
+}
+
+/// Runs a query's statements once, timed, under a watchdog that cancels
+/// it on the server at the timeout. Timed: from the first statement sent to
+/// the last row of the query, plus the statements after it (Q15's DROP
+/// VIEW), as the specification times Q15. Those run even when the query
+/// failed, so the next run starts clean; they also run once untimed before
+/// it, for a view a killed run left behind. Censored (timed out) whenever
+/// the watchdog fired or the timeout passed, even if the query then
+/// finished: a time past the bound is never reported as a time.
+fn execute(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, text: &QueryText, timeout: Option<Duration>, keep: bool) -> (Execution, Option<Answer>) {
     for sql in &text.after {
         let _ = statement(conn, sql, false);
     }
-    let timed_out = matches!(&result, Err(e) if e.kind == ErrorKind::Cancelled) || timeout.is_some_and(|t| result.is_err() && started.elapsed() >= t);
-    match result {
-        Ok((rows, answer)) => (Execution { seconds: Some(seconds), timed_out: false, error: None, rows, plan: None }, answer),
-        Err(e) if timed_out => {
-            let _ = e;
-            (Execution { seconds: None, timed_out: true, error: None, rows: 0, plan: None }, None)
+    let started = Instant::now();
+    let (result, fired) = with_watchdog(canceller, timeout, || -> Result<(usize, Option<Answer>, Instant), DbError> {
+        for sql in &text.before {
+            statement(conn, sql, false)?;
         }
+        let r = statement(conn, &text.query, keep)?;
+        let t_after = Instant::now();
+        for sql in &text.after {
+            statement(conn, sql, false)?;
+        }
+        // The query's own time, then the after-statements' (text conversion excluded).
+        let end = r.2 + t_after.elapsed();
+        Ok((r.0, r.1, end))
+    });
+    if fired {
+        // A cancel that arrived after the query ended may stop the next
+        // statement (as KILL QUERY can): let it stop this one instead.
+        let _ = statement(conn, "SELECT 1", false);
+    }
+    if result.is_err() {
+        for sql in &text.after {
+            let _ = statement(conn, sql, false);
+        }
+    }
+    let censored = fired || timeout.is_some_and(|t| started.elapsed() >= t && result.as_ref().map_or(true, |r| r.2.duration_since(started) >= t));
+    match result {
+        _ if censored => (Execution { seconds: None, timed_out: true, error: None, rows: 0, plan: None }, None),
+        Ok((rows, answer, end)) => (Execution { seconds: Some(end.duration_since(started).as_secs_f64()), timed_out: false, error: None, rows, plan: None }, answer),
         Err(e) => (Execution { seconds: None, timed_out: false, error: Some(e.to_string()), rows: 0, plan: None }, None),
     }
 }
 
-/// EXPLAIN output as one text (rows joined by lines, cells by tabs).
-fn plan(conn: &mut dyn Connection, dialect: Dialect, text: &QueryText) -> Option<String> {
-    for sql in &text.before {
-        if statement(conn, sql, false).is_err() {
-            return None;
-        }
+/// EXPLAIN output as one text (rows joined by lines, cells by tabs), under
+/// the same timeout as the query (MariaDB may execute derived tables to
+/// explain them).
+fn plan(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, timeout: Option<Duration>, dialect: Dialect, text: &QueryText) -> Option<String> {
+    for sql in &text.after {
+        let _ = statement(conn, sql, false);
     }
-    let p = statement(conn, &queries::explain(dialect, &text.query), true).ok().and_then(|(_, a)| a).map(|a| {
-        a.rows.iter().map(|r| r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("\t")).collect::<Vec<_>>().join("\n")
+    let (p, _) = with_watchdog(canceller, timeout, || {
+        for sql in &text.before {
+            if statement(conn, sql, false).is_err() {
+                return None;
+            }
+        }
+        statement(conn, &queries::explain(dialect, &text.query), true).ok().and_then(|(_, a, _)| a).map(|a| {
+            a.rows.iter().map(|r| r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("\t")).collect::<Vec<_>>().join("\n")
+        })
     });
     for sql in &text.after {
         let _ = statement(conn, sql, false);
@@ -299,9 +345,6 @@ pub fn run_query(conn: &mut dyn Connection, dialect: Dialect, q: &QueryId, strea
         plan: None,
         answer: None,
     };
-    if o.explain {
-        result.plan = plan(conn, dialect, &text);
-    }
     for _ in 0..o.warmups {
         let (e, _) = execute(conn, canceller.as_deref(), &text, o.timeout, false);
         if e.timed_out || e.error.is_some() {
@@ -316,7 +359,7 @@ pub fn run_query(conn: &mut dyn Connection, dialect: Dialect, q: &QueryId, strea
             result.answer = answer;
         }
         if o.method == Method::BestPlan && o.explain {
-            e.plan = plan(conn, dialect, &text);
+            e.plan = plan(conn, canceller.as_deref(), o.timeout, dialect, &text);
         }
         let stop = e.timed_out || e.error.is_some();
         result.executions.push(e);
@@ -325,6 +368,15 @@ pub fn run_query(conn: &mut dyn Connection, dialect: Dialect, q: &QueryId, strea
         if stop {
             break;
         }
+    }
+    // The plan after the measured runs: an EXPLAIN before them would warm
+    // the server a cold run was meant to meet.
+    if o.explain {
+        result.plan = match o.method {
+            Method::BestPlan => result.executions.iter().find_map(|e| e.plan.clone()),
+            _ => None,
+        }
+        .or_else(|| plan(conn, canceller.as_deref(), o.timeout, dialect, &text));
     }
     Ok(finish(result, o.method))
 }
