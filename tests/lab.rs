@@ -643,3 +643,33 @@ tpch = {{ sf = 0.01, queries = "6,6-setting,6-after", query_dir = "q", server_op
     assert!(r.stderr.contains("configuration 's' is not one"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// restart = "run" means every query run meets a freshly started server,
+/// the first one after the load too (not the server that just loaded it),
+/// also under prepare = "once", where the load happens on the run's server.
+#[test]
+fn tpch_restart_run_restarts_after_the_load_too() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-tpch-cold");
+    let spec = write_spec(
+        &dir,
+        &format!(
+            r#"
+[experiment]
+name = "cold"
+prepare = "once"
+{MARIADB}
+[[workload]]
+tpch = {{ sf = 0.01, queries = "6,14", restart = "run" }}
+"#
+        ),
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    // Stops: after the load, before Q14, at the end.
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'server_log'"), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -560,7 +560,7 @@ impl Lab<'_> {
                 std::fs::create_dir_all(&datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
             }
         }
-        let cache = self.drop_caches();
+        let mut cache = self.drop_caches();
         let server_options = self.spec.workloads[run.workload].server_options_for(c).to_vec();
         // Data is prepared under the configuration's own options: a query's
         // server_options apply to its runs, not to the load.
@@ -579,8 +579,11 @@ impl Lab<'_> {
                 overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
             }
-            if unprepared && !server_options.is_empty() {
+            // The server that loaded the data is warm: a run meant to meet a
+            // restarted (and, if asked, cache-dropped) server gets one.
+            if unprepared && managed && (restart_each_run || !server_options.is_empty()) {
                 self.stop_server();
+                cache = self.drop_caches();
                 self.start(c, w, &datadir, overhead, &server_options)?;
             }
         }
@@ -943,6 +946,7 @@ impl Lab<'_> {
                         (_, true) if r.timed_out => {
                             rec.status = "timeout".into();
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
+                            rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
                         (None, true) => error = Some(format!("no JSON report on stdout (exit {:?}): {}", r.code, r.tail(3).replace('\n', " | "))),
                         (Some(q), true) => {
@@ -1000,6 +1004,11 @@ impl Lab<'_> {
         rec.ended_at = rfc3339_now();
         rec.overhead = overhead;
         self.store.insert_run(&rec)?;
+        if child.as_ref().is_some_and(|r| r.timed_out) {
+            // Killing the child does not stop its statement on the server: a
+            // restart does, so the next run does not share the server with it.
+            self.stop_server();
+        }
         Ok(Some(match error {
             None => format!("ok: {summary}"),
             Some(e) => format!("{}: {e}", rec.status),

@@ -893,7 +893,12 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
     };
     let restart_each_run = match t.restart.as_deref() {
         None | Some("none") => false,
-        Some("run") => true,
+        Some("run") => {
+            if let Some(c) = configurations.iter().find(|c| matches!(c.target, Target::External { .. })) {
+                return Err(e("restart", format!("\"run\" restarts servers dbbench starts; configuration '{}' is an external server (use restart = \"none\")", c.name)));
+            }
+            true
+        }
         Some(r) => return Err(e("restart", format!("'{r}': use \"run\" (restart the server, and drop caches if asked, before every query) or \"none\""))),
     };
     // Only for the plan's estimate: a guess of a minute per query at SF 1.

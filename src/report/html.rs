@@ -202,7 +202,8 @@ fn tpch_charts(r: &Report) -> String {
                     .map(|c| {
                         let cell = a.cell(c, w, threads(w))?;
                         if cell.timeouts > 0 {
-                            let t = cell.timeout_s.unwrap_or(0.0);
+                            // No bar without a known bound: a censored bar at 0 would be a made-up figure.
+                            let t = cell.timeout_s?;
                             return Some(svg::Bar { value: t, err: None, censored: Some(format!(">{t:.0}")), tooltip: format!("{} {}: stopped at the {t:.0} s timeout", label(w), d.configurations[c].name) });
                         }
                         let s = cell.summary?;

@@ -38,7 +38,7 @@ pub fn document(r: &Report) -> String {
                 }
                 cells.push(json!({
                     "workload": wl.name, "threads": t, "configuration": conf.name, "metric": a.metrics[w].key(),
-                    "n": cell.values.len(), "not_ok": cell.not_ok, "values": cell.values,
+                    "n": cell.values.len(), "not_ok": cell.not_ok, "timeouts": cell.timeouts, "timeout_s": cell.timeout_s, "values": cell.values,
                     "mean": s.map(|s| finite(s.mean)), "sd": s.and_then(|s| s.sd).map(finite), "cv": s.and_then(|s| s.cv()).map(finite),
                     "min": s.map(|s| finite(s.min)), "max": s.map(|s| finite(s.max)),
                     "mean_ci": s.and_then(|s| s.mean_ci(a.settings.level)).map(|(lo, hi)| json!([finite(lo), finite(hi)])),

@@ -379,6 +379,7 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
                 let cell = a.cell(c, w, threads);
                 let text = match cell {
                     Some(x) if x.timeouts > 0 => format!(">{}", x.timeout_s.map(|t| format!("{t:.0}")).unwrap_or_else(|| "timeout".into())),
+                    Some(x) if x.not_ok > 0 => "failed".into(),
                     Some(x) => x.summary.map(|s| number(s.mean)).unwrap_or_else(|| "-".into()),
                     None => "-".into(),
                 };
