@@ -26,7 +26,8 @@
 #   TPCHGEN_CLI   tpchgen-cli [installed with pip into a venv in the work dir]
 #   WORK_PARENT   where the work directory goes [/tmp]
 # Servers: started with scripts/servers.sh in the work directory (MariaDB
-# with --innodb-buffer-pool-size from MARIADB_BUFFER_POOL [2G]), stopped on exit.
+# with MARIADB_OPTIONS [--innodb-buffer-pool-size=2G --innodb-log-file-size=1G]
+# on top of servers.sh's, as a load-tuned DBT3 server would be), stopped on exit.
 set -euo pipefail
 # A failing load inside $(...) must stop the benchmark, not print a time.
 shopt -s inherit_errexit
@@ -59,7 +60,7 @@ if [ -z "${TPCHGEN_CLI:-}" ]; then
     fi
 fi
 
-DBBENCH_MARIADB_OPTIONS="--innodb-buffer-pool-size=${MARIADB_BUFFER_POOL:-2G} --local-infile=1" \
+DBBENCH_MARIADB_OPTIONS="${MARIADB_OPTIONS:---innodb-buffer-pool-size=2G --innodb-log-file-size=1G} --local-infile=1" \
     scripts/servers.sh up "$WORK/servers" >/dev/null
 # shellcheck disable=SC1091
 . "$WORK/servers/env"
