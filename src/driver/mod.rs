@@ -142,6 +142,11 @@ impl ResultSet {
         (self.nrows > 0 && self.columns > 0).then(|| self.cell(0)).flatten().map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
+    /// All rows as text cells (NULL = None; bytes that are not UTF-8 replaced).
+    pub fn text_rows(&self) -> Vec<Vec<Option<String>>> {
+        (0..self.nrows).filter_map(|i| self.row(i)).map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect()).collect()
+    }
+
     /// Bytes of buffer this result set keeps allocated.
     pub fn retained_bytes(&self) -> usize {
         self.data.capacity() + self.cells.capacity() * std::mem::size_of::<(u32, u32)>()
@@ -152,6 +157,19 @@ impl ResultSet {
     pub fn to_rows(&self) -> Vec<Vec<Option<Vec<u8>>>> {
         (0..self.nrows).filter_map(|i| self.row(i).map(|r| r.map(|c| c.map(<[u8]>::to_vec)).collect())).collect()
     }
+}
+
+/// `YYYY-MM-DD` of a day number counted from 1970-01-01, on the proleptic
+/// Gregorian calendar (Howard Hinnant's civil-from-days).
+pub(crate) fn date_from_unix_days(days: i64) -> String {
+    let z = days + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{:04}-{month:02}-{day:02}", yoe + era * 400 + i64::from(month <= 2))
 }
 
 /// What a statement produced. sysbench counts `Rows` as a read (even when
@@ -544,9 +562,9 @@ mod tests {
                 i % 9,
                 ["A", "N", "R"][(i % 3) as usize],
                 ["O", "F"][(i % 2) as usize],
-                test_support::date_of_days(ship),
-                test_support::date_of_days(ship + 30),
-                test_support::date_of_days(ship + i % 30 + 1),
+                super::date_from_unix_days(ship),
+                super::date_from_unix_days(ship + 30),
+                super::date_from_unix_days(ship + i % 30 + 1),
                 INSTRUCT[(i % 4) as usize],
                 MODE[(i % 7) as usize],
                 &TEXT[(i % 20) as usize..(i % 20 + 10 + i % 33) as usize],

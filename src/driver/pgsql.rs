@@ -339,16 +339,7 @@ fn text_of(ty: &Type, raw: &[u8]) -> Result<Vec<u8>, BoxError> {
 
 /// `YYYY-MM-DD` for a day count relative to 2000-01-01 (PostgreSQL's epoch).
 fn date_text(pg_days: i64) -> String {
-    // Civil-from-days over the proleptic Gregorian calendar, days since 0000-03-01.
-    let z = pg_days + 10_957 + 719_468;
-    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    super::date_from_unix_days(pg_days + 10_957)
 }
 
 /// `HH:MM:SS[.ffffff]` (trailing zeros trimmed, as PostgreSQL prints).

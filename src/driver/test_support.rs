@@ -89,18 +89,6 @@ pub struct BulkData {
     pub distinct_dates: usize,
 }
 
-/// `YYYY-MM-DD` of a day number counted from 1970-01-01 (civil-from-days).
-pub fn date_of_days(days: i64) -> String {
-    let z = days + 719_468;
-    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    format!("{:04}-{month:02}-{day:02}", yoe + era * 400 + i64::from(month <= 2))
-}
-
 /// `n` rows shaped like TPC-H data (lineitem's kinds of fields): keys, prices
 /// with cents (some negative), dates over seven years from 1992-01-01, a flag
 /// and a comment of varying length with a quote and non-ASCII letters.
@@ -111,7 +99,7 @@ pub fn bulk_data(n: u64) -> BulkData {
         let k = i * 7919 % 1_000_003 + 1;
         let cents = (i * 104_729) % 10_000_000 - 500_000;
         let day = 8035 + (i * 31) % 2557;
-        let date = date_of_days(day);
+        let date = super::date_from_unix_days(day);
         let flag = ["A", "N", "R"][(i % 3) as usize];
         let note: String = "l'été, car-ride; pending accounts: fluffily ironic".chars().take((10 + i % 30) as usize).collect();
         let price = format!("{}{}.{:02}", if cents < 0 { "-" } else { "" }, cents.abs() / 100, cents.abs() % 100);

@@ -65,8 +65,8 @@ impl LabConnection {
         for stmt in split_statements(script) {
             if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))? {
                 out.push_str(&format!("-- {}\n", one_line(&stmt)));
-                for row in (0..rs.nrows).filter_map(|i| rs.row(i)) {
-                    let cells: Vec<String> = row.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "NULL".into())).collect();
+                for row in rs.text_rows() {
+                    let cells: Vec<&str> = row.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect();
                     out.push_str(&cells.join("\t"));
                     out.push('\n');
                 }
@@ -78,10 +78,7 @@ impl LabConnection {
     /// Rows of a query as text cells (NULL as None).
     pub fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
         match self.conn.query(sql).map_err(|e| format!("{e} in: {sql}"))? {
-            Outcome::Rows(rs) => Ok((0..rs.nrows)
-                .filter_map(|i| rs.row(i))
-                .map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect())
-                .collect()),
+            Outcome::Rows(rs) => Ok(rs.text_rows()),
             Outcome::Affected(_) => Ok(Vec::new()),
         }
     }

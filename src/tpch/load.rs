@@ -68,7 +68,7 @@ impl LoadSummary {
 }
 
 /// The table that records what `load` put in a database (scale factor,
-/// when, how): later runs read the scale factor from it (Q11's FRACTION
+/// when, how) and the refresh update sets used since: later runs read the scale factor from it (Q11's FRACTION
 /// and the metrics depend on it) instead of trusting a flag.
 pub const META_TABLE: &str = "dbbench_tpch";
 
@@ -227,11 +227,11 @@ pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, St
             return Err(format!("{} holds {counted:?} rows after the load, {rows} were loaded", table.name()));
         }
     }
-    exec(&mut *conn, &format!("CREATE TABLE {META_TABLE} (scale_factor {} NOT NULL, rows_loaded BIGINT NOT NULL, loaded_at VARCHAR(40) NOT NULL, keys_created VARCHAR(10) NOT NULL, dbbench_version VARCHAR(40) NOT NULL)", if dialect == Dialect::Sqlite { "REAL" } else { "DOUBLE PRECISION" }))?;
+    exec(&mut *conn, &format!("CREATE TABLE {META_TABLE} (scale_factor {} NOT NULL, rows_loaded BIGINT NOT NULL, loaded_at VARCHAR(40) NOT NULL, keys_created VARCHAR(10) NOT NULL, dbbench_version VARCHAR(40) NOT NULL, refresh_sets INTEGER NOT NULL)", if dialect == Dialect::Sqlite { "REAL" } else { "DOUBLE PRECISION" }))?;
     exec(
         &mut *conn,
         &format!(
-            "INSERT INTO {META_TABLE} VALUES ({}, {}, '{}', '{}', '{}')",
+            "INSERT INTO {META_TABLE} VALUES ({}, {}, '{}', '{}', '{}', 0)",
             o.sf,
             summary.total_rows(),
             crate::lab::rfc3339_now(),

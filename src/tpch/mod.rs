@@ -543,7 +543,6 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
 
 /// The next refresh update set for this database (1, 2, ...), kept in the load's table.
 fn next_refresh_set(conn: &mut dyn crate::driver::Connection) -> Result<u32, String> {
-    let _ = conn.query(&format!("ALTER TABLE {} ADD COLUMN refresh_sets INTEGER NOT NULL DEFAULT 0", load::META_TABLE));
     match conn.query(&format!("SELECT refresh_sets FROM {}", load::META_TABLE)) {
         Ok(crate::driver::Outcome::Rows(rs)) => Ok(rs.first_text().and_then(|t| t.parse::<u32>().ok()).unwrap_or(0) + 1),
         Ok(_) => Err("could not read the refresh sets done".into()),

@@ -179,13 +179,7 @@ fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize,
     match conn.query(sql)? {
         Outcome::Rows(rs) => {
             let arrived = Instant::now();
-            let answer = keep.then(|| Answer {
-                columns: rs.columns,
-                rows: (0..rs.nrows)
-                    .filter_map(|i| rs.row(i))
-                    .map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect())
-                    .collect(),
-            });
+            let answer = keep.then(|| Answer { columns: rs.columns, rows: rs.text_rows() });
             let n = rs.nrows;
             conn.recycle(rs);
             Ok((n, answer, arrived))
