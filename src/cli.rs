@@ -242,9 +242,6 @@ pub fn format_option_list(specs: &[OptionSpec]) -> String {
     out
 }
 
-/// Subcommands reserved for the lab, reports, TPC-H and query comparison.
-pub const RESERVED_SUBCOMMANDS: &[&str] = &["querydiff"];
-
 /// `dbbench --help`.
 pub fn help_text() -> String {
     let mut s = String::new();

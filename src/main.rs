@@ -9,6 +9,7 @@ mod lab;
 mod options;
 mod output;
 mod progress;
+mod querydiff;
 mod rand;
 mod report;
 mod sched;
@@ -58,7 +59,7 @@ fn fatal(msg: &str) -> ExitCode {
 
 fn real_main(argv: Vec<String>) -> ExitCode {
     // The subcommands. A script literally named `lab`, `server`, `report`,
-    // `compare` or `tpch` in the current directory is still run as a
+    // `compare`, `tpch` or `querydiff` in the current directory is still run as a
     // script, as sysbench would.
     match argv.get(1).map(String::as_str) {
         Some("lab") if !std::path::Path::new("lab").exists() => return lab::cli::main(&argv[2..]),
@@ -66,6 +67,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Some("report") if !std::path::Path::new("report").exists() => return report::cli_main(&argv[2..]),
         Some("compare") if !std::path::Path::new("compare").exists() => return report::compare::cli_main(&argv[2..]),
         Some("tpch") if !std::path::Path::new("tpch").exists() => return tpch::cli_main(&argv[2..]),
+        Some("querydiff") if !std::path::Path::new("querydiff").exists() => return querydiff::cli_main(&argv[2..]),
         _ => {}
     }
     let parsed = match cli::parse(&argv[1..]) {
@@ -99,11 +101,6 @@ fn real_main(argv: Vec<String>) -> ExitCode {
             )
         }
     };
-    if cli::RESERVED_SUBCOMMANDS.contains(&test.as_str()) && !std::path::Path::new(test).exists() {
-        return usage_error(&format!(
-            "dbbench {test}: this subcommand is planned but not part of this version yet; the load engine (dbbench <test> <command>) is available."
-        ));
-    }
     if let Some(extra) = parsed.positionals.get(2) {
         return usage_error(&format!("Unrecognized command line argument: {extra}"));
     }

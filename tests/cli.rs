@@ -253,13 +253,6 @@ fn custom_and_parallel_commands() {
 }
 
 #[test]
-fn reserved_subcommands_say_they_are_planned() {
-    let r = dbbench(&["querydiff", "run"]);
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("planned"), "{}", r.stderr);
-}
-
-#[test]
 fn csv_format_has_header_intervals_and_total() {
     let (_d, s) = script(SLEEPY);
     let r = dbbench(&[&s, "run", "--time=2", "--report-interval=1", "--format=csv", "--percentile=95,99"]);

@@ -4,24 +4,10 @@
 
 mod common;
 
-use common::{dbbench_in, tempdir};
+use common::{dbbench_in, have_server_binaries, tempdir};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// Whether MariaDB and PostgreSQL server binaries are installed (the lab
-/// starts its own servers). Missing under CI=true is a failure.
-fn have_server_binaries() -> bool {
-    let pg = std::fs::read_dir("/usr/lib/postgresql").map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists())).unwrap_or(false);
-    let found = Path::new("/usr/sbin/mariadbd").exists() && pg;
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("mariadb-server and postgresql are required under CI");
-        }
-        eprintln!("skipped: mariadb-server/postgresql not installed");
-    }
-    found
-}
 
 fn write_spec(dir: &Path, text: &str) -> String {
     let p = dir.join("spec.toml");

@@ -472,3 +472,26 @@ fn html_report_renders_in_chromium_and_escapes_user_text() {
     eprintln!("screenshot: {}", shot.display());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn querydiff_section_in_the_html_report() {
+    let dir = tempdir("report-querydiff");
+    let store = fixture(&dir, "with-querydiff", ["off", "32", "64"], "oltp");
+    for f in ["a.db", "b.db"] {
+        rusqlite::Connection::open(dir.join(f)).unwrap().execute_batch("CREATE TABLE t (s TEXT); INSERT INTO t VALUES ('<b>x</b>')").unwrap();
+    }
+    std::fs::write(dir.join("q.sql"), "SELECT s FROM t").unwrap();
+    let qd = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--queries=q.sql", "--output=qd.jsonl", "--name2=<i>two</i>"]);
+    assert_eq!(qd.code, 0, "{}{}", qd.stdout, qd.stderr);
+    let page = dir.join("r.html");
+    let r = report(&dir, &store, &["--quiet", &format!("--export-html={}", page.display()), "--querydiff=qd.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let section = html.find("Query comparison: server1 vs &lt;i&gt;two&lt;/i&gt;").unwrap_or_else(|| panic!("no querydiff section:\n{html}"));
+    assert!(section < html.find("<h2 id=\"system\">").unwrap(), "the section comes before the system information");
+    assert!(html.contains("different results <b>0</b>") && !html.contains("<i>two</i>"), "{html}");
+    let r = report(&dir, &store, &["--querydiff=qd.jsonl"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("give --export-html=FILE too"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

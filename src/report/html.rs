@@ -14,7 +14,7 @@ use crate::lab::store::{IntervalPoint, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 body{font-family:sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 40px;color:#222;line-height:1.4}
 h1{font-size:1.6em;margin:18px 0 4px}h2{font-size:1.25em;margin-top:32px;border-bottom:1px solid #ccc;padding-bottom:2px}
 h3{font-size:1.05em;margin:20px 0 6px}
@@ -428,6 +428,12 @@ fn host(r: &Report) -> String {
 
 /// The page.
 pub fn page(r: &Report, store: &Store) -> Result<String, String> {
+    page_with(r, store, &[])
+}
+
+/// The page with further sections (each an `<h2>` and its content, e.g.
+/// `dbbench querydiff`'s) before the system information.
+pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<String, String> {
     let a = &r.analysis;
     let d = a.data;
     let series = d.series(store)?;
@@ -478,6 +484,9 @@ pub fn page(r: &Report, store: &Store) -> Result<String, String> {
     rest.extend(tables::failed_runs(a));
     for t in &rest {
         o.push_str(&table_html(t));
+    }
+    for section in sections {
+        o.push_str(section);
     }
     o.push_str("<h2 id=\"system\">system</h2>\n");
     o.push_str(&host(r));

@@ -58,6 +58,7 @@ What is compared:
 Output (stdout gets the text layout unless --format says otherwise):
   --format=text|markdown
   --export-html=FILE      one self-contained page: tables, charts, system info, configuration diff
+  --querydiff=FILE        add a `dbbench querydiff --output` file's comparison to the HTML page (repeatable)
   --export-json=FILE      every figure (schema: docs/report.md)
   --export-csv=FILE       one row per cell, with its comparison
   --export-markdown=FILE  the tables in Markdown
@@ -263,6 +264,8 @@ struct Args {
     markdown: bool,
     quiet: bool,
     exports: Vec<(String, PathBuf)>,
+    /// `querydiff --output` files whose sections the HTML export adds.
+    querydiff: Vec<PathBuf>,
 }
 
 fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
@@ -322,6 +325,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 }
             }
             "--quiet" | "-q" => a.quiet = true,
+            "--querydiff" => a.querydiff.push(PathBuf::from(need(v)?)),
             k if k.starts_with("--export-") => {
                 let what = &k["--export-".len()..];
                 if !["html", "json", "csv", "markdown", "xlsx"].contains(&what) {
@@ -333,6 +337,9 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             _ if a.spec.is_none() => a.spec = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument '{arg}'; `dbbench report` takes one spec at most")),
         }
+    }
+    if !a.querydiff.is_empty() && !a.exports.iter().any(|(w, _)| w == "html") {
+        return Err("--querydiff adds a section to the HTML page: give --export-html=FILE too".into());
     }
     Ok(Some(a))
 }
@@ -398,7 +405,10 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     for (what, path) in &a.exports {
         let bytes = match what.as_str() {
-            "html" => html::page(&report, &store)?.into_bytes(),
+            "html" => {
+                let sections = a.querydiff.iter().map(|p| crate::querydiff::html_section(p)).collect::<Result<Vec<_>, _>>()?;
+                html::page_with(&report, &store, &sections)?.into_bytes()
+            }
             "json" => json::document(&report).into_bytes(),
             "csv" => csv::cells(&report).into_bytes(),
             "markdown" => report.markdown().into_bytes(),

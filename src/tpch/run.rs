@@ -191,7 +191,7 @@ fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize,
 /// Runs `work` under a watchdog that cancels it on the server once `timeout`
 /// has passed (retrying every second while a cancel cannot be delivered).
 /// Returns what `work` returned and whether the watchdog fired.
-fn with_watchdog<T>(canceller: Option<&dyn Canceller>, timeout: Option<Duration>, work: impl FnOnce() -> T) -> (T, bool) {
+pub(crate) fn with_watchdog<T>(canceller: Option<&dyn Canceller>, timeout: Option<Duration>, work: impl FnOnce() -> T) -> (T, bool) {
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let fired = AtomicBool::new(false);
     let out = std::thread::scope(|s| {

@@ -1,0 +1,607 @@
+//! `dbbench querydiff`: every query of a directory or file run on two
+//! servers, cold and warm, timed, result sets compared, and the servers'
+//! counters (status variables, pg_stat_statements, EXPLAIN ANALYZE)
+//! taken per execution — perfrun/perfreport's A/B comparison (MariaDB
+//! RQG, 2011) on dbbench's drivers, with a filter language of our own.
+//!
+//! Data flow: `dsn` (URL → connection options) → per query and temperature,
+//! alternately on server 1 and 2: `counters` snapshot, timed query under the
+//! timeout watchdog, snapshot → `results` (result sets compared) →
+//! `record::Record` (medians, the filter's variables) → the JSON-lines file
+//! as it goes, and at the end `text` (terminal) and `html`.
+//! `querydiff report` reads the file back and applies another filter.
+
+pub mod counters;
+pub mod dsn;
+pub mod filter;
+pub mod html;
+pub mod record;
+pub mod results;
+pub mod text;
+
+use crate::driver::{Connection, Driver, ErrorKind, Outcome};
+use counters::{Counters, Probe};
+use dsn::Dsn;
+use filter::Filter;
+use record::{Line, Record, RunInfo, Server, Side, Summary, Temperature};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const HELP: &str = "\
+Usage:
+  dbbench querydiff --dsn1=URL --dsn2=URL --queries=DIR|FILE [options]
+      run every query on both servers, cold then warm, alternating servers; compare times,
+      result sets and counters; print the records the filter matches
+  dbbench querydiff report --input=FILE [--filter=EXPR] [--export-html=FILE]
+      read a run's --output file back and print it again, with another filter
+
+DSNs: mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH] (also mariadb://),
+      postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?host=SOCKET_DIR], sqlite:PATH,
+      or perfrun's dbi:mysql:host=H;port=P;user=U;database=DB
+
+Options:
+  --queries=DIR|FILE  a directory: its *.sql files in name order (2.sql before 10.sql); a file: its
+                      statements (separated by ;). Only read-only queries (SELECT, WITH, VALUES,
+                      TABLE) run; others are counted as skipped
+  --filter=EXPR       which records to print, e.g. 'Execution_time_ratio > 2 and warm'
+                      (variables, operators: docs/querydiff.md); every record is written to --output
+  --output=FILE       JSON lines: a run line, one line per query and temperature, a summary line
+  --cold=N            cold executions per query and server [1]
+  --warm=N            warm executions per query and server, after the cold ones [1]
+  --cold-command=CMD  shell command run before every cold execution (e.g. restart the server and
+                      drop caches); DBBENCH_QUERYDIFF_SERVER=1|2 says which; then dbbench reconnects
+  --timeout=SECONDS   stop a query on the server after this long; recorded as an error
+  --init1=SQL, --init2=SQL  statements run on each new connection to server 1 / 2
+                      (e.g. SET SESSION optimizer_switch='derived_merge=off')
+  --name1=LABEL, --name2=LABEL  column headings [server1, server2]
+  --explain=yes|no    EXPLAIN each query after its executions (plans; PostgreSQL: ANALYZE, BUFFERS) [yes]
+  --export-html=FILE  the records as an HTML page
+
+Exit status: 0, or 2 when some query returned different rows on the two servers; 1 on bad input.
+";
+
+/// Entry point for `dbbench querydiff ARGS...`.
+pub fn cli_main(args: &[String]) -> ExitCode {
+    match run_cli(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("dbbench querydiff: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `--name=value` or `--name value` pairs.
+struct Args(Vec<(String, String)>);
+
+impl Args {
+    fn parse(args: &[String], known: &[&str], sub: &str) -> Result<Args, String> {
+        let mut out = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let Some(body) = a.strip_prefix("--") else {
+                return Err(format!("unexpected argument '{a}'; options are --name=value (see `dbbench querydiff --help`)"));
+            };
+            let (k, v) = match body.split_once('=') {
+                Some((k, v)) => (k.replace('_', "-"), v.to_string()),
+                None => {
+                    let k = body.replace('_', "-");
+                    let v = it.next().ok_or_else(|| format!("--{k} needs a value (--{k}=VALUE)"))?;
+                    (k, v.clone())
+                }
+            };
+            if !known.contains(&k.as_str()) {
+                return Err(format!("unknown option --{k} for `{sub}`; see `dbbench querydiff --help`"));
+            }
+            out.push((k, v));
+        }
+        Ok(Args(out))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn required(&self, name: &str, what: &str) -> Result<&str, String> {
+        self.get(name).filter(|v| !v.is_empty()).ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
+    }
+
+    fn count(&self, name: &str, default: u32) -> Result<u32, String> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => v.parse::<u32>().map_err(|_| format!("--{name}={v}: not a whole number")),
+        }
+    }
+
+    fn filter(&self) -> Result<Option<Filter>, String> {
+        match self.get("filter") {
+            None | Some("") => Ok(None),
+            Some(f) => Filter::parse(f).map(Some).map_err(|e| format!("--filter '{f}': {e}")),
+        }
+    }
+}
+
+fn run_cli(args: &[String]) -> Result<u8, String> {
+    match args.first().map(String::as_str) {
+        None | Some("--help" | "-h" | "help") => {
+            crate::lab::cli::print_out(HELP);
+            Ok(if args.is_empty() { 1 } else { 0 })
+        }
+        Some("report") => report_cmd(&Args::parse(&args[1..], &["input", "filter", "export-html"], "querydiff report")?),
+        Some(_) => run_cmd(&Args::parse(
+            args,
+            &["dsn1", "dsn2", "queries", "filter", "output", "cold", "warm", "cold-command", "timeout", "init1", "init2", "name1", "name2", "explain", "export-html"],
+            "querydiff",
+        )?),
+    }
+}
+
+/// One statement to compare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// File name (`#N` added for the Nth statement of a file holding several).
+    pub name: String,
+    /// The statement without its `;`.
+    pub sql: String,
+}
+
+/// Natural order: `2.sql` before `10.sql`.
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    while chars.peek().is_some() {
+        let text: String = std::iter::from_fn(|| chars.next_if(|c| !c.is_ascii_digit())).collect();
+        let digits: String = std::iter::from_fn(|| chars.next_if(char::is_ascii_digit)).collect();
+        out.push((text, digits.parse().unwrap_or(0)));
+    }
+    out
+}
+
+/// The queries of `--queries` (a directory's `*.sql` files or one file).
+pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
+    let files: Vec<std::path::PathBuf> = if path.is_dir() {
+        let mut f: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| format!("cannot read directory {}: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "sql") && p.is_file())
+            .collect();
+        f.sort_by_key(|p| natural_key(&p.file_name().unwrap_or_default().to_string_lossy()));
+        if f.is_empty() {
+            return Err(format!("--queries={}: the directory has no .sql files", path.display()));
+        }
+        f
+    } else if path.is_file() {
+        vec![path.to_path_buf()]
+    } else {
+        return Err(format!("--queries={}: no such file or directory", path.display()));
+    };
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let stmts: Vec<String> = crate::lab::sql::split_statements(&text).into_iter().filter(|s| !strip_comments(s).trim().is_empty()).collect();
+        let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let several = stmts.len() > 1;
+        for (i, sql) in stmts.into_iter().enumerate() {
+            out.push(Query { name: if several { format!("{base}#{}", i + 1) } else { base.clone() }, sql });
+        }
+    }
+    Ok(out)
+}
+
+/// The text without `--`, `#` and `/* */` comments (for the first keyword).
+fn strip_comments(sql: &str) -> String {
+    let mut out = String::new();
+    let mut rest = sql;
+    loop {
+        let t = rest.trim_start();
+        if let Some(r) = t.strip_prefix("--").or_else(|| t.strip_prefix('#')) {
+            rest = r.split_once('\n').map_or("", |x| x.1);
+        } else if let Some(r) = t.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |x| x.1);
+        } else {
+            out.push_str(t);
+            return out;
+        }
+    }
+}
+
+/// Whether a statement only reads (and may therefore run many times on
+/// both servers): it starts with SELECT, WITH, VALUES or TABLE.
+pub fn is_read_only(sql: &str) -> bool {
+    let s = strip_comments(sql);
+    let first: String = s.trim_start_matches('(').trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
+    matches!(first.as_str(), "select" | "with" | "values" | "table")
+}
+
+/// One server: its connection, counters and what to run on connecting.
+struct Endpoint {
+    number: usize,
+    label: String,
+    driver: Arc<dyn Driver>,
+    conn: Option<Box<dyn Connection>>,
+    probe: Probe,
+    init: Vec<String>,
+}
+
+/// One execution's figures.
+struct Execution {
+    micros: u64,
+    rows: Vec<Vec<Option<String>>>,
+    counters: Counters,
+}
+
+impl Endpoint {
+    fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> Result<(Endpoint, Option<String>), String> {
+        let driver = crate::lab::sql::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+        let init = init.map(crate::lab::sql::split_statements).unwrap_or_default();
+        let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
+        let warning = ep.connect().map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+        Ok((ep, warning))
+    }
+
+    /// (Re)connects, runs the init statements and sets up the counters.
+    fn connect(&mut self) -> Result<Option<String>, String> {
+        self.conn = None;
+        let mut conn = self.driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
+        for s in &self.init {
+            conn.query(s).map_err(|e| format!("--init{} statement failed: {e} in: {s}", self.number))?;
+        }
+        let (probe, warning) = Probe::connect(conn.as_mut(), self.driver.name())?;
+        self.probe = probe;
+        self.conn = Some(conn);
+        Ok(warning)
+    }
+
+    /// Connects, retrying for up to a minute (after a cold command that restarted the server).
+    fn reconnect_patiently(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.connect() {
+                Ok(_) => return Ok(()),
+                Err(e) if Instant::now() >= deadline => return Err(format!("server {} is not reachable after 60 s: {e}", self.number)),
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+
+    fn execute(&mut self, sql: &str, timeout: Option<Duration>) -> Result<Execution, String> {
+        if self.conn.is_none() {
+            self.connect().map_err(|e| format!("reconnecting: {e}"))?;
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let before = self.probe.snapshot(conn.as_mut()).map_err(|e| format!("reading counters: {e}"))?;
+        let canceller = conn.canceller();
+        let start = Instant::now();
+        let (result, fired) = crate::tpch::run::with_watchdog(canceller.as_deref(), timeout, || conn.query(sql));
+        let micros = start.elapsed().as_micros() as u64;
+        if fired {
+            // Also when the statement returned: MariaDB's SLEEP() ends
+            // without an error when its query is killed.
+            return Err(format!("timed out after {} s (stopped on the server)", timeout.map_or(0.0, |t| t.as_secs_f64())));
+        }
+        let rows = match result {
+            Ok(Outcome::Rows(rs)) => rs.text_rows(),
+            Ok(Outcome::Affected(_)) => Vec::new(),
+            Err(e) => {
+                if e.kind == ErrorKind::ConnectionLost {
+                    self.conn = None;
+                }
+                return Err(e.to_string());
+            }
+        };
+        let after = self.probe.snapshot(conn.as_mut()).map_err(|e| format!("reading counters: {e}"))?;
+        Ok(Execution { micros, rows, counters: self.probe.delta(&before, &after) })
+    }
+}
+
+/// The run's settings.
+struct Settings {
+    cold: u32,
+    warm: u32,
+    cold_command: Option<String>,
+    timeout: Option<Duration>,
+    explain: bool,
+}
+
+fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .env("DBBENCH_QUERYDIFF_SERVER", server.to_string())
+        .env("DBBENCH_QUERYDIFF_QUERY", query)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("--cold-command: cannot run sh: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("--cold-command failed ({status}) before {query} on server {server}; the cold figures would not be cold, so the run stops here"))
+    }
+}
+
+/// Runs one query on both servers at every temperature; the records.
+fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec<Record>, String> {
+    let ordered = results::has_top_level_order_by(&q.sql);
+    let temps: Vec<(Temperature, u32)> = [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
+    let mut out = Vec::new();
+    for (ti, &(temp, n)) in temps.iter().enumerate() {
+        let mut sides: [Side; 2] = Default::default();
+        let mut counters: [Vec<Counters>; 2] = Default::default();
+        let mut first_rows: [Option<Vec<Vec<Option<String>>>>; 2] = [None, None];
+        for _ in 0..n {
+            // Server 1 then server 2, execution by execution: both see the
+            // same conditions (and drift) over the run.
+            for (k, ep) in eps.iter_mut().enumerate() {
+                if sides[k].error.is_some() {
+                    continue;
+                }
+                if temp == Temperature::Cold {
+                    if let Some(cmd) = &s.cold_command {
+                        run_cold_command(cmd, k + 1, &q.name)?;
+                        ep.reconnect_patiently()?;
+                    }
+                }
+                match ep.execute(&q.sql, s.timeout) {
+                    Ok(x) => {
+                        sides[k].times_us.push(x.micros);
+                        counters[k].push(x.counters);
+                        if first_rows[k].is_none() {
+                            sides[k].rows = Some(x.rows.len() as u64);
+                            first_rows[k] = Some(x.rows);
+                        }
+                    }
+                    Err(e) => sides[k].error = Some(e),
+                }
+            }
+        }
+        let mut merged: BTreeMap<String, [Option<f64>; 2]> = BTreeMap::new();
+        for (k, list) in counters.iter().enumerate() {
+            let names: std::collections::BTreeSet<&String> = list.iter().flat_map(|c| c.keys()).collect();
+            for name in names {
+                merged.entry(name.clone()).or_default()[k] = record::median(list.iter().filter_map(|c| c.get(name).copied()));
+            }
+        }
+        // Plans after the last temperature's executions (PostgreSQL's
+        // EXPLAIN ANALYZE executes the query once more: never before a
+        // measured execution).
+        if s.explain && ti + 1 == temps.len() {
+            for (k, ep) in eps.iter_mut().enumerate() {
+                if sides[k].error.is_some() {
+                    continue;
+                }
+                if let Some(conn) = ep.conn.as_mut() {
+                    let (plan, vars) = ep.probe.plan(conn.as_mut(), &q.sql, true);
+                    sides[k].plan = plan;
+                    for (name, v) in vars {
+                        merged.entry(name).or_default()[k] = Some(v);
+                    }
+                }
+            }
+        }
+        let (result, result_detail) = match (&first_rows[0], &first_rows[1]) {
+            (Some(a), Some(b)) if sides.iter().all(|x| x.error.is_none()) => results::compare(a, b, ordered),
+            _ => (results::Agreement::NotCompared, None),
+        };
+        out.push(Record { name: q.name.clone(), query: q.sql.clone(), temperature: temp, sides, result, result_detail, counters: merged, matched: true });
+    }
+    Ok(out)
+}
+
+/// Adds a query's records to the counts.
+fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
+    sum.executed += 1;
+    sum.errors += recs.iter().any(Record::failed) as u64;
+    sum.diverging += recs.iter().any(|r| r.result == results::Agreement::Differs) as u64;
+    sum.other_order += recs.iter().any(|r| r.result == results::Agreement::OtherOrder) as u64;
+    sum.records += recs.len() as u64;
+    sum.reported += recs.iter().filter(|r| r.matches(filter)).count() as u64;
+}
+
+fn run_cmd(a: &Args) -> Result<u8, String> {
+    let dsns = [Dsn::parse(a.required("dsn1", "the first server")?)?, Dsn::parse(a.required("dsn2", "the second server")?)?];
+    let queries_arg = a.required("queries", "a directory of .sql files or one file")?;
+    let filter = a.filter()?;
+    let settings = Settings {
+        cold: a.count("cold", 1)?,
+        warm: a.count("warm", 1)?,
+        cold_command: a.get("cold-command").filter(|c| !c.is_empty()).map(str::to_string),
+        timeout: match a.get("timeout") {
+            None => None,
+            Some(v) => Some(v.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0 && *t < 1e9).map(Duration::from_secs_f64).ok_or_else(|| format!("--timeout={v}: not a positive number of seconds"))?),
+        },
+        explain: match a.get("explain") {
+            None | Some("yes" | "on" | "1" | "true") => true,
+            Some("no" | "off" | "0" | "false") => false,
+            Some(v) => return Err(format!("--explain={v}: use yes or no")),
+        },
+    };
+    if settings.cold + settings.warm == 0 {
+        return Err("--cold=0 and --warm=0: nothing would run; give at least one execution".into());
+    }
+    if settings.cold > 1 && settings.cold_command.is_none() {
+        eprintln!(
+            "warning: --cold={} without --cold-command: only the first execution finds nothing cached; the others are labelled cold but are not. Give --cold-command (e.g. a server restart and a cache drop) for real cold runs",
+            settings.cold
+        );
+    }
+    let queries = read_queries(std::path::Path::new(queries_arg))?;
+    let mut output = match a.get("output") {
+        Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?)),
+        _ => None,
+    };
+    let labels = [a.get("name1").unwrap_or("server1").to_string(), a.get("name2").unwrap_or("server2").to_string()];
+    let (ep1, w1) = Endpoint::open(1, labels[0].clone(), &dsns[0], a.get("init1"))?;
+    let (ep2, w2) = Endpoint::open(2, labels[1].clone(), &dsns[1], a.get("init2"))?;
+    for (n, w) in [(1, w1), (2, w2)] {
+        if let Some(w) = w {
+            eprintln!("warning: server {n}: {w}");
+        }
+    }
+    let mut eps = [ep1, ep2];
+    let server = |ep: &mut Endpoint, dsn: &Dsn| Server {
+        label: ep.label.clone(),
+        dsn: dsn.shown.clone(),
+        driver: ep.driver.name().to_string(),
+        version: ep.conn.as_mut().map(|c| c.server_version()).unwrap_or_default(),
+        init: ep.init.clone(),
+    };
+    let run = RunInfo {
+        schema: record::SCHEMA.into(),
+        version: record::SCHEMA_VERSION,
+        started: crate::lab::rfc3339_now(),
+        servers: [server(&mut eps[0], &dsns[0]), server(&mut eps[1], &dsns[1])],
+        queries: queries_arg.to_string(),
+        cold: settings.cold,
+        warm: settings.warm,
+        cold_command: settings.cold_command.clone(),
+        timeout_s: settings.timeout.map(|t| t.as_secs_f64()),
+        filter: filter.as_ref().map(|f| f.source().to_string()),
+    };
+    let write_line = |out: &mut Option<std::io::BufWriter<std::fs::File>>, line: &Line| -> Result<(), String> {
+        if let Some(w) = out {
+            let text = serde_json::to_string(line).map_err(|e| e.to_string())?;
+            // Flushed per line: an interrupted run keeps every finished query.
+            writeln!(w, "{text}").and_then(|_| w.flush()).map_err(|e| format!("writing --output: {e}"))?;
+        }
+        Ok(())
+    };
+    write_line(&mut output, &Line::Run(run.clone()))?;
+    let mut sum = Summary { incoming: queries.len() as u64, ..Summary::default() };
+    let mut records = Vec::new();
+    let total = queries.len();
+    let mut stopped = None;
+    for (i, q) in queries.iter().enumerate() {
+        if !is_read_only(&q.sql) {
+            sum.skipped += 1;
+            eprintln!("[{}/{total}] {}: skipped: not a read-only query (querydiff runs each query several times on both servers)", i + 1, q.name);
+            continue;
+        }
+        let mut recs = match compare_query(&mut eps, q, &settings) {
+            Ok(r) => r,
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        };
+        for r in recs.iter_mut() {
+            r.matched = r.matches(filter.as_ref());
+            write_line(&mut output, &Line::Query(r.clone()))?;
+        }
+        eprintln!("[{}/{total}] {}", i + 1, text::progress_line(&recs));
+        count_query(&mut sum, &recs, filter.as_ref());
+        records.extend(recs);
+    }
+    write_line(&mut output, &Line::Summary(sum.clone()))?;
+    warn_unknown_variables(filter.as_ref(), &records);
+    let saved = record::Saved { run, records, summary: Some(sum.clone()) };
+    crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
+    if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
+        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum)).map_err(|e| format!("--export-html={path}: {e}"))?;
+        eprintln!("HTML report: {path}");
+    }
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    Ok(if sum.diverging > 0 { 2 } else { 0 })
+}
+
+/// Warns about filter variables no record has: likely typos, which would
+/// otherwise silently match nothing.
+fn warn_unknown_variables(filter: Option<&Filter>, records: &[Record]) {
+    let Some(f) = filter else { return };
+    if records.is_empty() {
+        return;
+    }
+    for v in f.variables() {
+        if records.iter().all(|r| r.variable(&v) == filter::Value::Undefined) {
+            eprintln!("warning: --filter reads {v}, which no record has (a typo? variables are listed in docs/querydiff.md; counters are the servers' status names with 1, 2, _delta or _ratio)");
+        }
+    }
+}
+
+/// Recounts a saved run's records under `filter`.
+pub fn summarise(saved: &record::Saved, filter: Option<&Filter>) -> Summary {
+    let mut sum = Summary::default();
+    let mut i = 0;
+    while i < saved.records.len() {
+        let name = &saved.records[i].name;
+        let j = (i..saved.records.len()).find(|&j| &saved.records[j].name != name).unwrap_or(saved.records.len());
+        count_query(&mut sum, &saved.records[i..j], filter);
+        i = j;
+    }
+    if let Some(s) = &saved.summary {
+        sum.incoming = s.incoming;
+        sum.skipped = s.skipped;
+    } else {
+        sum.incoming = sum.executed;
+    }
+    sum
+}
+
+/// The HTML section of a saved run, filtered by the run's own filter (for
+/// `dbbench report --querydiff=FILE`).
+pub fn html_section(path: &std::path::Path) -> Result<String, String> {
+    let mut saved = record::read(path)?;
+    let filter = saved.run.filter.as_deref().map(Filter::parse).transpose().map_err(|e| format!("{}: the run's stored filter: {e}", path.display()))?;
+    for r in saved.records.iter_mut() {
+        r.matched = r.matches(filter.as_ref());
+    }
+    let sum = summarise(&saved, filter.as_ref());
+    Ok(html::section(&saved, filter.as_ref(), &sum))
+}
+
+fn report_cmd(a: &Args) -> Result<u8, String> {
+    let input = a.required("input", "a `querydiff --output` file")?;
+    let mut saved = record::read(std::path::Path::new(input))?;
+    let filter = match a.filter()? {
+        Some(f) => Some(f),
+        None => saved.run.filter.as_deref().map(Filter::parse).transpose().map_err(|e| format!("{input}: the run's stored filter: {e}"))?,
+    };
+    if saved.summary.is_none() {
+        eprintln!("warning: {input} has no summary line: the run was interrupted; these are the queries it finished");
+    }
+    warn_unknown_variables(filter.as_ref(), &saved.records);
+    for r in saved.records.iter_mut() {
+        r.matched = r.matches(filter.as_ref());
+    }
+    let sum = summarise(&saved, filter.as_ref());
+    crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
+    if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
+        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum)).map_err(|e| format!("--export-html={path}: {e}"))?;
+        eprintln!("HTML report: {path}");
+    }
+    Ok(if sum.diverging > 0 { 2 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_read_only_statements_run() {
+        assert!(is_read_only("SELECT 1"));
+        assert!(is_read_only("-- q1\n/* x */ with a as (select 1) select * from a"));
+        assert!(is_read_only("(select 1) union (select 2)"));
+        assert!(!is_read_only("delete from t"));
+        assert!(!is_read_only("/* select */ update t set a = 1"));
+        assert!(!is_read_only("selectx"));
+    }
+
+    #[test]
+    fn directories_are_read_in_natural_order() {
+        let d = std::env::temp_dir().join(format!("dbbench-qd-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        for (f, t) in [("10.sql", "select 10"), ("2.sql", "select 2;\n-- only a comment\n;select 22;"), ("notes.txt", "x")] {
+            std::fs::write(d.join(f), t).unwrap();
+        }
+        let q = read_queries(&d).unwrap();
+        let names: Vec<&str> = q.iter().map(|q| q.name.as_str()).collect();
+        assert_eq!(names, ["2.sql#1", "2.sql#2", "10.sql"]);
+        assert_eq!(q[1].sql, "select 22");
+        std::fs::remove_dir_all(&d).unwrap();
+        assert!(read_queries(&d).unwrap_err().contains("no such file or directory"));
+    }
+}
