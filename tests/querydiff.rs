@@ -282,6 +282,43 @@ fn mariadb_vs_postgresql_on_a_shared_schema() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// One server compared with itself: server 1's session times out while
+/// server 2's cold command runs (as when a shared server is restarted for
+/// the other side); its next execution opens a new connection instead of
+/// failing, and its init statements run again on it.
+#[test]
+fn a_connection_lost_between_executions_is_opened_again() {
+    let Some(_) = common::mysql_db("qd_reconnect") else { return };
+    let sock = server_env("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
+    let dir = tempdir("qd-reconnect");
+    let queries = write_queries(&dir, &[("1.sql", "SELECT @@session.wait_timeout")]);
+    let out = dir.join("out.jsonl");
+    let dsn = format!("mysql://sbtest@localhost/qd_reconnect?socket={sock}");
+    let r = dbbench_in(
+        &dir,
+        &[
+            "querydiff",
+            &format!("--dsn1={dsn}"),
+            &format!("--dsn2={dsn}"),
+            &format!("--queries={queries}"),
+            "--init1=SET SESSION wait_timeout = 1",
+            // Server 2's cold command outlasts server 1's wait_timeout.
+            "--cold-command=[ $DBBENCH_QUERYDIFF_SERVER = 2 ] && sleep 2.5 || true",
+            "--warm=2",
+            "--explain=no",
+            &format!("--output={}", out.display()),
+        ],
+    );
+    let l = lines(&out);
+    let warm = record(&l, "1.sql", "warm");
+    assert!(warm["sides"][0]["error"].is_null(), "{warm:#}\n{}", r.stderr);
+    assert_eq!(warm["sides"][0]["times_us"].as_array().unwrap().len(), 2, "{warm:#}");
+    // Different answers (1 vs the default), so exit 2: the init ran again.
+    assert_eq!(warm["result"], "differs", "{warm:#}");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn postgresql_counters_from_pg_stat_statements_per_execution() {
     if !have_server_binaries() {
@@ -328,7 +365,7 @@ fn sqlite_files_compare_without_servers() {
         c.execute_batch(&format!("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'); {extra}")).unwrap();
     }
     let q = dir.join("q.sql");
-    std::fs::write(&q, "SELECT s FROM t WHERE id < 3 ORDER BY id;\nSELECT count(*) FROM t;\nSELECT s FROM t ORDER BY id % 2").unwrap();
+    std::fs::write(&q, "SELECT s FROM t WHERE id < 3 ORDER BY id;\nSELECT count(*) FROM t;\nSELECT s FROM t ORDER BY id % 2;\nWITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d").unwrap();
     let out = dir.join("o.jsonl");
     let args = |extra: &[&'static str]| {
         let mut v: Vec<String> = ["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--cold=0", "--warm=2", "--output=o.jsonl"].iter().map(|s| s.to_string()).collect();
@@ -344,6 +381,22 @@ fn sqlite_files_compare_without_servers() {
     assert_eq!(record(&l, "q.sql#2", "warm")["result_detail"], "sorted row 1: 3 vs 4");
     assert!(!l.iter().any(|x| x["temperature"] == "cold"), "--cold=0: no cold records");
     assert!(r.stdout.contains("q.sql#2: sorted row 1: 3 vs 4 (warm)"), "{}", r.stdout);
+    assert!(r.stderr.contains("[4/4] q.sql#4: skipped: it holds DELETE (it would write)"), "{}", r.stderr);
+
+    // A connection that fails leaves the last run's file as it was.
+    let saved = std::fs::read_to_string(&out).unwrap();
+    let r = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=mysql://sbtest@127.0.0.1:1/x", "--queries=q.sql", "--output=o.jsonl"]);
+    assert!(r.code == 1 && r.stderr.contains("--dsn2 mysql://sbtest@127.0.0.1:1/x"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), saved);
+
+    // A failing --cold-command stops the run; its file has no summary line,
+    // so `querydiff report` says it was interrupted.
+    let r = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--queries=q.sql", "--output=stopped.jsonl", "--cold-command=false"]);
+    assert!(r.code == 1 && r.stderr.contains("--cold-command failed"), "{}", r.stderr);
+    let stopped = lines(&dir.join("stopped.jsonl"));
+    assert!(stopped.len() == 1 && stopped[0]["kind"] == "run", "{stopped:?}");
+    let r = dbbench_in(&dir, &["querydiff", "report", "--input=stopped.jsonl"]);
+    assert!(r.code == 0 && r.stderr.contains("the run was interrupted"), "{}", r.stderr);
 
     // Bad input: one line, exit 1, nothing run.
     let bad = |extra: &[&str], want: &str| {

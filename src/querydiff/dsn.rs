@@ -37,12 +37,14 @@ impl Dsn {
             "postgres" | "postgresql" => "pgsql",
             _ => return Err(bad(&format!("unknown scheme '{scheme}'"))),
         };
+        // The user part ends at the last `@`, so a password holding `/` or
+        // `?` is never taken for the host or database (and then shown).
+        let (userinfo, rest) = split_userinfo(rest);
+        if userinfo.is_some_and(|u| u.contains(['/', '?', '#'])) {
+            return Err(bad("the user or password holds '/', '?' or '#' (or a parameter holds '@'): percent-encode them (%2F, %3F, %23, %40)"));
+        }
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, db) = rest.split_once('/').unwrap_or((rest, ""));
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
+        let (hostport, db) = rest.split_once('/').unwrap_or((rest, ""));
         let mut args = vec![format!("--db-driver={driver}")];
         if let Some(u) = userinfo {
             let (user, password) = u.split_once(':').map(|(a, b)| (a, Some(b))).unwrap_or((u, None));
@@ -146,14 +148,21 @@ pub fn hide_password(text: &str) -> String {
             .collect();
     }
     if let Some((scheme, rest)) = text.split_once("://") {
-        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                return format!("{scheme}://{}:***{}", &rest[..colon], &rest[at..]);
+        if let (Some(userinfo), host) = split_userinfo(rest) {
+            if let Some((user, _)) = userinfo.split_once(':') {
+                return format!("{scheme}://{user}:***@{host}");
             }
         }
     }
     text.to_string()
+}
+
+/// A URL's text after `scheme://` split at its last `@`: (user part, rest).
+fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
+    match rest.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, rest),
+    }
 }
 
 #[cfg(test)]
@@ -198,5 +207,11 @@ mod tests {
         assert!(Dsn::parse("dbi:mysql:host").unwrap_err().contains("not key=value"));
         assert_eq!(hide_password("dbi:mysql:user=u;password=pw;host=h"), "dbi:mysql:user=u;password=***;host=h");
         assert_eq!(Dsn::parse("mysql://u:pw@h/x").unwrap().shown, "mysql://u:***@h/x");
+        // A password with URL delimiters in it is refused, and never shown.
+        for dsn in ["mysql://root:1234/5@h/db", "mysql://root:pa?ss@h/db", "mysql://root:p#w@h"] {
+            let e = Dsn::parse(dsn).unwrap_err();
+            assert!(e.contains("percent-encode") && e.contains("root:***@h") && !e.contains("1234") && !e.contains("pa?ss") && !e.contains("p#w"), "{e}");
+        }
+        assert_eq!(args("mysql://root:1234%2F5@h/db")[2], "--mysql-password=1234/5");
     }
 }

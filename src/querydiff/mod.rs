@@ -17,6 +17,7 @@ pub mod filter;
 pub mod html;
 pub mod record;
 pub mod results;
+pub mod sqlscan;
 pub mod text;
 
 use crate::driver::{Connection, Driver, ErrorKind, Outcome};
@@ -148,16 +149,20 @@ pub struct Query {
     pub sql: String,
 }
 
-/// Natural order: `2.sql` before `10.sql`.
-fn natural_key(s: &str) -> Vec<(String, u64)> {
+/// Natural order: `2.sql` before `10.sql`. A number compares by its
+/// length without leading zeros, then digit by digit (any length: a
+/// 20-digit timestamp is not a u64); names equal so far (`01.sql`,
+/// `1.sql`) fall back to plain text order, never to the directory's.
+fn natural_key(s: &str) -> (Vec<(String, usize, String)>, String) {
     let mut out = Vec::new();
     let mut chars = s.chars().peekable();
     while chars.peek().is_some() {
         let text: String = std::iter::from_fn(|| chars.next_if(|c| !c.is_ascii_digit())).collect();
         let digits: String = std::iter::from_fn(|| chars.next_if(char::is_ascii_digit)).collect();
-        out.push((text, digits.parse().unwrap_or(0)));
+        let number = digits.trim_start_matches('0').to_string();
+        out.push((text, number.len(), number));
     }
-    out
+    (out, s.to_string())
 }
 
 /// The queries of `--queries` (a directory's `*.sql` files or one file).
@@ -206,14 +211,6 @@ fn strip_comments(sql: &str) -> String {
             return out;
         }
     }
-}
-
-/// Whether a statement only reads (and may therefore run many times on
-/// both servers): it starts with SELECT, WITH, VALUES or TABLE.
-pub fn is_read_only(sql: &str) -> bool {
-    let s = strip_comments(sql);
-    let first: String = s.trim_start_matches('(').trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_lowercase();
-    matches!(first.as_str(), "select" | "with" | "values" | "table")
 }
 
 /// One server: its connection, counters and what to run on connecting.
@@ -271,8 +268,17 @@ impl Endpoint {
         if self.conn.is_none() {
             self.connect().map_err(|e| format!("reconnecting: {e}"))?;
         }
+        let before = match self.probe.snapshot(self.conn.as_mut().expect("connected above").as_mut()) {
+            Ok(b) => b,
+            // The connection died since the last execution (a server
+            // restarted by the other side's --cold-command, an idle
+            // timeout): nothing was measured yet, so connect again.
+            Err(_) => {
+                self.connect().map_err(|e| format!("reconnecting: {e}"))?;
+                self.probe.snapshot(self.conn.as_mut().expect("connected above").as_mut()).map_err(|e| format!("reading counters: {e}"))?
+            }
+        };
         let conn = self.conn.as_mut().expect("connected above");
-        let before = self.probe.snapshot(conn.as_mut()).map_err(|e| format!("reading counters: {e}"))?;
         let canceller = conn.canceller();
         let start = Instant::now();
         let (result, fired) = crate::tpch::run::with_watchdog(canceller.as_deref(), timeout, || conn.query(sql));
@@ -292,7 +298,13 @@ impl Endpoint {
                 return Err(e.to_string());
             }
         };
-        let after = self.probe.snapshot(conn.as_mut()).map_err(|e| format!("reading counters: {e}"))?;
+        let after = match self.probe.snapshot(conn.as_mut()) {
+            Ok(a) => a,
+            Err(e) => {
+                self.conn = None;
+                return Err(format!("reading counters: {e}"));
+            }
+        };
         Ok(Execution { micros, rows, counters: self.probe.delta(&before, &after) })
     }
 }
@@ -324,7 +336,7 @@ fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String>
 
 /// Runs one query on both servers at every temperature; the records.
 fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec<Record>, String> {
-    let ordered = results::has_top_level_order_by(&q.sql);
+    let ordered = sqlscan::has_top_level_order_by(&q.sql);
     let temps: Vec<(Temperature, u32)> = [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
     let mut out = Vec::new();
     for (ti, &(temp, n)) in temps.iter().enumerate() {
@@ -428,10 +440,6 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
         );
     }
     let queries = read_queries(std::path::Path::new(queries_arg))?;
-    let mut output = match a.get("output") {
-        Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?)),
-        _ => None,
-    };
     let labels = [a.get("name1").unwrap_or("server1").to_string(), a.get("name2").unwrap_or("server2").to_string()];
     let (ep1, w1) = Endpoint::open(1, labels[0].clone(), &dsns[0], a.get("init1"))?;
     let (ep2, w2) = Endpoint::open(2, labels[1].clone(), &dsns[1], a.get("init2"))?;
@@ -441,6 +449,11 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
         }
     }
     let mut eps = [ep1, ep2];
+    // Created only now: a mistyped DSN must not empty the last run's file.
+    let mut output = match a.get("output") {
+        Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?)),
+        _ => None,
+    };
     let server = |ep: &mut Endpoint, dsn: &Dsn| Server {
         label: ep.label.clone(),
         dsn: dsn.shown.clone(),
@@ -474,9 +487,9 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     let total = queries.len();
     let mut stopped = None;
     for (i, q) in queries.iter().enumerate() {
-        if !is_read_only(&q.sql) {
+        if let Some(why) = sqlscan::why_not_read_only(&q.sql) {
             sum.skipped += 1;
-            eprintln!("[{}/{total}] {}: skipped: not a read-only query (querydiff runs each query several times on both servers)", i + 1, q.name);
+            eprintln!("[{}/{total}] {}: skipped: {why}; querydiff runs only read-only queries (each several times on both servers)", i + 1, q.name);
             continue;
         }
         let mut recs = match compare_query(&mut eps, q, &settings) {
@@ -494,7 +507,11 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
         count_query(&mut sum, &recs, filter.as_ref());
         records.extend(recs);
     }
-    write_line(&mut output, &Line::Summary(sum.clone()))?;
+    // No summary line for a stopped run: `querydiff report` then says the
+    // run was interrupted instead of presenting it as complete.
+    if stopped.is_none() {
+        write_line(&mut output, &Line::Summary(sum.clone()))?;
+    }
     warn_unknown_variables(filter.as_ref(), &records);
     let saved = record::Saved { run, records, summary: Some(sum.clone()) };
     crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
@@ -581,16 +598,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_read_only_statements_run() {
-        assert!(is_read_only("SELECT 1"));
-        assert!(is_read_only("-- q1\n/* x */ with a as (select 1) select * from a"));
-        assert!(is_read_only("(select 1) union (select 2)"));
-        assert!(!is_read_only("delete from t"));
-        assert!(!is_read_only("/* select */ update t set a = 1"));
-        assert!(!is_read_only("selectx"));
-    }
-
-    #[test]
     fn directories_are_read_in_natural_order() {
         let d = std::env::temp_dir().join(format!("dbbench-qd-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
@@ -603,5 +610,12 @@ mod tests {
         assert_eq!(q[1].sql, "select 22");
         std::fs::remove_dir_all(&d).unwrap();
         assert!(read_queries(&d).unwrap_err().contains("no such file or directory"));
+    }
+
+    #[test]
+    fn natural_order_takes_any_number_and_breaks_ties_by_name() {
+        let mut names = vec!["q20261125000000000001.sql", "q3.sql", "1.sql", "01.sql", "q20261125000000000000.sql", "0.sql"];
+        names.sort_by_key(|n| natural_key(n));
+        assert_eq!(names, ["0.sql", "01.sql", "1.sql", "q3.sql", "q20261125000000000000.sql", "q20261125000000000001.sql"]);
     }
 }

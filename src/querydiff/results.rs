@@ -4,10 +4,12 @@
 //! otherwise as multisets (both sides sorted first). Engines print the same
 //! value differently, so cells are normalised before comparing:
 //! * CHAR padding: trailing blanks are ignored;
-//! * decimals: a column's decimal cells are rounded to the fewest decimal
-//!   places either side printed in that column (MariaDB's `AVG` prints 4
-//!   more places than its argument, PostgreSQL's 16), then trailing zeros
-//!   dropped, so `2.5000` = `2.50000000000000000000` = `2.5`;
+//! * decimals: each side's precision in a column is the most decimal
+//!   places it printed there; both sides' cells are rounded to the smaller
+//!   of the two (MariaDB's `AVG` prints 4 more places than its argument,
+//!   PostgreSQL's 16), then trailing zeros dropped, so `2.5000` =
+//!   `2.50000000000000000000` = `2.5`, while one short value (`0.5`) does
+//!   not blur the column's other rows (`0.12` ≠ `0.14`);
 //! * an integer equals a decimal only when the decimal is whole (`42` =
 //!   `42.00`, but `0` ≠ `0.5000`: integer division on one side is a real
 //!   difference).
@@ -53,7 +55,15 @@ pub fn compare(a: &Rows, b: &Rows, ordered: bool) -> (Agreement, Option<String>)
     if let Some(r) = a.iter().chain(b).find(|r| r.len() != width) {
         return (Agreement::Differs, Some(format!("rows of {} and {width} columns", r.len())));
     }
-    let scales: Vec<Option<usize>> = (0..width).map(|c| column_scale(a.iter().chain(b).map(|r| r[c].as_deref()))).collect();
+    let scales: Vec<Option<usize>> = (0..width)
+        .map(|c| {
+            let most = |rows: &Rows| rows.iter().filter_map(|r| r[c].as_deref().and_then(decimals)).max();
+            match (most(a), most(b)) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }
+        })
+        .collect();
     let norm = |rows: &Rows| -> Vec<Vec<Option<String>>> {
         rows.iter().map(|r| r.iter().enumerate().map(|(c, cell)| cell.as_deref().map(|s| normalise(s, scales[c]))).collect()).collect()
     };
@@ -90,17 +100,13 @@ fn decimals(s: &str) -> Option<usize> {
     (int.bytes().all(|c| c.is_ascii_digit()) && frac.bytes().all(|c| c.is_ascii_digit())).then_some(frac.len())
 }
 
-/// The fewest decimal places any decimal cell of a column has (None: no decimals).
-fn column_scale<'a>(cells: impl Iterator<Item = Option<&'a str>>) -> Option<usize> {
-    cells.flatten().filter_map(decimals).min()
-}
-
 /// The comparable form of a cell; `scale`: its column's, see the module docs.
 fn normalise(s: &str, scale: Option<usize>) -> String {
     let t = s.trim_end();
     let (Some(d), Some(scale)) = (decimals(t), scale) else { return t.to_string() };
     let rounded = if d > scale { round_decimal(t, scale) } else { t.to_string() };
-    let r = rounded.trim_end_matches('0').trim_end_matches('.');
+    // Trailing zeros of the fraction only: rounded to 0 places, `20` stays 20.
+    let r = if rounded.contains('.') { rounded.trim_end_matches('0').trim_end_matches('.') } else { rounded.as_str() };
     match r {
         "-0" | "" | "-" => "0".to_string(),
         _ => r.to_string(),
@@ -136,75 +142,6 @@ fn round_decimal(s: &str, scale: usize) -> String {
     format!("{}{}{}{}", if neg { "-" } else { "" }, if i.is_empty() { "0" } else { i }, if scale > 0 { "." } else { "" }, f)
 }
 
-/// Whether the query has an ORDER BY outside parentheses, strings and
-/// comments (then its row order is part of the answer).
-pub fn has_top_level_order_by(sql: &str) -> bool {
-    let b = sql.as_bytes();
-    let (mut i, mut depth) = (0usize, 0i32);
-    let mut words: Vec<String> = Vec::new();
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' | b'"' | b'`' => {
-                i += 1;
-                while i < b.len() && b[i] != c {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-                words.clear();
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'#' => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'(' => {
-                depth += 1;
-                i += 1;
-                words.clear();
-            }
-            b')' => {
-                depth -= 1;
-                i += 1;
-                words.clear();
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                let w = sql[start..i].to_ascii_lowercase();
-                if depth == 0 && w == "by" && words.last().map(String::as_str) == Some("order") {
-                    return true;
-                }
-                words.push(w);
-            }
-            _ => {
-                if !c.is_ascii_whitespace() {
-                    words.clear();
-                }
-                i += 1;
-            }
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +157,18 @@ mod tests {
         assert_eq!(compare(&maria, &pg, false), (Agreement::Same, None));
         assert_eq!(compare(&rows(&[&["42"]]), &rows(&[&["42.00"]]), false).0, Agreement::Same);
         assert_eq!(compare(&rows(&[&["-0.0001"]]), &rows(&[&["0.0"]]), false).0, Agreement::Same, "rounded to one place both are 0");
+    }
+
+    #[test]
+    fn one_short_value_does_not_blur_a_column() {
+        let same = |a: &[&[&str]], b: &[&[&str]]| compare(&rows(a), &rows(b), false).0 == Agreement::Same;
+        assert!(!same(&[&["0.5"], &["0.12"]], &[&["0.5"], &["0.14"]]));
+        assert!(!same(&[&["0.5"], &["0.9999"]], &[&["0.5000"], &["1.0000"]]));
+        // The limit of the rule: a side that printed at most one place
+        // (`0.5`, `1`) is compared at one place, so 0.9999 rounds to its 1.
+        assert!(same(&[&["0.5"], &["0.9999"]], &[&["0.5"], &["1"]]));
+        assert!(!same(&[&["5."], &["20.4"]], &[&["5."], &["2.0"]]), "20 rounded to 0 places is not 2");
+        assert!(same(&[&["0.5"], &["0.1250"]], &[&["0.5000000"], &["0.1250000"]]));
     }
 
     #[test]
@@ -250,16 +199,5 @@ mod tests {
         assert_eq!(round_decimal("-9.96", 1), "-10.0");
         assert_eq!(round_decimal("123456789012345678901234567890.123456", 3), "123456789012345678901234567890.123");
         assert_eq!(round_decimal("0.5", 0), "1");
-    }
-
-    #[test]
-    fn order_by_is_found_only_at_the_top_level() {
-        assert!(has_top_level_order_by("select a from t order  by a"));
-        assert!(has_top_level_order_by("SELECT a FROM t ORDER\nBY a LIMIT 3"));
-        assert!(!has_top_level_order_by("select * from (select a from t order by a limit 3) d"));
-        assert!(!has_top_level_order_by("select 'order by' from t -- order by x"));
-        assert!(!has_top_level_order_by("select a /* order by */ from t"));
-        assert!(!has_top_level_order_by("select row_number() over (order by a) from t"));
-        assert!(!has_top_level_order_by("select `order` by_x from t"));
     }
 }

@@ -1,0 +1,171 @@
+//! What querydiff needs to know about a statement's text: whether it only
+//! reads, and whether its row order is part of the answer (a top-level
+//! ORDER BY).
+//!
+//! The same text runs on two servers that may lex it differently: `#` is a
+//! comment and `\` escapes in strings on MySQL/MariaDB, while on
+//! PostgreSQL `#` is an operator and `'C:\'` a complete string. Each
+//! question is therefore answered under both lexings, in the direction
+//! that cannot hide anything: a statement counts as read-only only when
+//! it is under both, and as ordered when it is under either (a false
+//! "ordered" at worst reports rows in another order as `other_order`; a
+//! false "unordered" would hide such a difference).
+
+/// A piece of a statement: a word (lower-cased) at its parenthesis depth,
+/// or anything else that separates words (a string, an operator, a paren).
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Word(String, i32),
+    Other,
+}
+
+/// The statement's tokens; comments are dropped like whitespace.
+/// `mysql`: MySQL's lexing (`#` comments, backslash escapes in strings).
+fn tokens(sql: &str, mysql: bool) -> Vec<Token> {
+    let b = sql.as_bytes();
+    let (mut i, mut depth) = (0usize, 0i32);
+    let mut out = Vec::new();
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' | b'"' | b'`' => {
+                i += 1;
+                while i < b.len() && b[i] != c {
+                    if mysql && b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                out.push(Token::Other);
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'#' if mysql => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'(' | b')' => {
+                depth += if c == b'(' { 1 } else { -1 };
+                i += 1;
+                out.push(Token::Other);
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
+                    i += 1;
+                }
+                out.push(Token::Word(sql[start..i].to_ascii_lowercase(), depth));
+            }
+            c => {
+                if !c.is_ascii_whitespace() {
+                    out.push(Token::Other);
+                }
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the query has an ORDER BY outside parentheses, strings and
+/// comments under either lexing (then its row order is part of the answer).
+pub fn has_top_level_order_by(sql: &str) -> bool {
+    [true, false].into_iter().any(|mysql| {
+        tokens(sql, mysql).windows(2).any(|w| matches!(w, [Token::Word(a, 0), Token::Word(b, 0)] if a == "order" && b == "by"))
+    })
+}
+
+/// Why a statement is not run (None: it only reads). querydiff runs every
+/// query several times on both servers, so a statement that writes would
+/// change what the next execution sees. It must start with SELECT, WITH,
+/// VALUES or TABLE and hold none of DELETE, INSERT … INTO, SELECT … INTO,
+/// MERGE or UPDATE (except in FOR UPDATE / FOR NO KEY UPDATE) anywhere,
+/// which also catches PostgreSQL's data-modifying WITH. Functions with
+/// side effects (`nextval`, `GET_LOCK`) cannot be seen in the text.
+pub fn why_not_read_only(sql: &str) -> Option<String> {
+    for mysql in [true, false] {
+        let t = tokens(sql, mysql);
+        let words: Vec<(usize, &str)> = t.iter().enumerate().filter_map(|(k, tok)| if let Token::Word(w, _) = tok { Some((k, w.as_str())) } else { None }).collect();
+        match words.first() {
+            Some((_, "select" | "with" | "values" | "table")) => {}
+            _ => return Some("it does not start with SELECT, WITH, VALUES or TABLE".into()),
+        }
+        let word_before = |k: usize| match k.checked_sub(1).map(|j| &t[j]) {
+            Some(Token::Word(p, _)) => p.as_str(),
+            _ => "",
+        };
+        for &(k, w) in &words {
+            let writes = match w {
+                "delete" | "into" | "merge" => true,
+                "update" => !matches!(word_before(k), "for" | "key"),
+                _ => false,
+            };
+            if writes {
+                return Some(format!("it holds {} (it would write)", w.to_ascii_uppercase()));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_by_is_found_only_at_the_top_level() {
+        assert!(has_top_level_order_by("select a from t order  by a"));
+        assert!(has_top_level_order_by("SELECT a FROM t ORDER\nBY a LIMIT 3"));
+        assert!(!has_top_level_order_by("select * from (select a from t order by a limit 3) d"));
+        assert!(!has_top_level_order_by("select 'order by' from t -- order by x"));
+        assert!(!has_top_level_order_by("select a /* order by */ from t"));
+        assert!(!has_top_level_order_by("select row_number() over (order by a) from t"));
+        assert!(!has_top_level_order_by("select `order` by_x from t"));
+        assert!(!has_top_level_order_by("select a, b from t group by a order_by"));
+    }
+
+    #[test]
+    fn order_by_hidden_by_one_engines_lexing_is_still_found() {
+        // PostgreSQL: `#` is XOR, and `'C:\'` ends at its second quote.
+        assert!(has_top_level_order_by("select a # b from t order by a"));
+        assert!(has_top_level_order_by("select 'C:\\' p from t order by a"));
+        // MySQL: the ORDER BY is inside a comment; PostgreSQL's lexing sees
+        // it, so the order counts (at worst: other_order, never hidden).
+        assert!(has_top_level_order_by("select a from t # order by a"));
+    }
+
+    #[test]
+    fn only_statements_that_read_run() {
+        for sql in ["SELECT 1", "-- q1\n/* x */ with a as (select 1) select * from a", "(select 1) union (select 2)", "select * from t for update", "select * from t for no key update", "values (1)", "table t"] {
+            assert_eq!(why_not_read_only(sql), None, "{sql}");
+        }
+        for (sql, why) in [
+            ("delete from t", "does not start"),
+            ("/* select */ update t set a = 1", "does not start"),
+            ("selectx", "does not start"),
+            ("", "does not start"),
+            ("with d as (delete from t returning *) select count(*) from d", "DELETE"),
+            ("with c as (select 1) delete from t", "DELETE"),
+            ("select * into t_copy from t", "INTO"),
+            ("select a from t into outfile '/tmp/x'", "INTO"),
+            ("with u as (update t set a = 1 returning a) select * from u", "UPDATE"),
+            ("with i as (insert into t values (1) returning a) select * from i", "INTO"),
+        ] {
+            let r = why_not_read_only(sql);
+            assert!(r.as_deref().is_some_and(|r| r.contains(why)), "{sql}: {r:?}");
+        }
+        assert_eq!(why_not_read_only("select 'delete from t', \"into\" from t"), None, "strings and quoted names are not words");
+    }
+}
