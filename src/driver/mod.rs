@@ -322,6 +322,13 @@ pub trait Connection {
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         insert_rows(self, table, columns, rows, &mut |_| Ok(()))
     }
+    /// [`Connection::bulk_load`] for rows whose text is ASCII (TPC-H's), so
+    /// that a driver may skip character set work: MariaDB/MySQL then load
+    /// the bytes as they are, and a row holding a non-ASCII byte is an
+    /// error (never a mangled value). The default is `bulk_load`.
+    fn bulk_load_ascii(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        self.bulk_load(table, columns, rows)
+    }
     /// A handle that cancels what this connection runs; None when the driver cannot.
     /// The handle follows the connection across [`Connection::reconnect`].
     #[allow(dead_code)] // for per-query timeouts (TPC-H), not wired in yet

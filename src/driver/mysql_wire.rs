@@ -29,7 +29,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::mysql::{
-    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
+    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, non_ascii_error, take_ascii_rows, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
     warnings_error, Endpoint, ER_UNSUPPORTED_PS,
 };
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
@@ -903,6 +903,44 @@ impl NativeConnection {
         }
     }
 
+    /// `bulk_load`: LOAD DATA LOCAL from `rows` (`ascii`: as bytes).
+    fn load_local(&mut self, table: &str, columns: &[&str], rows: RowSource, ascii: bool) -> Result<u64, DbError> {
+        // Sent even when the session lacks CLIENT_LOCAL_FILES: the server's
+        // refusal then takes the same path as local_infile=OFF.
+        self.command(COM_QUERY, load_data_sql(table, columns, ascii).as_bytes())?;
+        self.warnings = 0;
+        let p = self.wire.read().map_err(io_err)?;
+        match p.first() {
+            Some(0xfb) if &p[1..] == INFILE_NAME.as_bytes() => {}
+            Some(0xfb) => {
+                let name = String::from_utf8_lossy(&p[1..]).into_owned();
+                return Err(self.refuse_infile(&name, true));
+            }
+            Some(0xff) => {
+                let e = server_error(p);
+                return if local_infile_refused(&e) { self.insert_checked(table, columns, rows) } else { Err(e) };
+            }
+            Some(0x00) => {
+                let ok = ok_packet(p);
+                self.apply_ok(ok);
+                return Err(DbError {
+                    kind: ErrorKind::Other,
+                    code: 0,
+                    sqlstate: String::new(),
+                    message: format!("LOAD DATA LOCAL into {table}: the server answered without asking for the data"),
+                });
+            }
+            // A result set to a LOAD DATA: the session is out of step with us.
+            _ => return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "unexpected reply to LOAD DATA LOCAL"))),
+        }
+        let (loaded, lines) = self.stream_infile(rows)?;
+        self.check_warnings(&format!("LOAD DATA into {table}"))?;
+        if loaded != lines {
+            return Err(rows_mismatch_error(table, loaded, lines));
+        }
+        Ok(loaded)
+    }
+
     /// The data phase of LOAD DATA LOCAL, after the server asked for our
     /// stream: rows in packets, the empty packet, the result. Returns the
     /// rows the server loaded and the lines sent.
@@ -1240,40 +1278,16 @@ impl Connection for NativeConnection {
     /// Warnings (a value truncated or converted, a row skipped) are an error
     /// naming the first: LOAD DATA LOCAL never fails on bad data by itself.
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
-        // Sent even when the session lacks CLIENT_LOCAL_FILES: the server's
-        // refusal then takes the same path as local_infile=OFF.
-        self.command(COM_QUERY, load_data_sql(table, columns).as_bytes())?;
-        self.warnings = 0;
-        let p = self.wire.read().map_err(io_err)?;
-        match p.first() {
-            Some(0xfb) if &p[1..] == INFILE_NAME.as_bytes() => {}
-            Some(0xfb) => {
-                let name = String::from_utf8_lossy(&p[1..]).into_owned();
-                return Err(self.refuse_infile(&name, true));
-            }
-            Some(0xff) => {
-                let e = server_error(p);
-                return if local_infile_refused(&e) { self.insert_checked(table, columns, rows) } else { Err(e) };
-            }
-            Some(0x00) => {
-                let ok = ok_packet(p);
-                self.apply_ok(ok);
-                return Err(DbError {
-                    kind: ErrorKind::Other,
-                    code: 0,
-                    sqlstate: String::new(),
-                    message: format!("LOAD DATA LOCAL into {table}: the server answered without asking for the data"),
-                });
-            }
-            // A result set to a LOAD DATA: the session is out of step with us.
-            _ => return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "unexpected reply to LOAD DATA LOCAL"))),
+        self.load_local(table, columns, rows, false)
+    }
+
+    fn bulk_load_ascii(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        let mut non_ascii = false;
+        let loaded = self.load_local(table, columns, &mut |buf: &mut Vec<u8>| take_ascii_rows(rows, buf, &mut non_ascii), true);
+        if non_ascii {
+            return Err(non_ascii_error(table));
         }
-        let (loaded, lines) = self.stream_infile(rows)?;
-        self.check_warnings(&format!("LOAD DATA into {table}"))?;
-        if loaded != lines {
-            return Err(rows_mismatch_error(table, loaded, lines));
-        }
-        Ok(loaded)
+        loaded
     }
 
     /// `KILL QUERY <this session's id>` from a fresh connection with the same parameters.

@@ -100,7 +100,7 @@ fn load_job(driver: &dyn Driver, table: Table, part: i32, parts: i32, sf: f64, l
     let generator = std::thread::spawn(move || gen::generate(table, sf, part, parts, LineFormat::Load, 1 << 20, &mut |chunk| tx.send(chunk).is_ok()));
     let columns: Vec<&str> = table.columns().iter().map(|(n, _)| *n).collect();
     let mut pending: Option<Vec<u8>> = None;
-    let result = conn.bulk_load(table.name(), &columns, &mut |buf: &mut Vec<u8>| {
+    let result = conn.bulk_load_ascii(table.name(), &columns, &mut |buf: &mut Vec<u8>| {
         let chunk = match pending.take() {
             Some(c) => Some(c),
             None => rx.recv().ok(),

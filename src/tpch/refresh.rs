@@ -97,7 +97,7 @@ pub fn rf1(conn: &mut dyn Connection, data: Rf1Data) -> Result<u64, String> {
         let mut rows = Some(rows);
         let columns: Vec<&str> = table.columns().iter().map(|(n, _)| *n).collect();
         total += conn
-            .bulk_load(table.name(), &columns, &mut |buf: &mut Vec<u8>| match rows.take() {
+            .bulk_load_ascii(table.name(), &columns, &mut |buf: &mut Vec<u8>| match rows.take() {
                 Some(d) => {
                     buf.extend_from_slice(&d);
                     true
