@@ -22,7 +22,7 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # chromium renders the HTML report in a test; python3-openpyxl reads the
 # spreadsheet export back.
-PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl)
+PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl)
 log() { echo "test.sh: $*" >&2; }
 die() { echo "test.sh: error: $*" >&2; exit 1; }
 
@@ -42,7 +42,7 @@ phase() {   # end the current phase (printing its duration), start "$1"
 # ------------------------------------------------------------ packages
 missing_tools() {
     local t
-    for t in mariadbd mariadb-install-db mariadb-admin mariadb psql pg_isready sysbench timeout; do
+    for t in mariadbd mariadb-install-db mariadb-admin mariadb psql pg_isready sysbench timeout openssl; do
         command -v "$t" >/dev/null 2>&1 || echo "$t"
     done
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo initdb

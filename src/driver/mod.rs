@@ -24,6 +24,7 @@ pub mod mysql;
 mod mysql_wire;
 #[cfg(test)]
 mod test_support;
+mod pg_tls;
 pub mod pgsql;
 pub mod sqlite;
 

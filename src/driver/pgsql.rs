@@ -11,15 +11,13 @@
 //! integers, floats, numeric, date/time, uuid, bytea, json/jsonb and all
 //! text types); any other type's cell is its raw binary value.
 //!
-//! TLS is not built in: `--pgsql-sslmode` accepts disable/allow/prefer (all
-//! connect without TLS) and rejects require/verify-ca/verify-full.
+//! TLS: `--pgsql-sslmode` as libpq reads it, on rustls (see `pg_tls`).
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::sync::{Arc, Mutex};
 
-use postgres::config::SslMode;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
@@ -43,7 +41,13 @@ pub fn options() -> Vec<OptionSpec> {
             "pgsql_sslmode",
             OptKind::String,
             "prefer",
-            "SSL mode {disable, allow, prefer}: all connect without TLS (not built in); require/verify-* are rejected",
+            "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}, as libpq: prefer uses TLS when the server offers it",
+        ),
+        OptionSpec::new(
+            "pgsql_sslrootcert",
+            OptKind::String,
+            "",
+            "root certificates (PEM) for --pgsql-sslmode=verify-ca/verify-full; default PGSSLROOTCERT, else ~/.postgresql/root.crt",
         ),
         OptionSpec::new(
             "pgsql_ignore_errors",
@@ -72,15 +76,32 @@ fn parse_ignore(items: &[String]) -> Result<Option<Vec<String>>, String> {
         .map(Some)
 }
 
-#[derive(Debug)]
 struct Config {
     pg: postgres::Config,
+    /// TLS per `--pgsql-sslmode` (None: plain connections only).
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     /// Where we connect, for messages: `host:port` or `socket dir/.s.PGSQL.port`.
     target: String,
     user: String,
     db: String,
     ignore: Option<Vec<String>>,
     ps_disabled: bool,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config").field("target", &self.target).field("user", &self.user).field("db", &self.db).field("tls", &self.tls.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// A new session, with TLS when configured.
+    fn connect(&self) -> Result<Client, postgres::Error> {
+        match &self.tls {
+            None => self.pg.connect(NoTls),
+            Some(tls) => self.pg.connect(tls.clone()),
+        }
+    }
 }
 
 /// The PostgreSQL driver (a single server; no round robin).
@@ -98,13 +119,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .ok()
         .filter(|p| *p > 0)
         .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
-    match opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str() {
-        "disable" | "allow" | "prefer" => {}
-        m @ ("require" | "verify-ca" | "verify-full") => {
-            return Err(format!("--pgsql-sslmode={m} needs TLS, which dbbench does not include: use disable, allow or prefer"))
-        }
-        m => return Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow or prefer")),
-    }
+    let (ssl_mode, tls) = super::pg_tls::connector(opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str(), opts.str("pgsql_sslrootcert").trim())?;
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
     pg.host(if host.is_empty() { "localhost" } else { &host })
@@ -112,7 +127,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .user(&user)
         .dbname(&db)
         .application_name("dbbench")
-        .ssl_mode(SslMode::Disable);
+        .ssl_mode(ssl_mode);
     let password = opts.str("pgsql_password");
     if !password.is_empty() {
         pg.password(password);
@@ -120,6 +135,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     let target = if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
     let cfg = Config {
         pg,
+        tls,
         target,
         user,
         db,
@@ -135,7 +151,7 @@ impl Driver for PgsqlDriver {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
-        let client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, false))?;
+        let client = self.cfg.connect().map_err(|e| connect_error(&self.cfg, e, false))?;
         let cancel = Arc::new(Mutex::new(client.cancel_token()));
         Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default(), cancel }))
     }
@@ -200,7 +216,7 @@ fn connect_error(cfg: &Config, e: postgres::Error, reconnect: bool) -> DbError {
     let (kind, sqlstate, detail) = match e.as_db_error() {
         Some(db) => (ErrorKind::ConnectFailed, db.code().code().to_string(), db.message().to_string()),
         None if reconnect && is_io(&e) => (ErrorKind::ConnectionLost, "08001".to_string(), e.to_string()),
-        None => (ErrorKind::ConnectFailed, "08001".to_string(), e.to_string()),
+        None => (ErrorKind::ConnectFailed, "08001".to_string(), with_causes(&e)),
     };
     DbError {
         kind,
@@ -208,6 +224,21 @@ fn connect_error(cfg: &Config, e: postgres::Error, reconnect: bool) -> DbError {
         sqlstate,
         message: format!("cannot connect to PostgreSQL at {} as '{}', database '{}': {detail}", cfg.target, cfg.user, cfg.db),
     }
+}
+
+/// The error and its causes, `a: b: c` (a TLS failure says why: the
+/// certificate's issuer is unknown, it names another host).
+fn with_causes(e: &dyn StdError) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !text.contains(&t) {
+            text = format!("{text}: {t}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// A parameter sent in text format, whatever type the server inferred.
@@ -466,12 +497,17 @@ const COPY_CHUNK_BYTES: usize = 256 * 1024;
 struct PgCanceller {
     token: Arc<Mutex<CancelToken>>,
     target: String,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
 }
 
 impl Canceller for PgCanceller {
     fn cancel(&self) -> Result<(), DbError> {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        token.cancel_query(NoTls).map_err(|e| DbError {
+        let sent = match &self.tls {
+            None => token.cancel_query(NoTls),
+            Some(tls) => token.cancel_query(tls.clone()),
+        };
+        sent.map_err(|e| DbError {
             kind: ErrorKind::ConnectFailed,
             code: 0,
             sqlstate: "08001".into(),
@@ -549,7 +585,7 @@ impl Connection for PgsqlConnection {
     }
 
     fn reconnect(&mut self) -> Result<(), DbError> {
-        self.client = self.cfg.pg.connect(NoTls).map_err(|e| connect_error(&self.cfg, e, true))?;
+        self.client = self.cfg.connect().map_err(|e| connect_error(&self.cfg, e, true))?;
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.client.cancel_token();
         for slot in self.stmts.iter_mut() {
             if let Stmt::Server { sql, stmt } = slot {
@@ -599,7 +635,7 @@ impl Connection for PgsqlConnection {
 
     /// The protocol's cancel request with this session's key.
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone() }))
+        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone(), tls: self.cfg.tls.clone() }))
     }
 
     fn server_version(&mut self) -> String {
@@ -642,10 +678,12 @@ mod tests {
 
     #[test]
     fn bad_options_are_one_line() {
-        for (k, v) in [("pgsql_port", "x"), ("pgsql_sslmode", "require"), ("pgsql_sslmode", "bogus"), ("pgsql_ignore_errors", "4OOOOO")] {
+        for (k, v) in [("pgsql_port", "x"), ("pgsql_sslmode", "bogus"), ("pgsql_ignore_errors", "4OOOOO")] {
             let err = create(&opts(&[(k, v)])).err().expect("must fail");
             assert!(!err.contains('\n') && err.contains(v), "{err}");
         }
+        let err = create(&opts(&[("pgsql_sslmode", "verify-ca"), ("pgsql_sslrootcert", "/nonexistent/root.crt")])).err().expect("no root file");
+        assert!(!err.contains('\n') && err.contains("/nonexistent/root.crt") && err.contains("--pgsql-sslrootcert=FILE"), "{err}");
     }
 
     #[test]

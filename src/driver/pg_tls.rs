@@ -1,0 +1,129 @@
+//! TLS for the PostgreSQL driver: `--pgsql-sslmode` as libpq reads it, on
+//! rustls (with ring, which the MySQL crate's TLS already brings in).
+//!
+//! | mode | TLS | certificate |
+//! |---|---|---|
+//! | `disable` | never | – |
+//! | `allow`, `prefer` | when the server offers it | not checked |
+//! | `require` | always (no connection without) | not checked |
+//! | `verify-ca` | always | must chain to the root certificates |
+//! | `verify-full` | always | must chain to them and name the host |
+//!
+//! Root certificates come from `--pgsql-sslrootcert`, else `PGSSLROOTCERT`,
+//! else `~/.postgresql/root.crt`, as libpq looks for them. Differences from
+//! libpq: `allow` tries TLS first (libpq tries without first); `require`
+//! never checks the certificate (libpq checks it when a root.crt exists).
+
+use std::sync::Arc;
+
+use postgres::config::SslMode;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The crate's SSL mode and the TLS connector for `--pgsql-sslmode=mode`
+/// (None: plain connections only). `rootcert`: `--pgsql-sslrootcert`.
+pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRustlsConnect>), String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier: Arc<dyn ServerCertVerifier> = match mode {
+        "disable" => return Ok((SslMode::Disable, None)),
+        "allow" | "prefer" | "require" => Arc::new(AnyCertificate(provider.clone())),
+        "verify-ca" | "verify-full" => {
+            let roots = root_store(mode, rootcert)?;
+            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| format!("--pgsql-sslmode={mode}: the root certificates cannot verify servers: {e}"))?;
+            if mode == "verify-ca" {
+                Arc::new(ChainOnly(webpki))
+            } else {
+                webpki
+            }
+        }
+        m => return Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow, prefer, require, verify-ca or verify-full")),
+    };
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS set-up failed: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    let ssl_mode = if matches!(mode, "allow" | "prefer") { SslMode::Prefer } else { SslMode::Require };
+    Ok((ssl_mode, Some(MakeRustlsConnect::new(config))))
+}
+
+/// The root certificates for verify-ca/verify-full, from the first of
+/// `--pgsql-sslrootcert`, `PGSSLROOTCERT`, `~/.postgresql/root.crt`.
+fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, String> {
+    let path = if !rootcert.is_empty() {
+        rootcert.to_string()
+    } else if let Some(p) = std::env::var("PGSSLROOTCERT").ok().filter(|p| !p.is_empty()) {
+        p
+    } else {
+        format!("{}/.postgresql/root.crt", std::env::var("HOME").unwrap_or_default())
+    };
+    let pem = std::fs::read(&path).map_err(|e| {
+        format!("--pgsql-sslmode={mode} checks the server's certificate against root certificates, but {path} cannot be read ({e}): give --pgsql-sslrootcert=FILE (PEM)")
+    })?;
+    let mut store = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| format!("--pgsql-sslrootcert {path}: not a PEM certificate file ({e})"))?;
+        store.add(cert).map_err(|e| format!("--pgsql-sslrootcert {path}: a certificate cannot be used as a root ({e})"))?;
+    }
+    if store.is_empty() {
+        return Err(format!("--pgsql-sslrootcert {path}: no certificate in the file (PEM expected)"));
+    }
+    Ok(store)
+}
+
+/// `allow`/`prefer`/`require`: encryption without authentication, as libpq
+/// gives it. The handshake's signatures are still checked (the session key
+/// belongs to whoever holds the certificate's key); the certificate is not.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(&self, _: &CertificateDer<'_>, _: &[CertificateDer<'_>], _: &ServerName<'_>, _: &[u8], _: UnixTime) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `verify-ca`: the chain to a root is checked, the host name is not.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(&self, end: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>], name: &ServerName<'_>, ocsp: &[u8], now: UnixTime) -> Result<ServerCertVerified, rustls::Error> {
+        match self.0.verify_server_cert(end, intermediates, name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. })) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}

@@ -1,0 +1,118 @@
+//! PostgreSQL over TLS (`--pgsql-sslmode`) against a managed PostgreSQL with
+//! `ssl=on` and a certificate from a throwaway CA made with openssl: each
+//! mode connects or refuses as libpq would, and `pg_stat_ssl` says whether
+//! the session is encrypted.
+
+mod common;
+
+use common::{dbbench_in, have_server_binaries, tempdir};
+use std::path::Path;
+use std::process::Command;
+
+/// Runs openssl with `args` in `dir`; panics with its stderr on failure.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl (Debian package openssl) must be installed");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A CA (`ca.crt`), a server certificate for DNS name `localhost` signed by
+/// it (`server.crt`, `server.key`) and an unrelated CA (`other.crt`).
+fn make_certificates(dir: &Path) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    for (name, cn) in [("ca", "dbbench test CA"), ("other", "another CA")] {
+        let (key, crt, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={cn}"));
+        let mut a = vec!["req", "-x509"];
+        a.extend(ec);
+        a.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
+        openssl(dir, &a);
+    }
+    let mut a = vec!["req"];
+    a.extend(ec);
+    a.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+    openssl(dir, &a);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
+    openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    // PostgreSQL refuses a key others can read, and runs as postgres when we are root.
+    use std::os::unix::fs::PermissionsExt;
+    for f in ["server.key", "server.crt"] {
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
+        if unsafe { libc::geteuid() } == 0 {
+            let st = Command::new("chown").arg("postgres").arg(dir.join(f)).status().unwrap();
+            assert!(st.success());
+        }
+    }
+}
+
+#[test]
+fn sslmodes_connect_or_refuse_as_libpq_does() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("pg-tls");
+    let certs = dir.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    make_certificates(&certs);
+    let server_dir = dir.join("pg");
+    let (crt, key) = (certs.join("server.crt"), certs.join("server.key"));
+    let ssl_opts = ["ssl=on".to_string(), format!("ssl_cert_file={}", crt.display()), format!("ssl_key_file={}", key.display())];
+    let mut args: Vec<&str> = vec!["server", "start", "--kind", "postgresql", "--dir", server_dir.to_str().unwrap(), "--timeout", "120", "--"];
+    args.extend(ssl_opts.iter().map(String::as_str));
+    let r = dbbench_in(&dir, &args);
+    assert_eq!(r.code, 0, "server start: {}{}", r.stdout, r.stderr);
+    let stop = || {
+        let _ = Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&server_dir).output();
+    };
+    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(server_dir.join("server.json")).unwrap()).unwrap();
+    let port = info["port"].as_u64().unwrap().to_string();
+    std::fs::write(
+        dir.join("ssl.lua"),
+        "function thread_init() con = sysbench.sql.driver():connect() end\n\
+         function event() local row = con:query(\"SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()\"):fetch_row() print(\"ssl=\" .. tostring(row[1])) end\n",
+    )
+    .unwrap();
+    let ca = certs.join("ca.crt").display().to_string();
+    let other = certs.join("other.crt").display().to_string();
+    let run = |host: &str, mode: &str, root: &str| {
+        let mut a = vec![
+            "--db-driver=pgsql".to_string(),
+            format!("--pgsql-host={host}"),
+            format!("--pgsql-port={port}"),
+            format!("--pgsql-sslmode={mode}"),
+            "--events=1".to_string(),
+            "--threads=1".to_string(),
+        ];
+        if !root.is_empty() {
+            a.push(format!("--pgsql-sslrootcert={root}"));
+        }
+        a.push("ssl.lua".into());
+        a.push("run".into());
+        dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let cases: [(&str, &str, &str, Result<&str, &str>); 8] = [
+        ("127.0.0.1", "disable", "", Ok("ssl=f")),
+        ("127.0.0.1", "prefer", "", Ok("ssl=t")),
+        ("127.0.0.1", "require", "", Ok("ssl=t")),
+        ("127.0.0.1", "verify-ca", &ca, Ok("ssl=t")),
+        ("localhost", "verify-full", &ca, Ok("ssl=t")),
+        // The certificate names localhost, not the address.
+        ("127.0.0.1", "verify-full", &ca, Err("certificate not valid for name \"127.0.0.1\"")),
+        // Signed by another CA.
+        ("localhost", "verify-ca", &other, Err("invalid peer certificate: UnknownIssuer")),
+        // Over the unix socket there is no TLS: prefer connects without it.
+        (info["socket"].as_str().unwrap(), "prefer", "", Ok("ssl=f")),
+    ];
+    let mut failures = Vec::new();
+    for (host, mode, root, want) in cases {
+        let r = run(host, mode, root);
+        let ok = match want {
+            Ok(line) => r.code == 0 && r.stdout.lines().any(|l| l == line),
+            Err(text) => r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains(text),
+        };
+        if !ok {
+            failures.push(format!("{host} {mode} {root}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+        }
+    }
+    stop();
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
