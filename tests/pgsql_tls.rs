@@ -88,7 +88,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         a.push("run".into());
         dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let cases: [(&str, &str, &str, Result<&str, &str>); 8] = [
+    let cases: [(&str, &str, &str, Result<&str, &str>); 9] = [
         ("127.0.0.1", "disable", "", Ok("ssl=f")),
         ("127.0.0.1", "prefer", "", Ok("ssl=t")),
         ("127.0.0.1", "require", "", Ok("ssl=t")),
@@ -98,8 +98,9 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         ("127.0.0.1", "verify-full", &ca, Err("certificate not valid for name \"127.0.0.1\"")),
         // Signed by another CA.
         ("localhost", "verify-ca", &other, Err("invalid peer certificate: UnknownIssuer")),
-        // Over the unix socket there is no TLS: prefer connects without it.
+        // Over the unix socket there is no TLS, whatever the mode (as libpq).
         (info["socket"].as_str().unwrap(), "prefer", "", Ok("ssl=f")),
+        (info["socket"].as_str().unwrap(), "verify-full", &ca, Ok("ssl=f")),
     ];
     let mut failures = Vec::new();
     for (host, mode, root, want) in cases {

@@ -10,7 +10,8 @@
 //! | `verify-full` | always | must chain to them and name the host |
 //!
 //! Root certificates come from `--pgsql-sslrootcert`, else `PGSSLROOTCERT`,
-//! else `~/.postgresql/root.crt`, as libpq looks for them. Differences from
+//! else `~/.postgresql/root.crt`, as libpq looks for them. On a unix
+//! socket there is no TLS, whatever the mode, as in libpq. Differences from
 //! libpq: `allow` tries TLS first (libpq tries without first); `require`
 //! never checks the certificate (libpq checks it when a root.crt exists).
 

@@ -119,7 +119,12 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .ok()
         .filter(|p| *p > 0)
         .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
-    let (ssl_mode, tls) = super::pg_tls::connector(opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str(), opts.str("pgsql_sslrootcert").trim())?;
+    let (mut ssl_mode, mut tls) = super::pg_tls::connector(opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str(), opts.str("pgsql_sslrootcert").trim())?;
+    if host.starts_with('/') {
+        // As libpq: no TLS on a unix socket, whatever the mode says (the
+        // mode is still checked above, so a typo is an error everywhere).
+        (ssl_mode, tls) = (postgres::config::SslMode::Disable, None);
+    }
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
     pg.host(if host.is_empty() { "localhost" } else { &host })
