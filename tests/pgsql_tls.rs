@@ -1,7 +1,8 @@
 //! PostgreSQL over TLS (`--pgsql-sslmode`) against a managed PostgreSQL with
 //! `ssl=on` and a certificate from a throwaway CA made with openssl: each
 //! mode connects or refuses as libpq would, and `pg_stat_ssl` says whether
-//! the session is encrypted.
+//! the session is encrypted; a certificate rustls cannot use makes
+//! prefer/allow fall back to a plain session and require fail.
 
 mod common;
 
@@ -32,9 +33,13 @@ fn make_certificates(dir: &Path) {
     openssl(dir, &a);
     std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
     openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
-    // PostgreSQL refuses a key others can read, and runs as postgres when we are root.
+    own_for_postgres(dir, &["server.key", "server.crt"]);
+}
+
+/// PostgreSQL refuses a key others can read, and runs as postgres when we are root.
+fn own_for_postgres(dir: &Path, files: &[&str]) {
     use std::os::unix::fs::PermissionsExt;
-    for f in ["server.key", "server.crt"] {
+    for f in files {
         std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
         if unsafe { libc::geteuid() } == 0 {
             let st = Command::new("chown").arg("postgres").arg(dir.join(f)).status().unwrap();
@@ -88,7 +93,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         a.push("run".into());
         dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let cases: [(&str, &str, &str, Result<&str, &str>); 9] = [
+    let cases: [(&str, &str, &str, Result<&str, &str>); 10] = [
         ("127.0.0.1", "disable", "", Ok("ssl=f")),
         ("127.0.0.1", "prefer", "", Ok("ssl=t")),
         ("127.0.0.1", "require", "", Ok("ssl=t")),
@@ -101,6 +106,8 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         // Over the unix socket there is no TLS, whatever the mode (as libpq).
         (info["socket"].as_str().unwrap(), "prefer", "", Ok("ssl=f")),
         (info["socket"].as_str().unwrap(), "verify-full", &ca, Ok("ssl=f")),
+        // ... and no root certificates needed there.
+        (info["socket"].as_str().unwrap(), "verify-full", "", Ok("ssl=f")),
     ];
     let mut failures = Vec::new();
     for (host, mode, root, want) in cases {
@@ -111,6 +118,36 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         };
         if !ok {
             failures.push(format!("{host} {mode} {root}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+        }
+    }
+
+    // A certificate whose key rustls cannot use (P-521): the handshake
+    // fails, so prefer connects without TLS, as libpq, and require fails.
+    let mut a = vec!["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:secp521r1", "-nodes"];
+    a.extend(["-keyout", "p521.key", "-out", "p521.crt", "-days", "2", "-subj", "/CN=localhost"]);
+    openssl(&certs, &a);
+    own_for_postgres(&certs, &["p521.key", "p521.crt"]);
+    // The server's options name the files (command-line options beat
+    // ALTER SYSTEM): put the new pair in their place, then reload, which
+    // makes the postmaster read the SSL files again.
+    for (from, to) in [("p521.crt", &crt), ("p521.key", &key)] {
+        std::fs::write(to, std::fs::read(certs.join(from)).unwrap()).unwrap();
+    }
+    let out = Command::new("psql").args(["-X", "-q", "-At", "-h", info["socket"].as_str().unwrap(), "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", "SELECT pg_reload_conf()"]).output().expect("psql");
+    assert!(out.status.success(), "pg_reload_conf: {}", String::from_utf8_lossy(&out.stderr));
+    // The reload is asynchronous: wait (bounded) until require stops working.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while run("127.0.0.1", "require", "").code == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    for (mode, want) in [("prefer", Ok("ssl=f")), ("allow", Ok("ssl=f")), ("require", Err("error performing TLS handshake"))] {
+        let r = run("127.0.0.1", mode, "");
+        let ok = match want {
+            Ok(line) => r.code == 0 && r.stdout.lines().any(|l| l == line),
+            Err(text) => r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains(text),
+        };
+        if !ok {
+            failures.push(format!("P-521 certificate, {mode}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
     stop();

@@ -29,7 +29,7 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::mysql::{
-    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, non_ascii_error, take_ascii_rows, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
+    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, load_ascii, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
     warnings_error, Endpoint, ER_UNSUPPORTED_PS,
 };
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
@@ -1282,12 +1282,7 @@ impl Connection for NativeConnection {
     }
 
     fn bulk_load_ascii(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
-        let mut non_ascii = false;
-        let loaded = self.load_local(table, columns, &mut |buf: &mut Vec<u8>| take_ascii_rows(rows, buf, &mut non_ascii), true);
-        if non_ascii {
-            return Err(non_ascii_error(table));
-        }
-        loaded
+        load_ascii(self, table, columns, rows, |c, t, cols, r, binary| c.load_local(t, cols, r, binary))
     }
 
     /// `KILL QUERY <this session's id>` from a fresh connection with the same parameters.

@@ -11,7 +11,10 @@
 //!
 //! Root certificates come from `--pgsql-sslrootcert`, else `PGSSLROOTCERT`,
 //! else `~/.postgresql/root.crt`, as libpq looks for them. On a unix
-//! socket there is no TLS, whatever the mode, as in libpq. Differences from
+//! socket there is no TLS, whatever the mode, as in libpq. Under `allow`
+//! and `prefer` a failed TLS attempt (handshake, or the server refusing
+//! the encrypted session) is retried without TLS, as libpq does; connect
+//! and cancel alike. Differences from
 //! libpq: `allow` tries TLS first (libpq tries without first); `require`
 //! never checks the certificate (libpq checks it when a root.crt exists).
 
@@ -26,14 +29,24 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+/// Checks a mode's name (for unix sockets, where no TLS is set up).
+pub fn check_mode(mode: &str) -> Result<(), String> {
+    match mode {
+        "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full" => Ok(()),
+        m => Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow, prefer, require, verify-ca or verify-full")),
+    }
+}
+
 /// The crate's SSL mode and the TLS connector for `--pgsql-sslmode=mode`
 /// (None: plain connections only). `rootcert`: `--pgsql-sslrootcert`.
 pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRustlsConnect>), String> {
+    check_mode(mode)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
         "disable" => return Ok((SslMode::Disable, None)),
         "allow" | "prefer" | "require" => Arc::new(AnyCertificate(provider.clone())),
-        "verify-ca" | "verify-full" => {
+        _ => {
+            // verify-ca or verify-full (check_mode let nothing else through).
             let roots = root_store(mode, rootcert)?;
             let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
@@ -44,7 +57,6 @@ pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRust
                 webpki
             }
         }
-        m => return Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow, prefer, require, verify-ca or verify-full")),
     };
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -80,6 +80,9 @@ struct Config {
     pg: postgres::Config,
     /// TLS per `--pgsql-sslmode` (None: plain connections only).
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    /// allow/prefer: the same connection without TLS, tried when the TLS
+    /// attempt fails (as libpq does).
+    plain: Option<postgres::Config>,
     /// Where we connect, for messages: `host:port` or `socket dir/.s.PGSQL.port`.
     target: String,
     user: String,
@@ -95,13 +98,25 @@ impl std::fmt::Debug for Config {
 }
 
 impl Config {
-    /// A new session, with TLS when configured.
-    fn connect(&self) -> Result<Client, postgres::Error> {
-        match &self.tls {
-            None => self.pg.connect(NoTls),
-            Some(tls) => self.pg.connect(tls.clone()),
+    /// A new session, with TLS when configured; under allow/prefer a failed
+    /// TLS attempt (handshake, or the server refusing the encrypted
+    /// session) is retried without TLS, as libpq does. The error, and text
+    /// to add to its message (what the TLS attempt said, when both failed).
+    fn connect(&self) -> Result<Client, (postgres::Error, String)> {
+        let Some(tls) = &self.tls else { return self.pg.connect(NoTls).map_err(|e| (e, String::new())) };
+        match (self.pg.connect(tls.clone()), &self.plain) {
+            (Ok(c), _) => Ok(c),
+            (Err(tls_error), Some(plain)) => plain.connect(NoTls).map_err(|e| (e, format!(" (tried with TLS first: {})", with_causes(&tls_error)))),
+            (Err(e), None) => Err((e, String::new())),
         }
     }
+}
+
+/// `connect_error` with the note from [`Config::connect`].
+fn connect_failure(cfg: &Config, (e, note): (postgres::Error, String), reconnect: bool) -> DbError {
+    let mut d = connect_error(cfg, e, reconnect);
+    d.message.push_str(&note);
+    d
 }
 
 /// The PostgreSQL driver (a single server; no round robin).
@@ -119,12 +134,16 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .ok()
         .filter(|p| *p > 0)
         .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
-    let (mut ssl_mode, mut tls) = super::pg_tls::connector(opts.str("pgsql_sslmode").trim().to_ascii_lowercase().as_str(), opts.str("pgsql_sslrootcert").trim())?;
-    if host.starts_with('/') {
-        // As libpq: no TLS on a unix socket, whatever the mode says (the
-        // mode is still checked above, so a typo is an error everywhere).
-        (ssl_mode, tls) = (postgres::config::SslMode::Disable, None);
-    }
+    let mode = opts.str("pgsql_sslmode").trim().to_ascii_lowercase();
+    let (ssl_mode, tls) = if host.starts_with('/') {
+        // As libpq: no TLS on a unix socket, whatever the mode says (and no
+        // root certificates needed); a typo in the mode is still an error.
+        super::pg_tls::check_mode(&mode)?;
+        (postgres::config::SslMode::Disable, None)
+    } else {
+        super::pg_tls::connector(&mode, opts.str("pgsql_sslrootcert").trim())?
+    };
+    let plain_fallback = tls.is_some() && matches!(mode.as_str(), "allow" | "prefer");
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
     pg.host(if host.is_empty() { "localhost" } else { &host })
@@ -138,8 +157,11 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         pg.password(password);
     }
     let target = if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
+    let mut plain = pg.clone();
+    plain.ssl_mode(postgres::config::SslMode::Disable);
     let cfg = Config {
         pg,
+        plain: plain_fallback.then_some(plain),
         tls,
         target,
         user,
@@ -156,7 +178,7 @@ impl Driver for PgsqlDriver {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
-        let client = self.cfg.connect().map_err(|e| connect_error(&self.cfg, e, false))?;
+        let client = self.cfg.connect().map_err(|f| connect_failure(&self.cfg, f, false))?;
         let cancel = Arc::new(Mutex::new(client.cancel_token()));
         Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default(), cancel }))
     }
@@ -503,6 +525,7 @@ struct PgCanceller {
     token: Arc<Mutex<CancelToken>>,
     target: String,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    plain_fallback: bool,
 }
 
 impl Canceller for PgCanceller {
@@ -510,7 +533,8 @@ impl Canceller for PgCanceller {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let sent = match &self.tls {
             None => token.cancel_query(NoTls),
-            Some(tls) => token.cancel_query(tls.clone()),
+            // allow/prefer: without TLS when the TLS attempt fails, as connecting.
+            Some(tls) => token.cancel_query(tls.clone()).or_else(|e| if self.plain_fallback { token.cancel_query(NoTls) } else { Err(e) }),
         };
         sent.map_err(|e| DbError {
             kind: ErrorKind::ConnectFailed,
@@ -590,7 +614,7 @@ impl Connection for PgsqlConnection {
     }
 
     fn reconnect(&mut self) -> Result<(), DbError> {
-        self.client = self.cfg.connect().map_err(|e| connect_error(&self.cfg, e, true))?;
+        self.client = self.cfg.connect().map_err(|f| connect_failure(&self.cfg, f, true))?;
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.client.cancel_token();
         for slot in self.stmts.iter_mut() {
             if let Stmt::Server { sql, stmt } = slot {
@@ -640,7 +664,7 @@ impl Connection for PgsqlConnection {
 
     /// The protocol's cancel request with this session's key.
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone(), tls: self.cfg.tls.clone() }))
+        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone(), tls: self.cfg.tls.clone(), plain_fallback: self.cfg.plain.is_some() }))
     }
 
     fn server_version(&mut self) -> String {
