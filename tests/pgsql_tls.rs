@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, tempdir};
+use common::{dbbench_in, have_server_binaries, tempdir, Managed};
 use std::path::Path;
 use std::process::Command;
 
@@ -57,17 +57,10 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     let certs = dir.join("certs");
     std::fs::create_dir_all(&certs).unwrap();
     make_certificates(&certs);
-    let server_dir = dir.join("pg");
     let (crt, key) = (certs.join("server.crt"), certs.join("server.key"));
     let ssl_opts = ["ssl=on".to_string(), format!("ssl_cert_file={}", crt.display()), format!("ssl_key_file={}", key.display())];
-    let mut args: Vec<&str> = vec!["server", "start", "--kind", "postgresql", "--dir", server_dir.to_str().unwrap(), "--timeout", "120", "--"];
-    args.extend(ssl_opts.iter().map(String::as_str));
-    let r = dbbench_in(&dir, &args);
-    assert_eq!(r.code, 0, "server start: {}{}", r.stdout, r.stderr);
-    let stop = || {
-        let _ = Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&server_dir).output();
-    };
-    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(server_dir.join("server.json")).unwrap()).unwrap();
+    let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
+    let info = server.info();
     let port = info["port"].as_u64().unwrap().to_string();
     std::fs::write(
         dir.join("ssl.lua"),
@@ -150,7 +143,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
             failures.push(format!("P-521 certificate, {mode}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
-    stop();
+    drop(server);
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,48 +6,9 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, server_env, tempdir};
+use common::{dbbench_in, have_server_binaries, server_env, tempdir, Managed};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// A server started with `dbbench server start`, stopped when dropped (also
-/// when a test fails).
-struct Managed {
-    dir: PathBuf,
-}
-
-impl Managed {
-    fn start(dir: &Path, kind: &str, options: &[&str]) -> Managed {
-        let mut args = vec!["server", "start", "--kind", kind, "--dir", dir.to_str().unwrap(), "--timeout", "120", "--"];
-        args.extend(options);
-        let r = dbbench_in(dir.parent().unwrap(), &args);
-        assert_eq!(r.code, 0, "server start: {}{}", r.stdout, r.stderr);
-        Managed { dir: dir.to_path_buf() }
-    }
-
-    fn info(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(self.dir.join("server.json")).unwrap()).unwrap()
-    }
-
-    fn socket(&self) -> String {
-        self.info()["socket"].as_str().unwrap().to_string()
-    }
-
-    fn mysql_dsn(&self) -> String {
-        format!("mysql://sbtest@localhost/sbtest?socket={}", self.socket())
-    }
-
-    fn mysql(&self) -> mysql::Conn {
-        mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(self.socket())).user(Some("sbtest")).db_name(Some("sbtest"))).unwrap()
-    }
-}
-
-impl Drop for Managed {
-    fn drop(&mut self) {
-        // Never panics (a panic while a failed test unwinds would abort the run).
-        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&self.dir).output();
-    }
-}
+use std::path::Path;
 
 /// The JSON lines of an `--output` file.
 fn lines(path: &Path) -> Vec<Value> {

@@ -200,3 +200,42 @@ pub fn have_server_binaries() -> bool {
     }
     found
 }
+
+/// A server started with `dbbench server start`, stopped when dropped (also
+/// when a test fails).
+pub struct Managed {
+    dir: std::path::PathBuf,
+}
+
+impl Managed {
+    pub fn start(dir: &std::path::Path, kind: &str, options: &[&str]) -> Managed {
+        let mut args = vec!["server", "start", "--kind", kind, "--dir", dir.to_str().unwrap(), "--timeout", "120", "--"];
+        args.extend(options);
+        let r = dbbench_in(dir.parent().unwrap(), &args);
+        assert_eq!(r.code, 0, "server start: {}{}", r.stdout, r.stderr);
+        Managed { dir: dir.to_path_buf() }
+    }
+
+    pub fn info(&self) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(self.dir.join("server.json")).unwrap()).unwrap()
+    }
+
+    pub fn socket(&self) -> String {
+        self.info()["socket"].as_str().unwrap().to_string()
+    }
+
+    pub fn mysql_dsn(&self) -> String {
+        format!("mysql://sbtest@localhost/sbtest?socket={}", self.socket())
+    }
+
+    pub fn mysql(&self) -> mysql::Conn {
+        mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(self.socket())).user(Some("sbtest")).db_name(Some("sbtest"))).unwrap()
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        // Never panics (a panic while a failed test unwinds would abort the run).
+        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&self.dir).output();
+    }
+}
