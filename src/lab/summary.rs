@@ -6,14 +6,9 @@ use crate::lab::store::Store;
 use std::fmt::Write;
 
 /// Median and maximum of a list (None when empty).
-fn median_max(mut v: Vec<f64>) -> Option<(f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-    Some((median, v[n - 1]))
+fn median_max(v: Vec<f64>) -> Option<(f64, f64)> {
+    let max = v.iter().copied().max_by(f64::total_cmp)?;
+    Some((crate::report::stats::median(v)?, max))
 }
 
 /// The lab's own cost between measured runs, per configuration, from the

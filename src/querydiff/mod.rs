@@ -373,7 +373,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
         for (k, list) in counters.iter().enumerate() {
             let names: std::collections::BTreeSet<&String> = list.iter().flat_map(|c| c.keys()).collect();
             for name in names {
-                merged.entry(name.clone()).or_default()[k] = record::median(list.iter().filter_map(|c| c.get(name).copied()));
+                merged.entry(name.clone()).or_default()[k] = crate::report::stats::median(list.iter().filter_map(|c| c.get(name).copied()));
             }
         }
         // Plans after the last temperature's executions (PostgreSQL's

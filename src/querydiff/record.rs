@@ -98,19 +98,8 @@ impl Side {
         if self.error.is_some() {
             return None;
         }
-        median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
+        crate::report::stats::median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
     }
-}
-
-/// The median of some values (the mean of the middle two for an even count).
-pub fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
 /// One query at one temperature on both servers.

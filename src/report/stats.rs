@@ -190,6 +190,18 @@ impl Ratio {
     }
 }
 
+/// The median of some values (the mean of the middle two for an even
+/// count); None when there are none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
 /// Two-sided p-value of Welch's unequal-variance t-test of mean_a == mean_b.
 ///
 /// None when a side has n < 2 (no variance estimate) or both standard deviations are 0 (the statistic is 0/0:
@@ -671,6 +683,13 @@ fn normal_lower_quantile(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_no_values() {
+        assert_eq!(median([3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median([3.0, 1.0, 2.0, 10.0]), Some(2.5));
+        assert_eq!(median([]), None);
+    }
 
     /// Asserts |actual − expected| ≤ tolerance·|expected|, naming the quantity in the failure message.
     fn assert_relative(actual: f64, expected: f64, tolerance: f64, what: &str) {
