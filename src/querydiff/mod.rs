@@ -186,7 +186,7 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        let stmts: Vec<String> = crate::lab::sql::split_statements(&text).into_iter().filter(|s| !strip_comments(s).trim().is_empty()).collect();
+        let stmts: Vec<String> = crate::lab::sql::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
         let several = stmts.len() > 1;
         for (i, sql) in stmts.into_iter().enumerate() {
@@ -194,23 +194,6 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
         }
     }
     Ok(out)
-}
-
-/// The text without `--`, `#` and `/* */` comments (for the first keyword).
-fn strip_comments(sql: &str) -> String {
-    let mut out = String::new();
-    let mut rest = sql;
-    loop {
-        let t = rest.trim_start();
-        if let Some(r) = t.strip_prefix("--").or_else(|| t.strip_prefix('#')) {
-            rest = r.split_once('\n').map_or("", |x| x.1);
-        } else if let Some(r) = t.strip_prefix("/*") {
-            rest = r.split_once("*/").map_or("", |x| x.1);
-        } else {
-            out.push_str(t);
-            return out;
-        }
-    }
 }
 
 /// One server: its connection, counters and what to run on connecting.

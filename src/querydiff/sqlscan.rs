@@ -79,6 +79,12 @@ fn tokens(sql: &str, mysql: bool) -> Vec<Token> {
     out
 }
 
+/// Whether the text holds nothing but comments and blanks (`--`, `#` and
+/// `/* */` comments: a file's trailing notes are not a statement).
+pub fn is_only_comments(sql: &str) -> bool {
+    tokens(sql, true).is_empty()
+}
+
 /// Whether the query has an ORDER BY outside parentheses, strings and
 /// comments under either lexing (then its row order is part of the answer).
 pub fn has_top_level_order_by(sql: &str) -> bool {
@@ -167,5 +173,13 @@ mod tests {
             assert!(r.as_deref().is_some_and(|r| r.contains(why)), "{sql}: {r:?}");
         }
         assert_eq!(why_not_read_only("select 'delete from t', \"into\" from t"), None, "strings and quoted names are not words");
+    }
+
+    #[test]
+    fn comment_only_text_is_not_a_statement() {
+        assert!(is_only_comments("-- a note\n# another\n/* and\n more */  \n"));
+        assert!(is_only_comments(""));
+        assert!(!is_only_comments("-- q\nselect 1"));
+        assert!(!is_only_comments("/* x */ ()"));
     }
 }
