@@ -297,17 +297,16 @@ pub(super) fn kind_for_code(code: u16) -> ErrorKind {
 /// The LOAD DATA statement of `bulk_load` (both clients): our in-memory
 /// stream in the line format of [`super::RowSource`], which has no
 /// backslashes and no NULLs, so no escape character (`ESCAPED BY ''`); text
-/// in utf8mb4 as the connection sends it, or, for `bulk_load_ascii` into
-/// a table whose text columns keep ASCII as its own bytes (utf8mb4, latin1,
-/// ...: see `load_ascii`), no conversion at all (`CHARACTER SET binary`).
-/// Both cut the server's
-/// per-character parsing and well-formedness checks, its main cost in a
-/// load (TPC-H SF 1 into MariaDB 10.11 on 2 cores: 22.2 s → 19.3–20.0 s).
-pub(super) fn load_data_sql(table: &str, columns: &[&str], ascii: bool) -> String {
+/// in utf8mb4 as the connection sends it, or with `binary` (`bulk_load_ascii`
+/// into a table whose text columns keep ASCII as its own bytes: see
+/// `load_ascii`) no conversion at all (`CHARACTER SET binary`). Both cut the
+/// server's per-character parsing and well-formedness checks, its main cost
+/// in a load (TPC-H SF 1 into MariaDB 10.11 on 2 cores: 22.2 s → 19.3–20.0 s).
+pub(super) fn load_data_sql(table: &str, columns: &[&str], binary: bool) -> String {
     format!(
         "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} CHARACTER SET {} FIELDS TERMINATED BY '|' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
         super::mysql_wire::INFILE_NAME,
-        if ascii { "binary" } else { "utf8mb4" },
+        if binary { "binary" } else { "utf8mb4" },
         columns.join(", ")
     )
 }
@@ -713,8 +712,8 @@ const CRATE_INFILE_CHUNK: usize = 256 * 1024;
 
 impl MysqlConnection {
     /// LOAD DATA LOCAL, or multi-row INSERTs when the server refuses LOCAL INFILE.
-    fn load(&mut self, table: &str, columns: &[&str], rows: RowSource, ascii: bool) -> Result<u64, DbError> {
-        match self.load_data(table, columns, rows, ascii)? {
+    fn load(&mut self, table: &str, columns: &[&str], rows: RowSource, binary: bool) -> Result<u64, DbError> {
+        match self.load_data(table, columns, rows, binary)? {
             Loaded::Rows(n) => Ok(n),
             Loaded::Refused(rows) => insert_rows(self, table, columns, rows, &mut |c: &mut MysqlConnection| match c.conn.warnings() {
                 0 => Ok(()),
@@ -729,7 +728,7 @@ impl MysqlConnection {
     /// this thread reads from `rows` over a channel (one chunk in flight:
     /// reading the next overlaps sending the last). No row is taken before
     /// the server asks for the stream, so a refusal can fall back to INSERTs.
-    fn load_data<'r>(&mut self, table: &str, columns: &[&str], rows: RowSource<'r>, ascii: bool) -> Result<Loaded<'r>, DbError> {
+    fn load_data<'r>(&mut self, table: &str, columns: &[&str], rows: RowSource<'r>, binary: bool) -> Result<Loaded<'r>, DbError> {
         let (event_tx, events) = mpsc::channel::<InfileEvent>();
         let (data_tx, data_rx) = mpsc::sync_channel::<Vec<u8>>(1);
         let handler_events = event_tx.clone();
@@ -745,7 +744,7 @@ impl MysqlConnection {
             }
             Ok(())
         })));
-        let sql = load_data_sql(table, columns, ascii);
+        let sql = load_data_sql(table, columns, binary);
         let conn = &mut self.conn;
         let (result, lines, foreign, started) = std::thread::scope(|s| {
             s.spawn(move || {

@@ -903,11 +903,11 @@ impl NativeConnection {
         }
     }
 
-    /// `bulk_load`: LOAD DATA LOCAL from `rows` (`ascii`: as bytes).
-    fn load_local(&mut self, table: &str, columns: &[&str], rows: RowSource, ascii: bool) -> Result<u64, DbError> {
+    /// `bulk_load`: LOAD DATA LOCAL from `rows` (`binary`: `CHARACTER SET binary`, see `load_data_sql`).
+    fn load_local(&mut self, table: &str, columns: &[&str], rows: RowSource, binary: bool) -> Result<u64, DbError> {
         // Sent even when the session lacks CLIENT_LOCAL_FILES: the server's
         // refusal then takes the same path as local_infile=OFF.
-        self.command(COM_QUERY, load_data_sql(table, columns, ascii).as_bytes())?;
+        self.command(COM_QUERY, load_data_sql(table, columns, binary).as_bytes())?;
         self.warnings = 0;
         let p = self.wire.read().map_err(io_err)?;
         match p.first() {
