@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::sync::{Arc, Mutex};
 
+use postgres::config::SslMode;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
@@ -80,9 +81,6 @@ struct Config {
     pg: postgres::Config,
     /// TLS per `--pgsql-sslmode` (None: plain connections only).
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
-    /// allow/prefer: the same connection without TLS, tried when the TLS
-    /// attempt fails (as libpq does).
-    plain: Option<postgres::Config>,
     /// Where we connect, for messages: `host:port` or `socket dir/.s.PGSQL.port`.
     target: String,
     user: String,
@@ -104,11 +102,20 @@ impl Config {
     /// to add to its message (what the TLS attempt said, when both failed).
     fn connect(&self) -> Result<Client, (postgres::Error, String)> {
         let Some(tls) = &self.tls else { return self.pg.connect(NoTls).map_err(|e| (e, String::new())) };
-        match (self.pg.connect(tls.clone()), &self.plain) {
-            (Ok(c), _) => Ok(c),
-            (Err(tls_error), Some(plain)) => plain.connect(NoTls).map_err(|e| (e, format!(" (tried with TLS first: {})", with_causes(&tls_error)))),
-            (Err(e), None) => Err((e, String::new())),
+        match self.pg.connect(tls.clone()) {
+            Ok(c) => Ok(c),
+            Err(tls_error) if self.plain_after_tls_failure() => {
+                let mut plain = self.pg.clone();
+                plain.ssl_mode(SslMode::Disable);
+                plain.connect(NoTls).map_err(|e| (e, format!(" (tried with TLS first: {})", with_causes(&tls_error))))
+            }
+            Err(e) => Err((e, String::new())),
         }
+    }
+
+    /// allow/prefer (the crate's Prefer): a failed TLS attempt is tried again without TLS.
+    fn plain_after_tls_failure(&self) -> bool {
+        self.tls.is_some() && self.pg.get_ssl_mode() == SslMode::Prefer
     }
 }
 
@@ -139,11 +146,10 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         // As libpq: no TLS on a unix socket, whatever the mode says (and no
         // root certificates needed); a typo in the mode is still an error.
         super::pg_tls::check_mode(&mode)?;
-        (postgres::config::SslMode::Disable, None)
+        (SslMode::Disable, None)
     } else {
         super::pg_tls::connector(&mode, opts.str("pgsql_sslrootcert").trim())?
     };
-    let plain_fallback = tls.is_some() && matches!(mode.as_str(), "allow" | "prefer");
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
     pg.host(if host.is_empty() { "localhost" } else { &host })
@@ -157,11 +163,8 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         pg.password(password);
     }
     let target = if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
-    let mut plain = pg.clone();
-    plain.ssl_mode(postgres::config::SslMode::Disable);
     let cfg = Config {
         pg,
-        plain: plain_fallback.then_some(plain),
         tls,
         target,
         user,
@@ -523,24 +526,23 @@ const COPY_CHUNK_BYTES: usize = 256 * 1024;
 /// connection carrying the session's key; unix socket or TCP as configured).
 struct PgCanceller {
     token: Arc<Mutex<CancelToken>>,
-    target: String,
-    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
-    plain_fallback: bool,
+    /// The connection's configuration: where, and with what TLS.
+    cfg: Arc<Config>,
 }
 
 impl Canceller for PgCanceller {
     fn cancel(&self) -> Result<(), DbError> {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let sent = match &self.tls {
+        let sent = match &self.cfg.tls {
             None => token.cancel_query(NoTls),
             // allow/prefer: without TLS when the TLS attempt fails, as connecting.
-            Some(tls) => token.cancel_query(tls.clone()).or_else(|e| if self.plain_fallback { token.cancel_query(NoTls) } else { Err(e) }),
+            Some(tls) => token.cancel_query(tls.clone()).or_else(|e| if self.cfg.plain_after_tls_failure() { token.cancel_query(NoTls) } else { Err(e) }),
         };
         sent.map_err(|e| DbError {
             kind: ErrorKind::ConnectFailed,
             code: 0,
             sqlstate: "08001".into(),
-            message: format!("cannot send a cancel request to PostgreSQL at {}: {e}", self.target),
+            message: format!("cannot send a cancel request to PostgreSQL at {}: {e}", self.cfg.target),
         })
     }
 }
@@ -664,7 +666,7 @@ impl Connection for PgsqlConnection {
 
     /// The protocol's cancel request with this session's key.
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(PgCanceller { token: self.cancel.clone(), target: self.cfg.target.clone(), tls: self.cfg.tls.clone(), plain_fallback: self.cfg.plain.is_some() }))
+        Some(Box::new(PgCanceller { token: self.cancel.clone(), cfg: self.cfg.clone() }))
     }
 
     fn server_version(&mut self) -> String {
