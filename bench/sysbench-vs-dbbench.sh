@@ -11,7 +11,9 @@
 #   - client CPU per query = (user+sys) / queries  (GNU time)
 #   - client peak RSS (GNU time %M)
 #   - server CPU per query from mariadbd's /proc/PID/stat utime+stime delta
-# and the medians over the rounds are compared (ratios dbbench/sysbench).
+# and the medians over the rounds are compared (ratios dbbench/sysbench),
+# as is the median of each round's own ratio (pQPS, pCPU: the two runs of a
+# round are back to back, so slow drift of the machine cancels out).
 #
 # Environment (defaults in brackets):
 #   DBBENCH [target/release/dbbench]   SYSBENCH [sysbench]
@@ -246,6 +248,17 @@ median() {
             if (NR == 0) { print "NA"; exit }
             printf "%.2f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+# paired WORKLOAD THREADS COLUMN: median over rounds of dbbench/sysbench
+# for one TSV column, both runs taken from the same round.
+paired() {
+    awk -F'\t' -v wl="$1" -v th="$2" -v c="$3" '$1 == wl && $2 == th && $c != "NA" { v[$3, $4] = $c; r[$3] = 1 }
+        END { for (k in r) if (((k, "dbbench") in v) && ((k, "sysbench") in v) && v[k, "sysbench"] > 0)
+                  print v[k, "dbbench"] / v[k, "sysbench"] }' "$TSV" |
+        sort -g |
+        awk '{ a[NR] = $1 } END {
+            if (NR == 0) { print "n/a"; exit }
+            printf "%.2f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
 SUMMARY=$WORK/summary.txt
@@ -274,12 +287,18 @@ report_config() {
     rr=$(ratio "${R[dbbench]}" "${R[sysbench]}")
     rv=$(ratio "${V[dbbench]}" "${V[sysbench]}")
     echo "ratios dbbench/sysbench: QPS $rq, client CPU/query $rc, RSS $rr, server CPU/query $rv"
+    # The two tools of one round run back to back, so their ratio is little
+    # touched by the machine's slow drifts (this VM switches for minutes
+    # between a fast and a ~1.4x slower state that hits both tools alike);
+    # the median of these per-round ratios is the steadier comparison.
+    echo "median of per-round ratios (each round's dbbench run / its sysbench run): QPS $(paired "$wl" "$th" 5), client CPU/query $(paired "$wl" "$th" 7)"
     echo "raw rounds (tool round: qps, client us/q, RSS MiB, server us/q, elapsed s):"
     awk -F'\t' -v wl="$wl" -v th="$th" '$1 == wl && $2 == th {
         printf "  %-9s %s: %10s qps %9s us/q %8s MiB %9s us/q %7s s\n", $4, $3, $5, $7, $10, $11, $12 }' "$TSV"
-    printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s\n' \
+    printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s\n' \
         "$wl" "$th" "${Q[sysbench]}" "${Q[dbbench]}" "$rq" "${C[sysbench]}" "${C[dbbench]}" "$rc" \
-        "${R[sysbench]}" "${R[dbbench]}" "$rr" "${V[sysbench]}" "${V[dbbench]}" "$rv" >>"$SUMMARY"
+        "${R[sysbench]}" "${R[dbbench]}" "$rr" "${V[sysbench]}" "${V[dbbench]}" "$rv" \
+        "$(paired "$wl" "$th" 5)" "$(paired "$wl" "$th" 7)" >>"$SUMMARY"
 }
 
 for wl in $WORKLOADS; do
@@ -295,9 +314,10 @@ for wl in $WORKLOADS; do
 done
 
 echo
-echo "=== summary (medians; ratio = dbbench/sysbench; CPU and server in us/query)"
-printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s\n' \
-    workload threads 'sb QPS' 'db QPS' ratio 'sb CPU' 'db CPU' ratio 'sb RSS' 'db RSS' ratio 'sb srv' 'db srv' ratio
+echo "=== summary (medians; ratio = dbbench/sysbench; CPU and server in us/query;"
+echo "    pQPS, pCPU = median of the per-round ratios of QPS and client CPU/query)"
+printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s\n' \
+    workload threads 'sb QPS' 'db QPS' ratio 'sb CPU' 'db CPU' ratio 'sb RSS' 'db RSS' ratio 'sb srv' 'db srv' ratio pQPS pCPU
 cat "$SUMMARY"
 
 # ------------------------------------------------------------ many clients
