@@ -83,6 +83,24 @@ pub struct RunConfig {
     /// `--client-threads` resolved: OS threads the clients are multiplexed
     /// over, or 0 for one OS thread per client.
     pub client_threads: u32,
+    /// `--client-threads=N` asked for workers the driver cannot use (warned
+    /// once, by `dispatch`: the configuration is built twice).
+    pub client_threads_refused: Option<u32>,
+    /// `--debug` (the header says so; `DEBUG:` lines print).
+    pub debug: bool,
+    /// `--validate` (only announced: no built-in workload has checks).
+    pub validate: bool,
+}
+
+/// Sets the message level from `--verbosity` and `--debug` (see
+/// `crate::log`); first, so that every later line obeys it.
+pub fn set_verbosity(opts: &Options) -> Result<(), String> {
+    let v = opts.int("verbosity");
+    if !(0..=crate::log::MAX_VERBOSITY).contains(&v) {
+        return Err(format!("FATAL: Invalid value for --verbosity: {v} (0 fatal, 1 alert, 2 warning, 3 notice, 4 info, 5 debug)"));
+    }
+    crate::log::set_verbosity(if opts.bool("debug") { crate::log::MAX_VERBOSITY as u8 } else { v as u8 });
+    Ok(())
 }
 
 /// Exit status of a command.
@@ -96,6 +114,12 @@ fn fail(msg: &str) -> Status {
 /// Runs `command` (or just the body, without one) for the main state.
 pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let Some(cmd) = shared.command.clone() else { return ExitCode::SUCCESS };
+    if let Some(n) = cfg.client_threads_refused {
+        crate::log::warning(&format!(
+            "--client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
+             running one thread per client"
+        ));
+    }
     let _progress = (cmd == "prepare").then(|| crate::progress::Progress::start(expected_rows(shared)));
     if let Some((f, parallel)) = script::custom_command(main, &cmd) {
         return if parallel && cfg.threads > 1 {
@@ -169,8 +193,10 @@ fn client_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<ClientS
 }
 
 fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status {
-    println!("Initializing worker threads...");
-    println!();
+    if crate::log::enabled(crate::log::Level::Notice) {
+        println!("Initializing worker threads...");
+        println!();
+    }
     let failed = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..cfg.threads)
         .map(|tid| {
@@ -401,10 +427,12 @@ struct ClientOutcome {
 fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     let stats = ctl.stats[tid as usize].clone();
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
+    crate::log::debug(&format!("Worker thread (#{tid}) started"));
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
             f.call::<()>(tid).map_err(|e| format!("FATAL: `thread_init' function failed: {}", script::error_message(&e)))?;
         }
+        crate::log::debug(&format!("Worker thread (#{tid}) initialized"));
         // Compiling the script leaves garbage; collect it before the run so
         // the state's heap (and the GC's next threshold) starts from what is
         // live. Matters at thousands of clients.
@@ -550,9 +578,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if script::global_fn(main, "event").is_none() {
         return fail(&format!("FATAL: cannot find the event() function in {}", shared.script.chunk_name));
     }
-    let text = cfg.format.is_text();
+    let text = cfg.format.shows_progress();
     if cfg.time.is_zero() && cfg.events == 0 {
-        println!("WARNING: Both event and time limits are disabled, running an endless test");
+        crate::log::warning("Both event and time limits are disabled, running an endless test");
     }
     print_header(cfg, text);
 
@@ -720,7 +748,6 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             checkpoints.pop_front();
             let cum = collector.cumulative();
             let fairness = collector.fairness();
-            println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
             let summary = summary(
                 cfg,
                 sql(),
@@ -729,10 +756,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 now.duration_since(run_start).as_secs_f64(),
                 now.duration_since(period_start).as_secs_f64(),
             );
-            if cfg.format == Format::Legacy {
-                output::legacy::final_report(&summary);
-            } else {
-                output::text::final_report(&summary);
+            if crate::log::enabled(crate::log::Level::Notice) {
+                println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
+                if cfg.format == Format::Legacy {
+                    output::legacy::final_report(&summary);
+                } else {
+                    output::text::final_report(&summary);
+                }
             }
             collector.reset();
             period_start = now;
@@ -770,6 +800,20 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     }
     if let Some(g) = generator {
         let _ = g.join();
+    }
+    if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
+        // sysbench's clients each log the limit they hit; its logger folds
+        // the identical lines into a "repeated" line.
+        let by_events = ctl.events_limit > 0 && ctl.events_started.load(Ordering::Relaxed) >= ctl.events_limit;
+        let by_time = shared.deadline.get().is_some_and(|d| end >= *d);
+        if by_events || by_time {
+            crate::log::info(if by_events { "Event limit exceeded, exiting..." } else { "Time limit exceeded, exiting..." });
+            if cfg.threads > 1 {
+                crate::log::info(&format!("(last message repeated {} times)", cfg.threads - 1));
+            }
+        }
+        crate::log::info("Done.");
+        crate::log::info("");
     }
     let failed = shared.failed.load(Ordering::Relaxed) || !errors.is_empty();
     let status = if failed {
@@ -811,7 +855,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
 
 /// The figures every report has (interval rows, rate, server version and
 /// abort reason left empty for the caller to fill in).
-fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fairness: &'a [(u64, f64)], total: f64, period: f64) -> Summary<'a> {
+fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fairness: &'a [crate::stats::ClientFairness], total: f64, period: f64) -> Summary<'a> {
     Summary {
         sql,
         threads: cfg.threads,
@@ -857,6 +901,14 @@ fn print_header(cfg: &RunConfig, text: bool) {
     if !cfg.checkpoints.is_empty() {
         let list: Vec<String> = cfg.checkpoints.iter().map(|c| c.to_string()).collect();
         println!("Report checkpoint(s) at {} seconds", list.join(", "));
+    }
+    if cfg.debug {
+        println!("Debug mode enabled.");
+        println!();
+    }
+    if cfg.validate {
+        println!("Validation checks: on.");
+        println!();
     }
     println!("Initializing random number generator from seed ({}).", rand::seed());
     println!();
@@ -933,6 +985,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     let format = Format::parse(opts.str("format"))
         .ok_or_else(|| format!("FATAL: Invalid value for --format: '{}' (use text, json, csv or legacy)", opts.str("format")))?;
     let init_timeout = opts.int("thread_init_timeout").max(1) as u64;
+    let (client_threads, client_threads_refused) = client_threads(opts)?;
     Ok(RunConfig {
         threads: threads as u32,
         time: Duration::from_secs(time as u64),
@@ -948,7 +1001,10 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         stack_size: (opts.int("thread_stack_size").max(0) as usize).max(256 * 1024),
         format,
         rate_backlog: 1_000_000,
-        client_threads: client_threads(opts)?,
+        client_threads,
+        client_threads_refused,
+        debug: opts.bool("debug"),
+        validate: opts.bool("validate"),
     })
 }
 
@@ -956,22 +1012,18 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
 /// at every client count measured, see ARCHITECTURE.md), 0 (the same), or
 /// the number of workers to multiplex the clients over. Drivers that block
 /// inside a library would stall every client of a worker: an explicit
-/// number falls back to threads for them, with a warning.
-fn client_threads(opts: &Options) -> Result<u32, String> {
+/// number falls back to threads for them (returned second, for a warning).
+fn client_threads(opts: &Options) -> Result<(u32, Option<u32>), String> {
     let v = opts.str("client_threads").trim();
     if v == "auto" {
-        return Ok(0);
+        return Ok((0, None));
     }
     let n = v.parse::<u32>().map_err(|_| {
         format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)")
     })?;
     let native_mysql = opts.str("db_driver") == "mysql" && crate::driver::mysql::native_protocol(opts);
     if n > 0 && !native_mysql {
-        println!(
-            "WARNING: --client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
-             running one thread per client"
-        );
-        return Ok(0);
+        return Ok((0, Some(n)));
     }
-    Ok(n)
+    Ok((n, None))
 }

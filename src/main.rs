@@ -6,6 +6,7 @@ mod cli;
 mod driver;
 mod engine;
 mod lab;
+mod log;
 mod options;
 mod output;
 mod progress;
@@ -107,6 +108,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     let command = parsed.positionals.get(1).cloned();
 
     // Validate what does not depend on the script first, as sysbench does.
+    if let Err(e) = engine::set_verbosity(&opts) {
+        return fatal(&e);
+    }
     let mut cfg = match engine::run_config(&opts) {
         Ok(c) => c,
         Err(e) => return fatal(&e),
@@ -138,9 +142,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Err(e) => return fatal(&e),
     };
     let header = format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
-    if cfg.format.is_text() {
+    if cfg.format.shows_progress() {
         println!("{header}");
-    } else {
+    } else if log::enabled(log::Level::Notice) {
         eprintln!("{header}");
     }
 

@@ -158,7 +158,7 @@ impl LatencyAcc {
 }
 
 /// One client's live statistics, shared between the client and the collector.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[repr(align(128))] // its own cache lines: no false sharing between clients
 pub struct ClientStats {
     counters: [AtomicU64; NCOUNTERS],
@@ -170,11 +170,31 @@ pub struct ClientStats {
     /// last reset: the "threads fairness" figures.
     fair_events: AtomicU64,
     fair_time_ns: AtomicU64,
+    /// Shortest and longest event latency since the last reset (`--debug`'s
+    /// per-thread lines); `u64::MAX` / 0 when none. Only the owning client
+    /// writes them, so a plain load and store suffice.
+    fair_min_ns: AtomicU64,
+    fair_max_ns: AtomicU64,
     /// True while the client runs an event (for "unfinished events" at a
     /// forced shutdown and the concurrency figure under `--rate`). Per
     /// client, so that marking it does not bounce one cache line between
     /// all clients on every event.
     pub in_event: std::sync::atomic::AtomicBool,
+}
+
+impl Default for ClientStats {
+    fn default() -> ClientStats {
+        ClientStats {
+            counters: Default::default(),
+            latency: Default::default(),
+            service: Default::default(),
+            fair_events: AtomicU64::new(0),
+            fair_time_ns: AtomicU64::new(0),
+            fair_min_ns: AtomicU64::new(u64::MAX),
+            fair_max_ns: AtomicU64::new(0),
+            in_event: Default::default(),
+        }
+    }
 }
 
 impl ClientStats {
@@ -199,6 +219,12 @@ impl ClientStats {
         }
         self.fair_events.fetch_add(1, Ordering::Relaxed);
         self.fair_time_ns.fetch_add(latency_ns, Ordering::Relaxed);
+        if latency_ns < self.fair_min_ns.load(Ordering::Relaxed) {
+            self.fair_min_ns.store(latency_ns, Ordering::Relaxed);
+        }
+        if latency_ns > self.fair_max_ns.load(Ordering::Relaxed) {
+            self.fair_max_ns.store(latency_ns, Ordering::Relaxed);
+        }
     }
 
     fn counts(&self) -> Counts {
@@ -289,6 +315,8 @@ impl Collector {
         for c in &self.clients {
             c.fair_events.store(0, Ordering::Relaxed);
             c.fair_time_ns.store(0, Ordering::Relaxed);
+            c.fair_min_ns.store(u64::MAX, Ordering::Relaxed);
+            c.fair_max_ns.store(0, Ordering::Relaxed);
         }
     }
 
@@ -302,13 +330,36 @@ impl Collector {
         p
     }
 
-    /// Per-client (events, seconds of event latency) since the last reset.
-    pub fn fairness(&self) -> Vec<(u64, f64)> {
+    /// Per-client events and event latency since the last reset.
+    pub fn fairness(&self) -> Vec<ClientFairness> {
         self.clients
             .iter()
-            .map(|c| (c.fair_events.load(Ordering::Relaxed), c.fair_time_ns.load(Ordering::Relaxed) as f64 / 1e9))
+            .map(|c| {
+                let events = c.fair_events.load(Ordering::Relaxed);
+                let ns = |a: &AtomicU64| (events > 0).then(|| a.load(Ordering::Relaxed) as f64 / 1e9);
+                ClientFairness {
+                    events,
+                    time_s: c.fair_time_ns.load(Ordering::Relaxed) as f64 / 1e9,
+                    min_s: ns(&c.fair_min_ns),
+                    max_s: ns(&c.fair_max_ns),
+                }
+            })
             .collect()
     }
+}
+
+/// One client's share of a run ("Threads fairness", `--debug`'s
+/// per-thread lines).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientFairness {
+    /// Events whose latency was recorded.
+    pub events: u64,
+    /// Their total latency, seconds.
+    pub time_s: f64,
+    /// Shortest and longest of them, seconds (None without events).
+    pub min_s: Option<f64>,
+    /// See `min_s`.
+    pub max_s: Option<f64>,
 }
 
 /// Population mean and standard deviation.
@@ -399,6 +450,6 @@ mod tests {
         assert_eq!(cum.get(Counter::Event), 1);
         assert_eq!(cum.latency.count, 1);
         assert_eq!(cum.latency.min_ms(), Some(7.0));
-        assert_eq!(col.fairness(), vec![(1, 0.007)]);
+        assert_eq!(col.fairness(), vec![ClientFairness { events: 1, time_s: 0.007, min_s: Some(0.007), max_s: Some(0.007) }]);
     }
 }

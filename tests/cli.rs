@@ -504,3 +504,62 @@ sysbench.hooks.report_intermediate = sysbench.report_json
     assert!(v.as_array().is_some_and(|a| !a.is_empty()), "{v}");
     assert!(end < r.stdout.find("General statistics").unwrap(), "{}", r.stdout);
 }
+
+#[test]
+fn verbosity_levels_follow_sysbench() {
+    let (_d, s) = script(SLEEPY);
+    let base = [s.as_str(), "run", "--events=40", "--threads=2", "--time=0", "--ms=0", "--rand-seed=1"];
+    // 2 (warnings only): a clean run prints nothing at all, as sysbench.
+    let quiet = dbbench(&[&base[..], &["--verbosity=2"]].concat());
+    assert_eq!(quiet.code, 0, "{}", quiet.stdout);
+    assert_eq!(quiet.stdout, "", "verbosity 2 printed");
+    assert_eq!(quiet.stderr, "");
+    // ... but a warning still shows at 2, and not at 1 (a script that
+    // stops itself, so the "endless" run ends at once).
+    let endless_warning = "WARNING: Both event and time limits are disabled";
+    let (_d2, stop) = script("function event() return true end\n");
+    let w2 = dbbench(&[&stop, "run", "--events=0", "--time=0", "--verbosity=2"]);
+    assert!(w2.stdout.contains(endless_warning), "{}", w2.stdout);
+    let w1 = dbbench(&[&stop, "run", "--events=0", "--time=0", "--verbosity=1"]);
+    assert!(!w1.stdout.contains(endless_warning), "{}", w1.stdout);
+    // JSON is data, printed at any verbosity.
+    let json = dbbench(&[&base[..], &["--verbosity=0", "--format=json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json at verbosity 0");
+    assert_eq!(v["counters"]["events"], 40);
+    // 4 (info): the limit line, folded as sysbench's logger does, and Done.
+    let info = dbbench(&[&base[..], &["--verbosity=4"]].concat());
+    assert!(info.stdout.contains("Event limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n"), "{}", info.stdout);
+    assert!(!info.stdout.contains("DEBUG:"), "{}", info.stdout);
+    // Bad values: one line, exit 1.
+    let bad = dbbench(&[&base[..], &["--verbosity=6"]].concat());
+    assert_eq!(bad.code, 1);
+    assert!(bad.stdout.contains("FATAL: Invalid value for --verbosity: 6"), "{}", bad.stdout);
+}
+
+#[test]
+fn debug_prints_thread_lines_and_measured_per_thread_latency() {
+    let (_d, s) = script(SLEEPY);
+    let r = dbbench(&[&s, "run", "--events=30", "--threads=3", "--time=0", "--ms=2", "--debug", "--validate"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.stdout.contains("Debug mode enabled.\n\nValidation checks: on.\n\n"), "{}", r.stdout);
+    for t in 0..3 {
+        assert!(r.stdout.contains(&format!("DEBUG: Worker thread (#{t}) started\n")), "{}", r.stdout);
+        assert!(r.stdout.contains(&format!("DEBUG: Worker thread (#{t}) initialized\n")), "{}", r.stdout);
+    }
+    let per_thread: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("DEBUG:     thread #")).collect();
+    assert_eq!(per_thread.len(), 3, "{}", r.stdout);
+    let mut events = 0;
+    for l in per_thread {
+        // "DEBUG:     thread #  0: min: 0.0021s  avg: 0.0021s  max: 0.0023s  events: 10"
+        let secs = |label: &str| -> f64 {
+            let rest = &l[l.find(label).unwrap() + label.len()..];
+            rest.split_whitespace().next().unwrap().trim_end_matches('s').parse().unwrap()
+        };
+        let (min, avg, max) = (secs("min: "), secs("avg: "), secs("max: "));
+        // Each event sleeps 2 ms: measured, not made up.
+        assert!(min >= 0.0019 && min <= avg && avg <= max, "{l}");
+        events += l.rsplit("events: ").next().unwrap().trim().parse::<u64>().unwrap();
+    }
+    assert_eq!(events, 30);
+    assert!(r.stdout.contains("DEBUG:                  total time taken by event execution: "), "{}", r.stdout);
+}

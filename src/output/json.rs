@@ -101,7 +101,7 @@ pub fn final_report(s: &Summary, opts: &Options, test: &str) {
             "target_per_s": r.target, "achieved_per_s": r.achieved,
             "arrivals_not_started": r.not_started, "arrivals_dropped": r.dropped,
         })),
-        "fairness": s.fairness.iter().map(|(e, t)| json!({"events": e, "time_s": t})).collect::<Vec<_>>(),
+        "fairness": s.fairness.iter().map(|f| json!({"events": f.events, "time_s": f.time_s, "min_s": f.min_s, "max_s": f.max_s})).collect::<Vec<_>>(),
         "intervals": s.intervals.iter().map(|r| interval(r, s.percentiles)).collect::<Vec<_>>(),
         "warmup_intervals": s.warmup_intervals.iter().map(|r| interval(r, s.percentiles)).collect::<Vec<_>>(),
         "options": options,

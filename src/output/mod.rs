@@ -41,10 +41,16 @@ impl Format {
         }
     }
 
-    /// Whether the run's progress lines (header, "Threads started!") are
-    /// printed: in the text layouts, not in machine-readable ones.
+    /// Whether the format is a text layout (progress lines, header) rather
+    /// than a machine-readable one.
     pub fn is_text(self) -> bool {
         matches!(self, Format::Text | Format::Legacy)
+    }
+
+    /// Whether the run's progress lines (header, "Threads started!") are
+    /// printed: in the text layouts at `--verbosity` 3 and above.
+    pub fn shows_progress(self) -> bool {
+        self.is_text() && crate::log::enabled(crate::log::Level::Notice)
     }
 }
 
@@ -127,7 +133,7 @@ pub struct Summary<'a> {
     /// Cumulative figures.
     pub cumulative: &'a Period,
     /// Per-client (events, seconds).
-    pub fairness: &'a [(u64, f64)],
+    pub fairness: &'a [crate::stats::ClientFairness],
     /// Interval rows, for JSON/CSV.
     pub intervals: &'a [IntervalRow],
     /// Interval rows during `--warmup-time` (time ≤ 0), for JSON only: in no figure.
@@ -170,11 +176,12 @@ pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], 
             return;
         }
     }
+    let notice = crate::log::enabled(crate::log::Level::Notice);
     match format {
-        Format::Text => text::interval_line(row, sql, pct),
+        Format::Text if notice => text::interval_line(row, sql, pct),
         Format::Csv => csv::interval_line(row, pct),
-        Format::Legacy => legacy::interval_line(row, pct),
-        Format::Json => {}
+        Format::Legacy if notice => legacy::interval_line(row, pct),
+        Format::Text | Format::Legacy | Format::Json => {}
     }
 }
 
@@ -228,19 +235,25 @@ pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
     true
 }
 
-/// Prints the final report in the chosen format.
+/// Prints the final report in the chosen format (the text layouts only at
+/// `--verbosity` 3 and above, as sysbench; JSON and CSV always).
 pub fn final_report(format: Format, s: &Summary, opts: &Options, test: &str) {
+    let notice = crate::log::enabled(crate::log::Level::Notice);
     match format {
-        Format::Text => text::final_report(s),
+        Format::Text if notice => text::final_report(s),
+        Format::Legacy if notice => legacy::final_report(s),
+        Format::Text | Format::Legacy => {}
         Format::Json => json::final_report(s, opts, test),
         Format::Csv => csv::final_report(s),
-        Format::Legacy => legacy::final_report(s),
+    }
+    if format.is_text() {
+        text::per_thread_debug(s);
     }
 }
 
 /// Warnings after a `--rate` run whose target was not met.
 pub fn rate_warnings(r: &RateSummary) {
-    if r.achieved < r.target * 0.95 || r.dropped > 0 {
+    if (r.achieved < r.target * 0.95 || r.dropped > 0) && crate::log::enabled(crate::log::Level::Warning) {
         eprintln!(
             "WARNING: the target rate of {:.2} events/s was not reached (achieved {:.2}/s; {} arrivals not started, {} dropped). \
              Latencies above include the queueing delay. Raise --threads or lower --rate.",

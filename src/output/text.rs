@@ -102,11 +102,34 @@ pub fn histogram_table(acc: &LatencyAcc) {
 /// "Threads fairness": per-client events and time, mean/stddev (the same
 /// in sysbench 0.5 and 1.0).
 pub fn fairness_block(s: &Summary) {
-    let (ev_avg, ev_sd) = mean_stddev(s.fairness.iter().map(|f| f.0 as f64));
-    let (t_avg, t_sd) = mean_stddev(s.fairness.iter().map(|f| f.1));
+    let (ev_avg, ev_sd) = mean_stddev(s.fairness.iter().map(|f| f.events as f64));
+    let (t_avg, t_sd) = mean_stddev(s.fairness.iter().map(|f| f.time_s));
     println!("Threads fairness:");
     println!("    events (avg/stddev):           {ev_avg:.4}/{ev_sd:3.2}");
     println!("    execution time (avg/stddev):   {t_avg:.4}/{t_sd:3.2}");
+    println!();
+}
+
+/// `--debug`'s per-thread lines after the report, in sysbench's layout
+/// (event latency in seconds, measured per client; a client without
+/// events shows n/a where sysbench would print a made-up 0).
+pub fn per_thread_debug(s: &Summary) {
+    if !crate::log::enabled(crate::log::Level::Debug) {
+        return;
+    }
+    let secs = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |x| format!("{x:.4}s"));
+    crate::log::debug("Verbose per-thread statistics:");
+    for (i, f) in s.fairness.iter().enumerate() {
+        let avg = (f.events > 0).then(|| f.time_s / f.events as f64);
+        crate::log::debug(&format!(
+            "    thread #{i:3}: min: {}  avg: {}  max: {}  events: {}",
+            secs(f.min_s),
+            secs(avg),
+            secs(f.max_s),
+            f.events
+        ));
+        crate::log::debug(&format!("                 total time taken by event execution: {:.4}s", f.time_s));
+    }
     println!();
 }
 
