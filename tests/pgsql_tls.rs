@@ -2,7 +2,8 @@
 //! `ssl=on` and a certificate from a throwaway CA made with openssl: each
 //! mode connects or refuses as libpq would, and `pg_stat_ssl` says whether
 //! the session is encrypted; a certificate rustls cannot use makes
-//! prefer/allow fall back to a plain session and require fail.
+//! prefer/allow fall back to a plain session and require fail; a client
+//! certificate signed by the CA passes `cert` authentication.
 
 mod common;
 
@@ -142,6 +143,95 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         if !ok {
             failures.push(format!("P-521 certificate, {mode}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
+    }
+    drop(server);
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cert` authentication: a role that pg_hba.conf admits only with a
+/// client certificate connects with `--pgsql-sslcert/--pgsql-sslkey` (the
+/// server sees the certificate's name), is refused without them, and a
+/// missing key file is one FATAL line naming it.
+#[test]
+fn client_certificate_authenticates() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("pg-tls-client");
+    let certs = dir.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    make_certificates(&certs);
+    let mut a = vec!["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    a.extend(["-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=certuser"]);
+    openssl(&certs, &a);
+    std::fs::write(certs.join("client.cnf"), "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n").unwrap();
+    openssl(&certs, &["x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "2", "-extfile", "client.cnf"]);
+    own_for_postgres(&certs, &["ca.crt"]);
+    let ssl_opts = [
+        "ssl=on".to_string(),
+        format!("ssl_cert_file={}", certs.join("server.crt").display()),
+        format!("ssl_key_file={}", certs.join("server.key").display()),
+        format!("ssl_ca_file={}", certs.join("ca.crt").display()),
+    ];
+    let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
+    let info = server.info();
+    let (socket, port) = (info["socket"].as_str().unwrap().to_string(), info["port"].as_u64().unwrap().to_string());
+    let psql = |sql: &str| -> String {
+        let out = Command::new("psql").args(["-X", "-q", "-At", "-h", &socket, "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", sql]).output().expect("psql");
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    psql("CREATE ROLE certuser LOGIN");
+    // certuser over TCP: a certificate or nothing (first matching line wins).
+    let hba = psql("SHOW hba_file");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(&hba, format!("hostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\n{old}")).unwrap();
+    psql("SELECT pg_reload_conf()");
+    std::fs::write(
+        dir.join("dn.lua"),
+        "function thread_init() con = sysbench.sql.driver():connect() end\n\
+         function event() local row = con:query(\"SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()\"):fetch_row() print(\"dn=\" .. tostring(row[1])) end\n",
+    )
+    .unwrap();
+    let run = |extra: &[String]| {
+        let mut a = vec![
+            "--db-driver=pgsql".to_string(),
+            "--pgsql-host=127.0.0.1".to_string(),
+            format!("--pgsql-port={port}"),
+            "--pgsql-user=certuser".to_string(),
+            "--pgsql-db=sbtest".to_string(),
+            "--pgsql-sslmode=require".to_string(),
+            "--events=1".to_string(),
+            "--threads=1".to_string(),
+        ];
+        a.extend(extra.iter().cloned());
+        a.push("dn.lua".into());
+        a.push("run".into());
+        dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let with_cert = [format!("--pgsql-sslcert={}", certs.join("client.crt").display()), format!("--pgsql-sslkey={}", certs.join("client.key").display())];
+    // The reload is asynchronous: wait (bounded) until certuser without a
+    // certificate is refused.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut without = run(&[]);
+    while without.code == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        without = run(&[]);
+    }
+    let mut failures = Vec::new();
+    let all = |r: &common::Run| format!("{}{}", r.stdout, r.stderr);
+    if without.code == 0 || !all(&without).contains("certificate") {
+        failures.push(format!("without a certificate: want a refusal naming the certificate, got code {}: {}", without.code, all(&without)));
+    }
+    let ok = run(&with_cert);
+    if ok.code != 0 || !ok.stdout.lines().any(|l| l == "dn=/CN=certuser") {
+        failures.push(format!("with the certificate: want dn=/CN=certuser, got code {}: {}", ok.code, all(&ok)));
+    }
+    let no_key = run(&[with_cert[0].clone(), format!("--pgsql-sslkey={}", certs.join("missing.key").display())]);
+    let text = all(&no_key);
+    if no_key.code == 0 || !text.lines().any(|l| l.starts_with("FATAL: ") && l.contains("missing.key") && l.contains("--pgsql-sslkey=FILE")) {
+        failures.push(format!("missing key: want one line naming the file and --pgsql-sslkey, got code {}: {text}", no_key.code));
     }
     drop(server);
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));

@@ -10,7 +10,11 @@
 //! | `verify-full` | always | must chain to them and name the host |
 //!
 //! Root certificates come from `--pgsql-sslrootcert`, else `PGSSLROOTCERT`,
-//! else `~/.postgresql/root.crt`, as libpq looks for them. On a unix
+//! else `~/.postgresql/root.crt`, as libpq looks for them. A client
+//! certificate (for `cert` authentication, or `clientcert=` in pg_hba.conf)
+//! comes from `--pgsql-sslcert`/`--pgsql-sslkey`, else `PGSSLCERT`/`PGSSLKEY`,
+//! else `~/.postgresql/postgresql.crt`/`.key` when that file exists, again as
+//! libpq; unlike libpq, the key file's permissions are not checked. On a unix
 //! socket there is no TLS, whatever the mode, as in libpq. Under `allow`
 //! and `prefer` a failed TLS attempt (handshake, or the server refusing
 //! the encrypted session) is retried without TLS, as libpq does; connect
@@ -25,7 +29,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -37,9 +41,21 @@ pub fn check_mode(mode: &str) -> Result<(), String> {
     }
 }
 
+/// The TLS file options: `--pgsql-sslrootcert`, `--pgsql-sslcert`,
+/// `--pgsql-sslkey` (empty: libpq's defaults).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TlsFiles<'a> {
+    /// Root certificates for verify-ca/verify-full.
+    pub rootcert: &'a str,
+    /// The client's certificate chain (PEM).
+    pub cert: &'a str,
+    /// The client certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: &'a str,
+}
+
 /// The crate's SSL mode and the TLS connector for `--pgsql-sslmode=mode`
-/// (None: plain connections only). `rootcert`: `--pgsql-sslrootcert`.
-pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRustlsConnect>), String> {
+/// (None: plain connections only).
+pub fn connector(mode: &str, files: TlsFiles) -> Result<(SslMode, Option<MakeRustlsConnect>), String> {
     check_mode(mode)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
@@ -47,7 +63,7 @@ pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRust
         "allow" | "prefer" | "require" => Arc::new(AnyCertificate(provider.clone())),
         _ => {
             // verify-ca or verify-full (check_mode let nothing else through).
-            let roots = root_store(mode, rootcert)?;
+            let roots = root_store(mode, files.rootcert)?;
             let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
                 .map_err(|e| format!("--pgsql-sslmode={mode}: the root certificates cannot verify servers: {e}"))?;
@@ -58,12 +74,17 @@ pub fn connector(mode: &str, rootcert: &str) -> Result<(SslMode, Option<MakeRust
             }
         }
     };
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up failed: {e}"))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client_certificate(files)? {
+        Some((chain, key, path)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("--pgsql-sslcert {path}: the certificate and its key cannot be used together ({e})"))?,
+        None => builder.with_no_client_auth(),
+    };
     let ssl_mode = if matches!(mode, "allow" | "prefer") { SslMode::Prefer } else { SslMode::Require };
     Ok((ssl_mode, Some(MakeRustlsConnect::new(config))))
 }
@@ -90,6 +111,41 @@ fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, Strin
         return Err(format!("--pgsql-sslrootcert {path}: no certificate in the file (PEM expected)"));
     }
     Ok(store)
+}
+
+/// The client certificate chain and key, if one is configured (the
+/// certificate's path comes third, for messages). An explicitly named file
+/// must exist; the default `~/.postgresql/postgresql.crt` may be absent.
+#[allow(clippy::type_complexity)]
+fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String)>, String> {
+    let home = || std::env::var("HOME").unwrap_or_default();
+    let env = |name: &str| std::env::var(name).ok().filter(|p| !p.is_empty());
+    let (cert_path, explicit) = match (files.cert, env("PGSSLCERT")) {
+        ("", None) => (format!("{}/.postgresql/postgresql.crt", home()), false),
+        ("", Some(p)) => (p, true),
+        (p, _) => (p.to_string(), true),
+    };
+    let pem = match std::fs::read(&cert_path) {
+        Ok(p) => p,
+        Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("--pgsql-sslcert {cert_path} cannot be read ({e}): give --pgsql-sslcert=FILE (PEM), or leave it out")),
+    };
+    let chain = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--pgsql-sslcert {cert_path}: not a PEM certificate file ({e})"))?;
+    if chain.is_empty() {
+        return Err(format!("--pgsql-sslcert {cert_path}: no certificate in the file (PEM expected)"));
+    }
+    let key_path = match (files.key, env("PGSSLKEY")) {
+        ("", None) => format!("{}/.postgresql/postgresql.key", home()),
+        ("", Some(p)) => p,
+        (p, _) => p.to_string(),
+    };
+    let key_pem = std::fs::read(&key_path).map_err(|e| {
+        format!("client certificate {cert_path} given, but its key {key_path} cannot be read ({e}): give --pgsql-sslkey=FILE (PEM)")
+    })?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("--pgsql-sslkey {key_path}: no private key found (PEM PKCS#8, PKCS#1 or SEC1 expected; {e})"))?;
+    Ok(Some((chain, key, cert_path)))
 }
 
 /// `allow`/`prefer`/`require`: encryption without authentication, as libpq

@@ -51,6 +51,18 @@ pub fn options() -> Vec<OptionSpec> {
             "root certificates (PEM) for --pgsql-sslmode=verify-ca/verify-full; default PGSSLROOTCERT, else ~/.postgresql/root.crt",
         ),
         OptionSpec::new(
+            "pgsql_sslcert",
+            OptKind::String,
+            "",
+            "client certificate (PEM) sent over TLS, for cert authentication; default PGSSLCERT, else ~/.postgresql/postgresql.crt if it exists",
+        ),
+        OptionSpec::new(
+            "pgsql_sslkey",
+            OptKind::String,
+            "",
+            "the client certificate's private key (PEM); default PGSSLKEY, else ~/.postgresql/postgresql.key",
+        ),
+        OptionSpec::new(
             "pgsql_ignore_errors",
             OptKind::List,
             "40P01,23505,40001",
@@ -148,7 +160,12 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         super::pg_tls::check_mode(&mode)?;
         (SslMode::Disable, None)
     } else {
-        super::pg_tls::connector(&mode, opts.str("pgsql_sslrootcert").trim())?
+        let files = super::pg_tls::TlsFiles {
+            rootcert: opts.str("pgsql_sslrootcert").trim(),
+            cert: opts.str("pgsql_sslcert").trim(),
+            key: opts.str("pgsql_sslkey").trim(),
+        };
+        super::pg_tls::connector(&mode, files)?
     };
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
