@@ -429,14 +429,17 @@ end
 }
 
 /// sysbench 1.1's multiple result sets: several statements in one query
-/// (both servers) and a stored procedure's results (MariaDB).
+/// (all three databases) and a stored procedure's results (MariaDB).
 #[test]
 fn multiple_result_sets() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/multi_results.lua");
     let script = script.display().to_string();
-    for (base, call) in [(mysql_db("multi_results"), true), (pgsql_db("multi_results"), false)] {
+    // The embedded SQLite first: it needs no server.
+    for (base, call) in [(Some(vec![]), false), (mysql_db("multi_results"), true), (pgsql_db("multi_results"), false)] {
         let Some(base) = base else { return };
-        let r = dbbench(&args(&base, &[&script, "run", "--events=1"]));
+        let dir = tempdir("multi-results");
+        let r = dbbench_in(&dir, &args(&base, &[&script, "run", "--events=1"]));
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let lines: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("mr: ")).collect();
         let mut want = vec!["mr: first\t1\t1\t1\ttrue", "mr: second\t2\t3\tfalse", "mr: end\tnil"];

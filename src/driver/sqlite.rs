@@ -334,7 +334,7 @@ impl Driver for SqliteDriver {
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let conn = open(&self.cfg)?;
         let interrupt = Arc::new(Mutex::new(conn.get_interrupt_handle()));
-        Ok(Box::new(SqliteConnection { conn, cfg: self.cfg.clone(), stmts: Slots::default(), interrupt }))
+        Ok(Box::new(SqliteConnection { conn, cfg: self.cfg.clone(), stmts: Slots::default(), interrupt, pending: Default::default() }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -449,6 +449,9 @@ pub struct SqliteConnection {
     stmts: Slots<Stmt>,
     /// Interrupts this connection; shared with cancellers, replaced on reconnect.
     interrupt: Arc<Mutex<InterruptHandle>>,
+    /// Results of a multi-statement query after its first
+    /// (`next_result`), in order.
+    pending: std::collections::VecDeque<Outcome>,
 }
 
 /// Cancels a SQLite statement with `sqlite3_interrupt()`.
@@ -673,17 +676,36 @@ fn push_literal(out: &mut String, v: &Value) {
 
 impl Connection for SqliteConnection {
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        // Results left from the previous command are gone with it.
+        self.pending.clear();
         let sql = self.rewrite(sql);
         // Not cached: ad-hoc text (bulk inserts) would evict the prepared statements.
         match self.conn.prepare(sql) {
             Ok(mut st) => run(&self.conn, &mut st),
             Err(rusqlite::Error::MultipleStatement) => {
-                let before = self.conn.total_changes();
-                self.conn.execute_batch(sql).map_err(map_err)?;
-                Ok(Outcome::Affected(self.conn.total_changes() - before))
+                // Several statements: each one's result, in order, as the
+                // MySQL driver gives them (the first here, the rest through
+                // `next_result`). A failing statement fails the query; the
+                // ones before it have run, as on MySQL.
+                let mut batch = rusqlite::Batch::new(&self.conn, sql);
+                let mut outcomes = std::collections::VecDeque::new();
+                while let Some(mut st) = rusqlite::fallible_iterator::FallibleIterator::next(&mut batch).map_err(map_err)? {
+                    outcomes.push_back(run(&self.conn, &mut st)?);
+                }
+                let first = outcomes.pop_front().unwrap_or(Outcome::Affected(0));
+                self.pending = outcomes;
+                Ok(first)
             }
             Err(e) => Err(map_err(e)),
         }
+    }
+
+    fn more_results(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Option<Outcome> {
+        self.pending.pop_front()
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
@@ -698,6 +720,7 @@ impl Connection for SqliteConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        self.pending.clear();
         let sql = match self.stmts.get(stmt) {
             Some(Stmt::Cached(sql)) => sql,
             Some(Stmt::Emulated(e)) => {
