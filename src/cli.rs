@@ -27,6 +27,9 @@ pub struct Parsed {
     pub assignments: Vec<Assignment>,
     /// Test name, command, and anything extra.
     pub positionals: Vec<String>,
+    /// Deprecated spellings met (the text after `WARNING: `), for the
+    /// caller to print once `--verbosity` is known.
+    pub warnings: Vec<String>,
 }
 
 /// General options (sysbench 1.0.20 plus the 1.1 additions we support).
@@ -147,7 +150,7 @@ fn push(p: &mut Parsed, name: &str, value: Option<String>, original: &str) -> Re
     }
     let mut name = name.to_string();
     if let Some((old, new)) = GENERAL_ALIASES.iter().find(|(o, _)| *o == name) {
-        println!("WARNING: --{} is deprecated, use --{} instead", old.replace('_', "-"), new);
+        p.warnings.push(format!("--{} is deprecated, use --{} instead", old.replace('_', "-"), new));
         name = new.to_string();
     }
     if let Some((_, new)) = SILENT_ALIASES.iter().find(|(o, _)| *o == name) {

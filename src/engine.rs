@@ -100,6 +100,7 @@ pub fn set_verbosity(opts: &Options) -> Result<(), String> {
         return Err(format!("FATAL: Invalid value for --verbosity: {v} (0 fatal, 1 alert, 2 warning, 3 notice, 4 info, 5 debug)"));
     }
     crate::log::set_verbosity(if opts.bool("debug") { crate::log::MAX_VERBOSITY as u8 } else { v as u8 });
+    crate::log::set_to_stderr(Format::parse(opts.str("format")).is_some_and(|f| !f.is_text()));
     Ok(())
 }
 
@@ -705,9 +706,13 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         if let Some(f) = forced_at {
             if now >= f {
                 let unfinished = in_events(&stats);
-                println!("FATAL: The --max-time limit has expired, forcing shutdown...");
-                println!();
-                println!("Number of unfinished transactions on forced shutdown: {unfinished}");
+                // On stderr under JSON/CSV: stdout holds one document.
+                let lines = format!("FATAL: The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}");
+                if cfg.format.is_text() {
+                    println!("{lines}");
+                } else {
+                    eprintln!("{lines}");
+                }
                 let cum = collector.cumulative();
                 let fairness = collector.fairness();
                 let total = now.duration_since(run_start).as_secs_f64();
@@ -756,13 +761,17 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 now.duration_since(run_start).as_secs_f64(),
                 now.duration_since(period_start).as_secs_f64(),
             );
-            if crate::log::enabled(crate::log::Level::Notice) {
+            // Text layouts only: under JSON/CSV stdout holds one document.
+            if cfg.format.shows_progress() {
                 println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
                 if cfg.format == Format::Legacy {
                     output::legacy::final_report(&summary);
                 } else {
                     output::text::final_report(&summary);
                 }
+            }
+            if cfg.format.is_text() && cfg.debug {
+                output::text::per_thread_debug(&summary);
             }
             collector.reset();
             period_start = now;
@@ -870,6 +879,7 @@ fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fai
         rate: None,
         server_version: None,
         aborted: None,
+        debug: cfg.debug,
     }
 }
 

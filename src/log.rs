@@ -8,9 +8,10 @@
 //! `--verbosity=2` runs silently unless something is wrong.
 //!
 //! Not governed, deliberately: the JSON and CSV formats (data asked for by
-//! `--format`, not messages), and whatever a script prints itself.
+//! `--format`, not messages), and whatever a script prints itself. Under
+//! those formats the messages go to stderr, so stdout stays one document.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// A message's level (sysbench's names and numbers; FATAL, level 0, is
 /// not gated: it always prints).
@@ -30,10 +31,24 @@ pub enum Level {
 pub const MAX_VERBOSITY: i64 = 5;
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(Level::Notice as u8);
+static TO_STDERR: AtomicBool = AtomicBool::new(false);
 
 /// Sets the verbosity (already checked to be in 0..=5).
 pub fn set_verbosity(v: u8) {
     VERBOSITY.store(v.min(MAX_VERBOSITY as u8), Ordering::Relaxed);
+}
+
+/// Sends messages to stderr (stdout carries a JSON or CSV document).
+pub fn set_to_stderr(on: bool) {
+    TO_STDERR.store(on, Ordering::Relaxed);
+}
+
+fn emit(line: std::fmt::Arguments) {
+    if TO_STDERR.load(Ordering::Relaxed) {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
 }
 
 /// Whether lines of `level` print.
@@ -44,21 +59,21 @@ pub fn enabled(level: Level) -> bool {
 /// Prints `DEBUG: {msg}` at verbosity 5.
 pub fn debug(msg: &str) {
     if enabled(Level::Debug) {
-        println!("DEBUG: {msg}");
+        emit(format_args!("DEBUG: {msg}"));
     }
 }
 
 /// Prints `msg` at verbosity 4 and above.
 pub fn info(msg: &str) {
     if enabled(Level::Info) {
-        println!("{msg}");
+        emit(format_args!("{msg}"));
     }
 }
 
 /// Prints `WARNING: {msg}` at verbosity 2 and above.
 pub fn warning(msg: &str) {
     if enabled(Level::Warning) {
-        println!("WARNING: {msg}");
+        emit(format_args!("WARNING: {msg}"));
     }
 }
 

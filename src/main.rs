@@ -111,6 +111,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     if let Err(e) = engine::set_verbosity(&opts) {
         return fatal(&e);
     }
+    for w in &parsed.warnings {
+        log::warning(w);
+    }
     let mut cfg = match engine::run_config(&opts) {
         Ok(c) => c,
         Err(e) => return fatal(&e),

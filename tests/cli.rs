@@ -562,4 +562,12 @@ fn debug_prints_thread_lines_and_measured_per_thread_latency() {
     }
     assert_eq!(events, 30);
     assert!(r.stdout.contains("DEBUG:                  total time taken by event execution: "), "{}", r.stdout);
+    // Under JSON the messages go to stderr: stdout stays one document.
+    let j = dbbench(&[&s, "run", "--events=10", "--threads=2", "--time=0", "--ms=0", "--debug", "--format=json", "--num-threads=2"]);
+    assert_eq!(j.code, 0, "{}{}", j.stdout, j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap_or_else(|e| panic!("{e}: {}", j.stdout));
+    assert_eq!(v["counters"]["events"], 10);
+    assert!(v["fairness"][0]["min_s"].as_f64().is_some(), "{}", j.stdout);
+    assert!(j.stderr.contains("DEBUG: Worker thread (#1) started"), "{}", j.stderr);
+    assert!(j.stderr.contains("WARNING: --num-threads is deprecated"), "{}", j.stderr);
 }

@@ -144,6 +144,8 @@ pub struct Summary<'a> {
     pub server_version: Option<String>,
     /// Set when the run did not finish normally.
     pub aborted: Option<String>,
+    /// `--debug`: per-thread lines follow the text report.
+    pub debug: bool,
 }
 
 impl Summary<'_> {
@@ -246,7 +248,7 @@ pub fn final_report(format: Format, s: &Summary, opts: &Options, test: &str) {
         Format::Json => json::final_report(s, opts, test),
         Format::Csv => csv::final_report(s),
     }
-    if format.is_text() {
+    if format.is_text() && s.debug {
         text::per_thread_debug(s);
     }
 }

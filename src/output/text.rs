@@ -110,15 +110,13 @@ pub fn fairness_block(s: &Summary) {
     println!();
 }
 
-/// `--debug`'s per-thread lines after the report, in sysbench's layout
+/// `--debug`'s per-thread lines after a text report, in sysbench's layout
 /// (event latency in seconds, measured per client; a client without
 /// events shows n/a where sysbench would print a made-up 0).
 pub fn per_thread_debug(s: &Summary) {
-    if !crate::log::enabled(crate::log::Level::Debug) {
-        return;
-    }
     let secs = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |x| format!("{x:.4}s"));
     crate::log::debug("Verbose per-thread statistics:");
+    println!();
     for (i, f) in s.fairness.iter().enumerate() {
         let avg = (f.events > 0).then(|| f.time_s / f.events as f64);
         crate::log::debug(&format!(
