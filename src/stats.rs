@@ -162,19 +162,12 @@ impl LatencyAcc {
 #[repr(align(128))] // its own cache lines: no false sharing between clients
 pub struct ClientStats {
     counters: [AtomicU64; NCOUNTERS],
-    /// Event latency: from intended start under `--rate`, else from actual start.
-    latency: Mutex<LatencyAcc>,
+    /// Event latency: from intended start under `--rate`, else from actual
+    /// start; with the client's share since the last reset, under the same
+    /// lock so that a reset never splits an event's figures.
+    latency: Mutex<Recorded>,
     /// Service time (actual start to end); only filled under `--rate`.
     service: Mutex<LatencyAcc>,
-    /// Events whose latency was recorded, and their total latency, since the
-    /// last reset: the "threads fairness" figures.
-    fair_events: AtomicU64,
-    fair_time_ns: AtomicU64,
-    /// Shortest and longest event latency since the last reset (`--debug`'s
-    /// per-thread lines); `u64::MAX` / 0 when none. Only the owning client
-    /// writes them, so a plain load and store suffice.
-    fair_min_ns: AtomicU64,
-    fair_max_ns: AtomicU64,
     /// True while the client runs an event (for "unfinished events" at a
     /// forced shutdown and the concurrency figure under `--rate`). Per
     /// client, so that marking it does not bounce one cache line between
@@ -182,18 +175,34 @@ pub struct ClientStats {
     pub in_event: std::sync::atomic::AtomicBool,
 }
 
+/// A client's event latencies: the accumulator the collector drains every
+/// interval, and the client's share since the last reset.
+#[derive(Debug, Default)]
+struct Recorded {
+    acc: LatencyAcc,
+    share: Share,
+}
+
+/// Events whose latency was recorded since the last reset, their total,
+/// shortest and longest latency: the "threads fairness" figures and
+/// `--debug`'s per-thread lines.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    events: u64,
+    time_ns: u64,
+    min_ns: u64,
+    max_ns: u64,
+}
+
+impl Default for Share {
+    fn default() -> Share {
+        Share { events: 0, time_ns: 0, min_ns: u64::MAX, max_ns: 0 }
+    }
+}
+
 impl Default for ClientStats {
     fn default() -> ClientStats {
-        ClientStats {
-            counters: Default::default(),
-            latency: Default::default(),
-            service: Default::default(),
-            fair_events: AtomicU64::new(0),
-            fair_time_ns: AtomicU64::new(0),
-            fair_min_ns: AtomicU64::new(u64::MAX),
-            fair_max_ns: AtomicU64::new(0),
-            in_event: Default::default(),
-        }
+        ClientStats { counters: Default::default(), latency: Default::default(), service: Default::default(), in_event: Default::default() }
     }
 }
 
@@ -210,20 +219,17 @@ impl ClientStats {
     pub fn record_event(&self, latency_ns: u64, service_ns: Option<u64>) {
         self.inc(Counter::Event);
         if let Ok(mut l) = self.latency.lock() {
-            l.record(latency_ns);
+            l.acc.record(latency_ns);
+            let s = &mut l.share;
+            s.events += 1;
+            s.time_ns += latency_ns;
+            s.min_ns = s.min_ns.min(latency_ns);
+            s.max_ns = s.max_ns.max(latency_ns);
         }
         if let Some(s) = service_ns {
             if let Ok(mut acc) = self.service.lock() {
                 acc.record(s);
             }
-        }
-        self.fair_events.fetch_add(1, Ordering::Relaxed);
-        self.fair_time_ns.fetch_add(latency_ns, Ordering::Relaxed);
-        if latency_ns < self.fair_min_ns.load(Ordering::Relaxed) {
-            self.fair_min_ns.store(latency_ns, Ordering::Relaxed);
-        }
-        if latency_ns > self.fair_max_ns.load(Ordering::Relaxed) {
-            self.fair_max_ns.store(latency_ns, Ordering::Relaxed);
         }
     }
 
@@ -289,13 +295,18 @@ impl Collector {
             // Swap in a fresh accumulator rather than zeroing the old one:
             // it allocates its histogram only when the client records
             // again, and the lock is held only for the swap.
-            for (acc, into) in [(&c.latency, &mut p.latency), (&c.service, &mut p.service)] {
-                let taken = match acc.lock() {
-                    Ok(mut l) if l.count > 0 => std::mem::take(&mut *l),
-                    _ => continue,
-                };
-                into.merge(&taken);
+            if let Ok(mut l) = c.latency.lock() {
+                if l.acc.count > 0 {
+                    let taken = std::mem::take(&mut l.acc);
+                    drop(l);
+                    p.latency.merge(&taken);
+                }
             }
+            let taken = match c.service.lock() {
+                Ok(mut l) if l.count > 0 => std::mem::take(&mut *l),
+                _ => continue,
+            };
+            p.service.merge(&taken);
         }
         let now = self.sum_counts();
         for ((d, n), last) in p.counts.iter_mut().zip(now).zip(self.last_interval) {
@@ -313,10 +324,9 @@ impl Collector {
         self.base = self.last_interval;
         self.cumulative = Period::default();
         for c in &self.clients {
-            c.fair_events.store(0, Ordering::Relaxed);
-            c.fair_time_ns.store(0, Ordering::Relaxed);
-            c.fair_min_ns.store(u64::MAX, Ordering::Relaxed);
-            c.fair_max_ns.store(0, Ordering::Relaxed);
+            if let Ok(mut l) = c.latency.lock() {
+                l.share = Share::default();
+            }
         }
     }
 
@@ -335,14 +345,9 @@ impl Collector {
         self.clients
             .iter()
             .map(|c| {
-                let events = c.fair_events.load(Ordering::Relaxed);
-                let ns = |a: &AtomicU64| (events > 0).then(|| a.load(Ordering::Relaxed) as f64 / 1e9);
-                ClientFairness {
-                    events,
-                    time_s: c.fair_time_ns.load(Ordering::Relaxed) as f64 / 1e9,
-                    min_s: ns(&c.fair_min_ns),
-                    max_s: ns(&c.fair_max_ns),
-                }
+                let s = c.latency.lock().map(|l| l.share).unwrap_or_default();
+                let secs = |ns: u64| (s.events > 0).then_some(ns as f64 / 1e9);
+                ClientFairness { events: s.events, time_s: s.time_ns as f64 / 1e9, min_s: secs(s.min_ns), max_s: secs(s.max_ns) }
             })
             .collect()
     }
@@ -393,7 +398,7 @@ mod tests {
         let mut col = Collector::new(vec![Arc::new(c)]);
         let p = col.drain_interval();
         assert_eq!(p.latency.count, 1);
-        assert!(col.clients[0].latency.lock().unwrap().histogram().is_none());
+        assert!(col.clients[0].latency.lock().unwrap().acc.histogram().is_none());
         assert!(col.clients[0].service.lock().unwrap().histogram().is_none());
     }
 
