@@ -447,6 +447,7 @@ fn multiple_result_sets() {
             want.push("mr: call\t10\t30");
         }
         want.push("mr: next query\t99\tfalse");
+        want.push("mr: dependent\t5");
         assert_eq!(lines, want, "{}", r.stdout);
     }
 }

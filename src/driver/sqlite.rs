@@ -679,25 +679,36 @@ impl Connection for SqliteConnection {
         // Results left from the previous command are gone with it.
         self.pending.clear();
         let sql = self.rewrite(sql);
-        // Not cached: ad-hoc text (bulk inserts) would evict the prepared statements.
-        match self.conn.prepare(sql) {
-            Ok(mut st) => run(&self.conn, &mut st),
-            Err(rusqlite::Error::MultipleStatement) => {
-                // Several statements: each one's result, in order, as the
-                // MySQL driver gives them (the first here, the rest through
-                // `next_result`). A failing statement fails the query; the
-                // ones before it have run, as on MySQL.
-                let mut batch = rusqlite::Batch::new(&self.conn, sql);
-                let mut outcomes = std::collections::VecDeque::new();
-                while let Some(mut st) = rusqlite::fallible_iterator::FallibleIterator::next(&mut batch).map_err(map_err)? {
-                    outcomes.push_back(run(&self.conn, &mut st)?);
+        // Statement by statement (not cached: ad-hoc text such as bulk
+        // inserts would evict the prepared statements), each compiled only
+        // after the one before has run, so a script may create a table and
+        // fill it in one query. Each one's result comes in order, as the
+        // MySQL driver gives them: the first here, the rest through
+        // `next_result`. A failing statement fails the query; the ones
+        // before it have run, as on MySQL.
+        let mut batch = rusqlite::Batch::new(&self.conn, sql);
+        let mut first = None;
+        loop {
+            let next = rusqlite::fallible_iterator::FallibleIterator::next(&mut batch).map_err(map_err);
+            let outcome = match next {
+                Ok(None) => break,
+                Ok(Some(mut st)) => run(&self.conn, &mut st),
+                Err(e) => Err(e),
+            };
+            let outcome = match outcome {
+                Ok(o) => o,
+                Err(e) => {
+                    self.pending.clear();
+                    return Err(e);
                 }
-                let first = outcomes.pop_front().unwrap_or(Outcome::Affected(0));
-                self.pending = outcomes;
-                Ok(first)
+            };
+            if first.is_none() {
+                first = Some(outcome);
+            } else {
+                self.pending.push_back(outcome);
             }
-            Err(e) => Err(map_err(e)),
         }
+        Ok(first.unwrap_or(Outcome::Affected(0)))
     }
 
     fn more_results(&self) -> bool {

@@ -16,4 +16,9 @@ function init()
     con:query("DROP PROCEDURE mr_proc")
   end
   print("mr: next query", con:query_row("SELECT 99"), con:more_results())
+  -- A statement that needs the one before it in the same query.
+  con:query("DROP TABLE IF EXISTS mr_t")
+  con:query("CREATE TABLE mr_t (a INT); INSERT INTO mr_t VALUES (5)")
+  print("mr: dependent", con:query_row("SELECT a FROM mr_t"))
+  con:query("DROP TABLE mr_t")
 end
