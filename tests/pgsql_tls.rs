@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, tempdir, Managed};
+use common::{dbbench_in, dbbench_in_env, have_server_binaries, tempdir, Managed};
 use std::path::Path;
 use std::process::Command;
 
@@ -208,7 +208,11 @@ fn client_certificate_authenticates() {
         a.extend(extra.iter().cloned());
         a.push("dn.lua".into());
         a.push("run".into());
-        dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
+        // No certificate from the machine's own settings: HOME is the
+        // test's directory, and libpq's variables are unset.
+        let home = dir.display().to_string();
+        let env = [("HOME", Some(home.as_str())), ("PGSSLCERT", None), ("PGSSLKEY", None)];
+        dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env)
     };
     let with_cert = [format!("--pgsql-sslcert={}", certs.join("client.crt").display()), format!("--pgsql-sslkey={}", certs.join("client.key").display())];
     // The reload is asynchronous: wait (bounded) until certuser without a
@@ -232,6 +236,15 @@ fn client_certificate_authenticates() {
     let text = all(&no_key);
     if no_key.code == 0 || !text.lines().any(|l| l.starts_with("FATAL: ") && l.contains("missing.key") && l.contains("--pgsql-sslkey=FILE")) {
         failures.push(format!("missing key: want one line naming the file and --pgsql-sslkey, got code {}: {text}", no_key.code));
+    }
+    // A stray default certificate without its key (~/.postgresql) does not
+    // stop a connection that needs none: a warning, then the run (sbtest
+    // logs in without a certificate).
+    std::fs::create_dir_all(dir.join(".postgresql")).unwrap();
+    std::fs::copy(certs.join("client.crt"), dir.join(".postgresql/postgresql.crt")).unwrap();
+    let stray = run(&["--pgsql-user=sbtest".to_string()]);
+    if stray.code != 0 || !stray.stdout.contains("WARNING: client certificate not used") || !stray.stdout.contains("dn=") {
+        failures.push(format!("stray default certificate: want a warning and a run, got code {}: {}", stray.code, all(&stray)));
     }
     drop(server);
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));

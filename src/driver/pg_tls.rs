@@ -114,38 +114,49 @@ fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, Strin
 }
 
 /// The client certificate chain and key, if one is configured (the
-/// certificate's path comes third, for messages). An explicitly named file
-/// must exist; the default `~/.postgresql/postgresql.crt` may be absent.
+/// certificate's path comes third, for messages). A file named by an
+/// option or by `PGSSLCERT`/`PGSSLKEY` must be usable; the default
+/// `~/.postgresql/postgresql.crt` may be absent, and when it or its key is
+/// unusable the connection goes on without a certificate, with a warning
+/// (a stray file must not stop a benchmark that does not need it).
 #[allow(clippy::type_complexity)]
 fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String)>, String> {
     let home = || std::env::var("HOME").unwrap_or_default();
     let env = |name: &str| std::env::var(name).ok().filter(|p| !p.is_empty());
-    let (cert_path, explicit) = match (files.cert, env("PGSSLCERT")) {
-        ("", None) => (format!("{}/.postgresql/postgresql.crt", home()), false),
-        ("", Some(p)) => (p, true),
-        (p, _) => (p.to_string(), true),
+    // (path, where it came from; None: libpq's default file)
+    let (cert_path, cert_from) = match (files.cert, env("PGSSLCERT")) {
+        ("", None) => (format!("{}/.postgresql/postgresql.crt", home()), None),
+        ("", Some(p)) => (p, Some("PGSSLCERT")),
+        (p, _) => (p.to_string(), Some("--pgsql-sslcert")),
     };
-    let pem = match std::fs::read(&cert_path) {
-        Ok(p) => p,
-        Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("--pgsql-sslcert {cert_path} cannot be read ({e}): give --pgsql-sslcert=FILE (PEM), or leave it out")),
+    let (key_path, key_from) = match (files.key, env("PGSSLKEY")) {
+        ("", None) => (format!("{}/.postgresql/postgresql.key", home()), "the default key file"),
+        ("", Some(p)) => (p, "PGSSLKEY"),
+        (p, _) => (p.to_string(), "--pgsql-sslkey"),
     };
-    let chain = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("--pgsql-sslcert {cert_path}: not a PEM certificate file ({e})"))?;
-    if chain.is_empty() {
-        return Err(format!("--pgsql-sslcert {cert_path}: no certificate in the file (PEM expected)"));
+    let loaded = (|| {
+        let pem = std::fs::read(&cert_path).map_err(|e| (e.kind() == std::io::ErrorKind::NotFound, format!("{cert_path} cannot be read ({e})")))?;
+        let chain = CertificateDer::pem_slice_iter(&pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| (false, format!("{cert_path} is not a PEM certificate file ({e})")))?;
+        if chain.is_empty() {
+            return Err((false, format!("{cert_path} holds no certificate (PEM expected)")));
+        }
+        let key_pem = std::fs::read(&key_path).map_err(|e| (false, format!("its key {key_path} ({key_from}) cannot be read ({e})")))?;
+        let key = PrivateKeyDer::from_pem_slice(&key_pem)
+            .map_err(|e| (false, format!("its key {key_path} ({key_from}) holds no usable private key (PEM PKCS#8, PKCS#1 or SEC1 expected; {e})")))?;
+        Ok((chain, key))
+    })();
+    match (loaded, cert_from) {
+        (Ok((chain, key)), _) => Ok(Some((chain, key, cert_path))),
+        (Err((true, _)), None) => Ok(None),
+        (Err((_, why)), None) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| crate::log::warning(&format!("client certificate not used: {why}; give --pgsql-sslcert/--pgsql-sslkey, or remove the file")));
+            Ok(None)
+        }
+        (Err((_, why)), Some(from)) => Err(format!("client certificate from {from}: {why}; give --pgsql-sslcert=FILE and --pgsql-sslkey=FILE (PEM)")),
     }
-    let key_path = match (files.key, env("PGSSLKEY")) {
-        ("", None) => format!("{}/.postgresql/postgresql.key", home()),
-        ("", Some(p)) => p,
-        (p, _) => p.to_string(),
-    };
-    let key_pem = std::fs::read(&key_path).map_err(|e| {
-        format!("client certificate {cert_path} given, but its key {key_path} cannot be read ({e}): give --pgsql-sslkey=FILE (PEM)")
-    })?;
-    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("--pgsql-sslkey {key_path}: no private key found (PEM PKCS#8, PKCS#1 or SEC1 expected; {e})"))?;
-    Ok(Some((chain, key, cert_path)))
 }
 
 /// `allow`/`prefer`/`require`: encryption without authentication, as libpq

@@ -37,8 +37,25 @@ pub fn dbbench_in(dir: &std::path::Path, args: &[&str]) -> Run {
     run_program(env!("CARGO_BIN_EXE_dbbench"), dir, args)
 }
 
+/// [`dbbench_in`] with environment changes: `(name, Some(value))` sets a
+/// variable, `(name, None)` removes it.
+pub fn dbbench_in_env(dir: &std::path::Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench"));
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    output(cmd.args(args).current_dir(dir), env!("CARGO_BIN_EXE_dbbench"))
+}
+
 fn run_program(program: &str, dir: &std::path::Path, args: &[&str]) -> Run {
-    let out = Command::new(program).args(args).current_dir(dir).output().unwrap_or_else(|e| panic!("run {program}: {e}"));
+    output(Command::new(program).args(args).current_dir(dir), program)
+}
+
+fn output(cmd: &mut Command, program: &str) -> Run {
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {program}: {e}"));
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
