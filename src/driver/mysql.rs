@@ -41,7 +41,12 @@ pub fn options() -> Vec<OptionSpec> {
             "off",
             "Require TLS; uses client-cert.pem/client-key.pem and cacert.pem from the current directory if present, else does not verify the server certificate",
         ),
-        OptionSpec::new("mysql_ssl_cipher", OptKind::String, "", "Accepted for compatibility and ignored: the TLS library chooses the cipher"),
+        OptionSpec::new(
+            "mysql_ssl_cipher",
+            OptKind::String,
+            "",
+            "TLS cipher suites to offer with --mysql-ssl, separated by ':' (OpenSSL or IANA names, e.g. ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_256_GCM_SHA384); empty: the TLS library's defaults",
+        ),
         OptionSpec::new("mysql_compression", OptKind::Bool, "off", "Use the compressed client/server protocol (zlib)"),
         OptionSpec::new(
             "mysql_ignore_errors",
@@ -105,9 +110,47 @@ fn parse_ignore(items: &[String]) -> Result<Option<Vec<i64>>, String> {
         .map(Some)
 }
 
-/// TLS settings for `--mysql-ssl` (files looked up in the current directory).
-fn ssl_opts() -> SslOpts {
-    let mut ssl = SslOpts::default();
+/// The cipher suites rustls (with ring) offers, by OpenSSL name and IANA
+/// name; `--mysql-ssl-cipher` accepts either, as libmariadb (OpenSSL) and
+/// MySQL's documentation use both.
+const CIPHER_NAMES: &[(&str, &str)] = &[
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+];
+
+/// `--mysql-ssl-cipher`: a ':'-separated list (',' and spaces also
+/// separate) of cipher suite names; empty means the library's defaults.
+fn cipher_suites(list: &str) -> Result<Vec<rustls::SupportedCipherSuite>, String> {
+    let mut out = Vec::new();
+    for name in list.split([':', ',', ' ']).map(str::trim).filter(|n| !n.is_empty()) {
+        let rustls_name = CIPHER_NAMES
+            .iter()
+            .find(|(openssl, iana)| name.eq_ignore_ascii_case(openssl) || name.eq_ignore_ascii_case(iana))
+            .map(|(_, r)| *r)
+            .ok_or_else(|| {
+                let known: Vec<&str> = CIPHER_NAMES.iter().map(|(o, _)| *o).collect();
+                format!("invalid --mysql-ssl-cipher item '{name}': dbbench's TLS (rustls) offers only {}", known.join(", "))
+            })?;
+        let suite = rustls::crypto::ring::ALL_CIPHER_SUITES
+            .iter()
+            .find(|s| s.suite().as_str() == Some(rustls_name))
+            .ok_or_else(|| format!("invalid --mysql-ssl-cipher item '{name}': not in this build's TLS library"))?;
+        out.push(*suite);
+    }
+    Ok(out)
+}
+
+/// TLS settings for `--mysql-ssl` (files looked up in the current directory)
+/// offering `ciphers` (empty: the library's defaults).
+fn ssl_opts(ciphers: &[rustls::SupportedCipherSuite]) -> SslOpts {
+    let mut ssl = SslOpts::default().with_cipher_suites(ciphers);
     if Path::new("client-cert.pem").exists() && Path::new("client-key.pem").exists() {
         ssl = ssl.with_client_identity(Some(ClientIdentity::new(Path::new("client-cert.pem"), Path::new("client-key.pem"))));
     }
@@ -188,7 +231,7 @@ impl MysqlDriver {
             user: opts.str("mysql_user").to_string(),
             password: opts.str("mysql_password").to_string(),
             db: opts.str("mysql_db").to_string(),
-            ssl: opts.bool("mysql_ssl").then(ssl_opts),
+            ssl: if opts.bool("mysql_ssl") { Some(ssl_opts(&cipher_suites(opts.str("mysql_ssl_cipher"))?)) } else { None },
             compress: opts.bool("mysql_compression"),
             ignore: parse_ignore(&opts.list("mysql_ignore_errors"))?,
             ps_disabled: ps_mode_disabled(opts)?,
