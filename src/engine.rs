@@ -681,7 +681,18 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let mut last_tick = run_start;
     let far = start + Duration::from_secs(100 * 365 * 86400);
     let mut next_tick = if cfg.report_interval.is_zero() { far } else { run_start + cfg.report_interval };
-    let mut checkpoints: VecDeque<Instant> = cfg.checkpoints.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
+    // A checkpoint prints a text report and starts the figures afresh; the
+    // JSON/CSV document has no place for it, and resetting would leave the
+    // document covering only the time since the last checkpoint.
+    let checkpoint_times: &[u64] = if cfg.format.is_text() {
+        &cfg.checkpoints
+    } else {
+        if !cfg.checkpoints.is_empty() {
+            crate::log::warning("--report-checkpoints reports in the text layouts only: ignored under --format=json/csv, whose document covers the whole run");
+        }
+        &[]
+    };
+    let mut checkpoints: VecDeque<Instant> = checkpoint_times.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
     let forced_at = cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| run_start + cfg.time + g);
     let sql = || shared.driver_used.load(Ordering::Relaxed);
     loop {
@@ -761,7 +772,6 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 now.duration_since(run_start).as_secs_f64(),
                 now.duration_since(period_start).as_secs_f64(),
             );
-            // Text layouts only: under JSON/CSV stdout holds one document.
             if cfg.format.shows_progress() {
                 println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
                 if cfg.format == Format::Legacy {
@@ -770,7 +780,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                     output::text::final_report(&summary);
                 }
             }
-            if cfg.format.is_text() && cfg.debug {
+            if cfg.debug {
                 output::text::per_thread_debug(&summary);
             }
             collector.reset();
@@ -855,7 +865,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     script::close_reports(main);
     if let Some(f) = script::global_fn(main, "done") {
         if let Err(e) = f.call::<Value>(()) {
-            println!("FATAL: `done' function failed: {}", script::error_message(&e));
+            crate::log::fatal(&format!("`done' function failed: {}", script::error_message(&e)));
             return ExitCode::from(1);
         }
     }

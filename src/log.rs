@@ -56,6 +56,12 @@ pub fn enabled(level: Level) -> bool {
     level as u8 <= VERBOSITY.load(Ordering::Relaxed)
 }
 
+/// Prints `FATAL: {msg}` at any verbosity (on stderr under JSON/CSV, like
+/// every message: a run may still print its document after it).
+pub fn fatal(msg: &str) {
+    emit(format_args!("FATAL: {msg}"));
+}
+
 /// Prints `DEBUG: {msg}` at verbosity 5.
 pub fn debug(msg: &str) {
     if enabled(Level::Debug) {

@@ -563,11 +563,26 @@ fn debug_prints_thread_lines_and_measured_per_thread_latency() {
     assert_eq!(events, 30);
     assert!(r.stdout.contains("DEBUG:                  total time taken by event execution: "), "{}", r.stdout);
     // Under JSON the messages go to stderr: stdout stays one document.
-    let j = dbbench(&[&s, "run", "--events=10", "--threads=2", "--time=0", "--ms=0", "--debug", "--format=json", "--num-threads=2"]);
+    let j = dbbench(&[&s, "run", "--events=10", "--threads=2", "--time=0", "--ms=2", "--debug", "--format=json", "--num-threads=2"]);
     assert_eq!(j.code, 0, "{}{}", j.stdout, j.stderr);
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap_or_else(|e| panic!("{e}: {}", j.stdout));
     assert_eq!(v["counters"]["events"], 10);
-    assert!(v["fairness"][0]["min_s"].as_f64().is_some(), "{}", j.stdout);
+    let fair = v["fairness"].as_array().unwrap();
+    assert_eq!(fair.iter().map(|f| f["events"].as_u64().unwrap()).sum::<u64>(), 10, "{}", j.stdout);
+    // Each event sleeps 2 ms: a client with events has a measured minimum.
+    for f in fair.iter().filter(|f| f["events"].as_u64() > Some(0)) {
+        assert!(f["min_s"].as_f64().is_some_and(|m| m >= 0.0019), "{}", j.stdout);
+    }
     assert!(j.stderr.contains("DEBUG: Worker thread (#1) started"), "{}", j.stderr);
     assert!(j.stderr.contains("WARNING: --num-threads is deprecated"), "{}", j.stderr);
+    // Checkpoints are a text-layout feature: under JSON they are ignored
+    // with a warning, and the document covers the whole run.
+    let c = dbbench(&[&s, "run", "--time=2", "--threads=1", "--ms=1", "--report-checkpoints=1", "--format=json"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    let v: serde_json::Value = serde_json::from_str(&c.stdout).unwrap_or_else(|e| panic!("{e}: {}", c.stdout));
+    // One client: the latencies sum to about the run's 2 s (1 s if the
+    // figures had restarted at the checkpoint).
+    let busy_ms = v["latency"]["sum_ms"].as_f64().unwrap();
+    assert!(busy_ms > 1700.0, "{busy_ms} ms of 2 s: {}", c.stdout);
+    assert!(c.stderr.contains("WARNING: --report-checkpoints reports in the text layouts only"), "{}", c.stderr);
 }

@@ -173,7 +173,7 @@ pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], 
     if let Some(hook) = crate::script::hook(main, "report_intermediate") {
         if let Ok(stat) = stat_table(main, row) {
             if let Err(e) = hook.call::<()>(stat) {
-                println!("FATAL: report_intermediate hook failed: {}", crate::script::error_message(&e));
+                crate::log::fatal(&format!("report_intermediate hook failed: {}", crate::script::error_message(&e)));
             }
             return;
         }
@@ -232,7 +232,7 @@ pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
         hook.call::<()>(t)
     })();
     if let Err(e) = r {
-        println!("FATAL: report_cumulative hook failed: {}", crate::script::error_message(&e));
+        crate::log::fatal(&format!("report_cumulative hook failed: {}", crate::script::error_message(&e)));
     }
     true
 }

@@ -480,7 +480,7 @@ pub fn close_reports(lua: &Lua) {
     let close = lua.globals().get::<Table>("sysbench").and_then(|sb| sb.get::<Function>("_close_reports"));
     if let Ok(f) = close {
         if let Err(e) = f.call::<()>(()) {
-            println!("FATAL: closing the script's reports failed: {}", error_message(&e));
+            crate::log::fatal(&format!("closing the script's reports failed: {}", error_message(&e)));
         }
     }
 }

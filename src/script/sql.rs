@@ -163,7 +163,7 @@ impl ConState {
                 }
                 Err(e) => {
                     if self.shared.past_deadline() {
-                        println!("FATAL: reconnect failed: {}", with_codes(&e));
+                        crate::log::fatal(&format!("reconnect failed: {}", with_codes(&e)));
                         return false;
                     }
                     std::thread::sleep(Duration::from_millis(10));
@@ -225,12 +225,12 @@ fn with_codes(e: &DbError) -> String {
 
 fn print_fatal(driver: &str, func: &str, err: &DbError, sql: &str) {
     match driver {
-        "mysql" => println!("FATAL: {func}() returned error {} ({}) for query '{sql}'", err.code, err.message),
+        "mysql" => crate::log::fatal(&format!("{func}() returned error {} ({}) for query '{sql}'", err.code, err.message)),
         "pgsql" => {
-            println!("FATAL: {func}() failed: {} {}", err.sqlstate, err.message);
-            println!("FATAL: failed query was: {sql}");
+            crate::log::fatal(&format!("{func}() failed: {} {}", err.sqlstate, err.message));
+            crate::log::fatal(&format!("failed query was: {sql}"));
         }
-        _ => println!("FATAL: {driver} {func} returned error {} ({}) for query '{sql}'", err.code, err.message),
+        _ => crate::log::fatal(&format!("{driver} {func} returned error {} ({}) for query '{sql}'", err.code, err.message)),
     }
 }
 
