@@ -82,7 +82,7 @@ pub fn connector(mode: &str, files: TlsFiles) -> Result<(SslMode, Option<MakeRus
     let config = match client_certificate(files)? {
         Some((chain, key, path)) => builder
             .with_client_auth_cert(chain, key)
-            .map_err(|e| format!("--pgsql-sslcert {path}: the certificate and its key cannot be used together ({e})"))?,
+            .map_err(|e| format!("client certificate {path}: it and its key cannot be used together ({e})"))?,
         None => builder.with_no_client_auth(),
     };
     let ssl_mode = if matches!(mode, "allow" | "prefer") { SslMode::Prefer } else { SslMode::Require };
@@ -145,6 +145,10 @@ fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'sta
         let key_pem = std::fs::read(&key_path).map_err(|e| (false, format!("its key {key_path} ({key_from}) cannot be read ({e})")))?;
         let key = PrivateKeyDer::from_pem_slice(&key_pem)
             .map_err(|e| (false, format!("its key {key_path} ({key_from}) holds no usable private key (PEM PKCS#8, PKCS#1 or SEC1 expected; {e})")))?;
+        // What rustls will do with them (load the key, match it to the
+        // certificate), done here so that a failure takes this path.
+        rustls::sign::CertifiedKey::from_der(chain.clone(), key.clone_key(), &rustls::crypto::ring::default_provider())
+            .map_err(|e| (false, format!("it and its key {key_path} ({key_from}) cannot be used together ({e})")))?;
         Ok((chain, key))
     })();
     match (loaded, cert_from) {
