@@ -79,7 +79,8 @@ fn tls_sessions_ciphers_and_ca_check() {
     if r.code != 0 || cipher(&r).is_none_or(|c| c.is_empty() || c == "nil") {
         failures.push(format!("--mysql-ssl=on: want an encrypted session, got code {}: {}{}", r.code, r.stdout, r.stderr));
     }
-    for name in ["ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_AES_256_GCM_SHA384"] {
+    // Neither is what client and server pick by default (TLS_AES_256_GCM_SHA384).
+    for name in ["ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_AES_128_GCM_SHA256"] {
         let r = run(&plain_dir, &[&format!("--mysql-ssl-cipher={name}")]);
         if r.code != 0 || cipher(&r).as_deref() != Some(name) {
             failures.push(format!("--mysql-ssl-cipher={name}: want that cipher, got code {}: {}{}", r.code, r.stdout, r.stderr));
@@ -100,7 +101,8 @@ fn tls_sessions_ciphers_and_ca_check() {
         std::fs::create_dir_all(&cwd).unwrap();
         std::fs::copy(certs.join(ca), cwd.join("cacert.pem")).unwrap();
         let r = run(&cwd, &[]);
-        if (r.code == 0) != ok {
+        let refused_for_the_certificate = r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains("UnknownIssuer");
+        if if ok { r.code != 0 } else { !refused_for_the_certificate } {
             failures.push(format!("cacert.pem = {ca}: want success {ok}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
