@@ -7,15 +7,8 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, tempdir, Managed};
+use common::{dbbench_in, have_server_binaries, tempdir, test_certificates, Managed};
 use std::path::Path;
-use std::process::Command;
-
-/// Runs openssl with `args` in `dir`; panics with its stderr on failure.
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl (Debian package openssl) must be installed");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 #[test]
 fn tls_sessions_ciphers_and_ca_check() {
@@ -25,21 +18,7 @@ fn tls_sessions_ciphers_and_ca_check() {
     let dir = tempdir("mysql-tls");
     let certs = dir.join("certs");
     std::fs::create_dir_all(&certs).unwrap();
-    // A CA, an unrelated CA, and a P-256 server certificate signed by the first.
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-    for (name, cn) in [("ca", "dbbench test CA"), ("other", "another CA")] {
-        let (key, crt, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={cn}"));
-        let mut a = vec!["req", "-x509"];
-        a.extend(ec);
-        a.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
-        openssl(&certs, &a);
-    }
-    let mut a = vec!["req"];
-    a.extend(ec);
-    a.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
-    openssl(&certs, &a);
-    std::fs::write(certs.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
-    openssl(&certs, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    test_certificates(&certs);
     let opts = [
         format!("--ssl-cert={}", certs.join("server.crt").display()),
         format!("--ssl-key={}", certs.join("server.key").display()),

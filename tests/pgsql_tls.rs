@@ -7,33 +7,13 @@
 
 mod common;
 
-use common::{dbbench_in, dbbench_in_env, have_server_binaries, tempdir, Managed};
+use common::{dbbench_in, dbbench_in_env, have_server_binaries, openssl, tempdir, test_certificates, Managed};
 use std::path::Path;
 use std::process::Command;
 
-/// Runs openssl with `args` in `dir`; panics with its stderr on failure.
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl (Debian package openssl) must be installed");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// A CA (`ca.crt`), a server certificate for DNS name `localhost` signed by
-/// it (`server.crt`, `server.key`) and an unrelated CA (`other.crt`).
+/// The common test certificates, the server's owned by postgres.
 fn make_certificates(dir: &Path) {
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-    for (name, cn) in [("ca", "dbbench test CA"), ("other", "another CA")] {
-        let (key, crt, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={cn}"));
-        let mut a = vec!["req", "-x509"];
-        a.extend(ec);
-        a.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
-        openssl(dir, &a);
-    }
-    let mut a = vec!["req"];
-    a.extend(ec);
-    a.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
-    openssl(dir, &a);
-    std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
-    openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    test_certificates(dir);
     own_for_postgres(dir, &["server.key", "server.crt"]);
 }
 

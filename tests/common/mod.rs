@@ -256,3 +256,30 @@ impl Drop for Managed {
         let _ = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&self.dir).output();
     }
 }
+
+/// Runs openssl (Debian package openssl) with `args` in `dir`; panics with
+/// its stderr on failure.
+pub fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl (Debian package openssl) must be installed");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Throwaway TLS files in `dir`: a CA (`ca.crt`, `ca.key`), an unrelated CA
+/// (`other.crt`), and a P-256 server certificate for DNS name `localhost`
+/// signed by the first (`server.crt`, `server.key`).
+pub fn test_certificates(dir: &std::path::Path) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    for (name, cn) in [("ca", "dbbench test CA"), ("other", "another CA")] {
+        let (key, crt, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={cn}"));
+        let mut a = vec!["req", "-x509"];
+        a.extend(ec);
+        a.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
+        openssl(dir, &a);
+    }
+    let mut a = vec!["req"];
+    a.extend(ec);
+    a.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+    openssl(dir, &a);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
+    openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+}
