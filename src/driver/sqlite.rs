@@ -686,29 +686,15 @@ impl Connection for SqliteConnection {
         // MySQL driver gives them: the first here, the rest through
         // `next_result`. A failing statement fails the query; the ones
         // before it have run, as on MySQL.
+        // Collected apart: a failure leaves `pending` empty (cleared above).
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
-        let mut first = None;
-        loop {
-            let next = rusqlite::fallible_iterator::FallibleIterator::next(&mut batch).map_err(map_err);
-            let outcome = match next {
-                Ok(None) => break,
-                Ok(Some(mut st)) => run(&self.conn, &mut st),
-                Err(e) => Err(e),
-            };
-            let outcome = match outcome {
-                Ok(o) => o,
-                Err(e) => {
-                    self.pending.clear();
-                    return Err(e);
-                }
-            };
-            if first.is_none() {
-                first = Some(outcome);
-            } else {
-                self.pending.push_back(outcome);
-            }
+        let mut outcomes = std::collections::VecDeque::new();
+        while let Some(mut st) = rusqlite::fallible_iterator::FallibleIterator::next(&mut batch).map_err(map_err)? {
+            outcomes.push_back(run(&self.conn, &mut st)?);
         }
-        Ok(first.unwrap_or(Outcome::Affected(0)))
+        let first = outcomes.pop_front().unwrap_or(Outcome::Affected(0));
+        self.pending = outcomes;
+        Ok(first)
     }
 
     fn more_results(&self) -> bool {
