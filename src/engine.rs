@@ -717,13 +717,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         if let Some(f) = forced_at {
             if now >= f {
                 let unfinished = in_events(&stats);
-                // On stderr under JSON/CSV: stdout holds one document.
-                let lines = format!("FATAL: The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}");
-                if cfg.format.is_text() {
-                    println!("{lines}");
-                } else {
-                    eprintln!("{lines}");
-                }
+                // One message (the count belongs to it), so it prints at
+                // any verbosity, where log sends FATAL lines.
+                crate::log::fatal(&format!("The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}"));
                 let cum = collector.cumulative();
                 let fairness = collector.fairness();
                 let total = now.duration_since(run_start).as_secs_f64();

@@ -69,6 +69,13 @@ pub fn debug(msg: &str) {
     }
 }
 
+/// Prints `msg` at verbosity 3 and above.
+pub fn notice(msg: &str) {
+    if enabled(Level::Notice) {
+        emit(format_args!("{msg}"));
+    }
+}
+
 /// Prints `msg` at verbosity 4 and above.
 pub fn info(msg: &str) {
     if enabled(Level::Info) {

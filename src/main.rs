@@ -114,10 +114,11 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     for w in &parsed.warnings {
         log::warning(w);
     }
-    let mut cfg = match engine::run_config(&opts) {
-        Ok(c) => c,
-        Err(e) => return fatal(&e),
-    };
+    // Checked again with the script's options below; this pass fails bad
+    // general options before the script runs, as sysbench does.
+    if let Err(e) = engine::run_config(&opts) {
+        return fatal(&e);
+    }
     let Some(dist) = rand::Distribution::parse(opts.str("rand_type")) else {
         return fatal(&format!(
             "FATAL: Invalid random numbers distribution: {}. (use uniform, gaussian, special, pareto or zipfian)",
@@ -145,11 +146,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Err(e) => return fatal(&e),
     };
     let header = format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
-    if cfg.format.shows_progress() {
-        println!("{header}");
-    } else if log::enabled(log::Level::Notice) {
-        eprintln!("{header}");
-    }
+    log::notice(&header);
 
     let shared = script::Shared::new(opts, source, argv.clone(), command);
     let main_stats = std::sync::Arc::new(stats::ClientStats::default());
@@ -160,7 +157,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
 
     // Script options: declared ones are typed; a script that declares none
     // gets every unknown option as a string (sysbench's legacy mode).
-    {
+    let cfg = {
         let mut opts = shared.opts.write().unwrap_or_else(|p| p.into_inner());
         let declared = match script::declared_options(&main) {
             Ok(d) => d,
@@ -205,9 +202,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
             return fatal(&format!("FATAL: {}", script::error_message(&e)));
         }
         match engine::run_config(&opts) {
-            Ok(c) => cfg = c,
+            Ok(c) => c,
             Err(e) => return fatal(&e),
         }
-    }
+    };
     engine::dispatch(&shared, &main, &cfg)
 }
