@@ -17,6 +17,15 @@ fn make_certificates(dir: &Path) {
     own_for_postgres(dir, &["server.key", "server.crt"]);
 }
 
+/// Whether a run succeeded printing the line `Ok(line)`, or failed with a
+/// message containing `Err(text)`.
+fn outcome_is(r: &common::Run, want: Result<&str, &str>) -> bool {
+    match want {
+        Ok(line) => r.code == 0 && r.stdout.lines().any(|l| l == line),
+        Err(text) => r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains(text),
+    }
+}
+
 /// PostgreSQL refuses a key others can read, and runs as postgres when we are root.
 fn own_for_postgres(dir: &Path, files: &[&str]) {
     use std::os::unix::fs::PermissionsExt;
@@ -86,11 +95,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     let mut failures = Vec::new();
     for (host, mode, root, want) in cases {
         let r = run(host, mode, root);
-        let ok = match want {
-            Ok(line) => r.code == 0 && r.stdout.lines().any(|l| l == line),
-            Err(text) => r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains(text),
-        };
-        if !ok {
+        if !outcome_is(&r, want) {
             failures.push(format!("{host} {mode} {root}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
@@ -107,8 +112,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     for (from, to) in [("p521.crt", &crt), ("p521.key", &key)] {
         std::fs::write(to, std::fs::read(certs.join(from)).unwrap()).unwrap();
     }
-    let out = Command::new("psql").args(["-X", "-q", "-At", "-h", info["socket"].as_str().unwrap(), "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", "SELECT pg_reload_conf()"]).output().expect("psql");
-    assert!(out.status.success(), "pg_reload_conf: {}", String::from_utf8_lossy(&out.stderr));
+    server.psql("SELECT pg_reload_conf()");
     // The reload is asynchronous: wait (bounded) until require stops working.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while run("127.0.0.1", "require", "").code == 0 && std::time::Instant::now() < deadline {
@@ -116,11 +120,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     }
     for (mode, want) in [("prefer", Ok("ssl=f")), ("allow", Ok("ssl=f")), ("require", Err("error performing TLS handshake"))] {
         let r = run("127.0.0.1", mode, "");
-        let ok = match want {
-            Ok(line) => r.code == 0 && r.stdout.lines().any(|l| l == line),
-            Err(text) => r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains(text),
-        };
-        if !ok {
+        if !outcome_is(&r, want) {
             failures.push(format!("P-521 certificate, {mode}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
@@ -156,18 +156,13 @@ fn client_certificate_authenticates() {
     ];
     let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
     let info = server.info();
-    let (socket, port) = (info["socket"].as_str().unwrap().to_string(), info["port"].as_u64().unwrap().to_string());
-    let psql = |sql: &str| -> String {
-        let out = Command::new("psql").args(["-X", "-q", "-At", "-h", &socket, "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", sql]).output().expect("psql");
-        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    psql("CREATE ROLE certuser LOGIN");
+    let port = info["port"].as_u64().unwrap().to_string();
+    server.psql("CREATE ROLE certuser LOGIN");
     // certuser over TCP: a certificate or nothing (first matching line wins).
-    let hba = psql("SHOW hba_file");
+    let hba = server.psql("SHOW hba_file");
     let old = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(&hba, format!("hostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\n{old}")).unwrap();
-    psql("SELECT pg_reload_conf()");
+    server.psql("SELECT pg_reload_conf()");
     std::fs::write(
         dir.join("dn.lua"),
         "function thread_init() con = sysbench.sql.driver():connect() end\n\

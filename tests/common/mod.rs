@@ -241,6 +241,19 @@ impl Managed {
         self.info()["socket"].as_str().unwrap().to_string()
     }
 
+    /// Runs one SQL command through psql as sbtest over the unix socket
+    /// (PostgreSQL); its output, trimmed. Panics with psql's stderr on failure.
+    pub fn psql(&self, sql: &str) -> String {
+        let info = self.info();
+        let port = info["port"].as_u64().unwrap().to_string();
+        let out = Command::new("psql")
+            .args(["-X", "-q", "-At", "-h", info["socket"].as_str().unwrap(), "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", sql])
+            .output()
+            .expect("psql");
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     pub fn mysql_dsn(&self) -> String {
         format!("mysql://sbtest@localhost/sbtest?socket={}", self.socket())
     }
