@@ -158,7 +158,7 @@ impl LatencyAcc {
 }
 
 /// One client's live statistics, shared between the client and the collector.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 #[repr(align(128))] // its own cache lines: no false sharing between clients
 pub struct ClientStats {
     counters: [AtomicU64; NCOUNTERS],
@@ -197,12 +197,6 @@ struct Share {
 impl Default for Share {
     fn default() -> Share {
         Share { events: 0, time_ns: 0, min_ns: u64::MAX, max_ns: 0 }
-    }
-}
-
-impl Default for ClientStats {
-    fn default() -> ClientStats {
-        ClientStats { counters: Default::default(), latency: Default::default(), service: Default::default(), in_event: Default::default() }
     }
 }
 

@@ -171,7 +171,7 @@ fn spec_errors_name_file_line_and_key() {
     // A managed server whose programs are missing stops the lab before any run.
     let empty = dir.join("empty-basedir");
     std::fs::create_dir_all(&empty).unwrap();
-    let spec = write_spec(&dir, &format!("{}{}", SQLITE_SPEC, format!("\n[[configuration]]\nname = \"m\"\nserver = \"mariadb\"\nbasedir = \"{}\"\n", empty.display())));
+    let spec = write_spec(&dir, &format!("{}\n[[configuration]]\nname = \"m\"\nserver = \"mariadb\"\nbasedir = \"{}\"\n", SQLITE_SPEC, empty.display()));
     let r = dbbench_in(&dir, &["lab", "run", &spec]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("configuration 'm': mariadbd not found in") && r.stderr.contains("basedir"), "{}", r.stderr);

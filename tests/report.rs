@@ -125,7 +125,7 @@ fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> Pa
                         if ok { "ok" } else { "failed" },
                         (!ok).then_some("exited with Some(1): FATAL: <lost connection>"),
                         303 + r as i64,
-                        ok.then(|| (v * 60.0) as i64),
+                        ok.then_some((v * 60.0) as i64),
                         ok.then_some(v),
                         ok.then_some(v * 10.0),
                         ok.then_some(v * 8.0),

@@ -56,11 +56,14 @@ fn generated_data_is_byte_identical_to_dbgen() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs one SQL statement on an engine directly; the rows as text.
+type DirectQuery = Box<dyn Fn(&str) -> Vec<String>>;
+
 /// One engine under test: its connection options and a way to run SQL on it directly.
 struct Engine {
     name: &'static str,
     args: Vec<String>,
-    query: Box<dyn Fn(&str) -> Vec<String>>,
+    query: DirectQuery,
 }
 
 /// SQLite always; MariaDB and PostgreSQL when the test servers are there

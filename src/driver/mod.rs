@@ -461,7 +461,8 @@ pub fn insert_rows<C: Connection + ?Sized>(
     if !sql.is_empty() {
         flush(c, &mut sql, first_line, last_line)?;
     }
-    drop(flush);
+    // The closure borrows `loaded` mutably; it ends here.
+    let _ = flush;
     Ok(loaded)
 }
 

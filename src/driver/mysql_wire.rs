@@ -263,7 +263,7 @@ impl Wire {
     fn first_read(&mut self) -> io::Result<usize> {
         self.awaiting_reply = false;
         self.replies = self.replies.wrapping_add(1);
-        let read_first = self.reply_score >= REPLY_SCORE_MAX / 2 || self.replies % REPLY_PROBE == 0;
+        let read_first = self.reply_score >= REPLY_SCORE_MAX / 2 || self.replies.is_multiple_of(REPLY_PROBE);
         if read_first {
             match self.stream.read_now(&mut self.rbuf[self.rlen..]) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.reply_score = self.reply_score.saturating_sub(1),

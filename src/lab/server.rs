@@ -1024,7 +1024,7 @@ fn initialize_in(
     match progs.flavor {
         Flavor::Mariadb => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, None)?;
-            cmd.args(mysql_leading_args(spec, config.as_deref()));
+            cmd.args(mysql_leading_args(spec, config));
             // 'normal' root authentication: root@localhost without password,
             // usable from any OS user (unix_socket would admit only root).
             cmd.args([

@@ -29,10 +29,14 @@ pub fn percentile_ms(h: &Histogram<u64>, p: f64, max_ms: Option<f64>) -> Option<
     Some(max_ms.map_or(ms, |m| ms.min(m)))
 }
 
+/// One pooled cell: (configuration, workload, threads).
+type CellKey = (usize, usize, u32);
+
 /// Every cell's pooled percentiles; warnings name histograms that could not be read.
 pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> Result<(PooledLatency, Vec<String>), String> {
     let by_id: HashMap<i64, usize> = data.runs.iter().enumerate().filter(|(_, r)| r.ok()).map(|(i, r)| (r.figures.id, i)).collect();
-    let mut merged: HashMap<(usize, usize, u32), (Histogram<u64>, Option<f64>)> = HashMap::new();
+    // Per cell: the merged histogram and the largest exact maximum of its runs.
+    let mut merged: HashMap<CellKey, (Histogram<u64>, Option<f64>)> = HashMap::new();
     let mut warnings = Vec::new();
     for (id, encoded) in store.run_histograms(data.experiment.id)? {
         let Some(&i) = by_id.get(&id) else { continue };
