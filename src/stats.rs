@@ -14,7 +14,7 @@
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Statement and event counters, in sysbench's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,12 +162,11 @@ impl LatencyAcc {
 #[repr(align(128))] // its own cache lines: no false sharing between clients
 pub struct ClientStats {
     counters: [AtomicU64; NCOUNTERS],
-    /// Event latency: from intended start under `--rate`, else from actual
-    /// start; with the client's share since the last reset, under the same
-    /// lock so that a reset never splits an event's figures.
-    latency: Mutex<Recorded>,
-    /// Service time (actual start to end); only filled under `--rate`.
-    service: Mutex<LatencyAcc>,
+    /// The client's events' figures. One lock guards all of them and the
+    /// event counter's increment, so that a drain or reset sees an event
+    /// whole or not at all: never counted in one period and timed in
+    /// another, or left out of the fairness share.
+    recorded: Mutex<Recorded>,
     /// True while the client runs an event (for "unfinished events" at a
     /// forced shutdown and the concurrency figure under `--rate`). Per
     /// client, so that marking it does not bounce one cache line between
@@ -175,11 +174,14 @@ pub struct ClientStats {
     pub in_event: std::sync::atomic::AtomicBool,
 }
 
-/// A client's event latencies: the accumulator the collector drains every
+/// A client's event latencies: the accumulators the collector drains every
 /// interval, and the client's share since the last reset.
 #[derive(Debug, Default)]
 struct Recorded {
+    /// Event latency: from intended start under `--rate`, else from actual start.
     acc: LatencyAcc,
+    /// Service time (actual start to end); only filled under `--rate`.
+    service: LatencyAcc,
     share: Share,
 }
 
@@ -211,20 +213,23 @@ impl ClientStats {
     /// `--rate`, its service time).
     #[inline]
     pub fn record_event(&self, latency_ns: u64, service_ns: Option<u64>) {
+        let mut r = self.recorded();
         self.inc(Counter::Event);
-        if let Ok(mut l) = self.latency.lock() {
-            l.acc.record(latency_ns);
-            let s = &mut l.share;
-            s.events += 1;
-            s.time_ns += latency_ns;
-            s.min_ns = s.min_ns.min(latency_ns);
-            s.max_ns = s.max_ns.max(latency_ns);
-        }
+        r.acc.record(latency_ns);
         if let Some(s) = service_ns {
-            if let Ok(mut acc) = self.service.lock() {
-                acc.record(s);
-            }
+            r.service.record(s);
         }
+        let s = &mut r.share;
+        s.events += 1;
+        s.time_ns += latency_ns;
+        s.min_ns = s.min_ns.min(latency_ns);
+        s.max_ns = s.max_ns.max(latency_ns);
+    }
+
+    /// The recorded figures, locked. Nothing panics while holding the lock,
+    /// and the figures stay consistent if something did: no poisoning.
+    fn recorded(&self) -> MutexGuard<'_, Recorded> {
+        self.recorded.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn counts(&self) -> Counts {
@@ -271,38 +276,40 @@ impl Collector {
         Collector { clients, last_interval: [0; NCOUNTERS], base: [0; NCOUNTERS], cumulative: Period::default() }
     }
 
-    fn sum_counts(&self) -> Counts {
-        let mut total = [0; NCOUNTERS];
-        for c in &self.clients {
-            for (t, v) in total.iter_mut().zip(c.counts()) {
-                *t += v;
-            }
-        }
-        total
-    }
-
     /// Drains the clients' latencies recorded since the previous drain into
     /// a new interval (also merged into the cumulative period).
     pub fn drain_interval(&mut self) -> Period {
+        self.drain(false)
+    }
+
+    /// Drains every client; `reset_shares` also starts the clients' fairness
+    /// shares afresh, in the same critical section as the drain.
+    fn drain(&mut self, reset_shares: bool) -> Period {
         let mut p = Period::default();
+        let mut now = [0; NCOUNTERS];
         for c in &self.clients {
-            // Swap in a fresh accumulator rather than zeroing the old one:
-            // it allocates its histogram only when the client records
-            // again, and the lock is held only for the swap.
-            if let Ok(mut l) = c.latency.lock() {
-                if l.acc.count > 0 {
-                    let taken = std::mem::take(&mut l.acc);
-                    drop(l);
-                    p.latency.merge(&taken);
-                }
+            // Swap in fresh accumulators rather than zeroing the old ones:
+            // they allocate their histograms only when the client records
+            // again, and the lock is held only for the swap. The counters
+            // are read under the lock too, so the event count matches the
+            // latencies taken.
+            let mut r = c.recorded();
+            for (t, v) in now.iter_mut().zip(c.counts()) {
+                *t += v;
             }
-            let taken = match c.service.lock() {
-                Ok(mut l) if l.count > 0 => std::mem::take(&mut *l),
-                _ => continue,
-            };
-            p.service.merge(&taken);
+            let latency = (r.acc.count > 0).then(|| std::mem::take(&mut r.acc));
+            let service = (r.service.count > 0).then(|| std::mem::take(&mut r.service));
+            if reset_shares {
+                r.share = Share::default();
+            }
+            drop(r);
+            if let Some(l) = latency {
+                p.latency.merge(&l);
+            }
+            if let Some(s) = service {
+                p.service.merge(&s);
+            }
         }
-        let now = self.sum_counts();
         for ((d, n), last) in p.counts.iter_mut().zip(now).zip(self.last_interval) {
             *d = n - last;
         }
@@ -314,14 +321,9 @@ impl Collector {
 
     /// Discards everything recorded so far (warmup end, checkpoint).
     pub fn reset(&mut self) {
-        self.drain_interval();
+        self.drain(true);
         self.base = self.last_interval;
         self.cumulative = Period::default();
-        for c in &self.clients {
-            if let Ok(mut l) = c.latency.lock() {
-                l.share = Share::default();
-            }
-        }
     }
 
     /// Everything since the last reset (drains pending latencies first).
@@ -339,7 +341,7 @@ impl Collector {
         self.clients
             .iter()
             .map(|c| {
-                let s = c.latency.lock().map(|l| l.share).unwrap_or_default();
+                let s = c.recorded().share;
                 let secs = |ns: u64| (s.events > 0).then_some(ns as f64 / 1e9);
                 ClientFairness { events: s.events, time_s: s.time_ns as f64 / 1e9, min_s: secs(s.min_ns), max_s: secs(s.max_ns) }
             })
@@ -392,8 +394,8 @@ mod tests {
         let mut col = Collector::new(vec![Arc::new(c)]);
         let p = col.drain_interval();
         assert_eq!(p.latency.count, 1);
-        assert!(col.clients[0].latency.lock().unwrap().acc.histogram().is_none());
-        assert!(col.clients[0].service.lock().unwrap().histogram().is_none());
+        assert!(col.clients[0].recorded().acc.histogram().is_none());
+        assert!(col.clients[0].recorded().service.histogram().is_none());
     }
 
     #[test]
@@ -450,5 +452,50 @@ mod tests {
         assert_eq!(cum.latency.count, 1);
         assert_eq!(cum.latency.min_ms(), Some(7.0));
         assert_eq!(col.fairness(), vec![ClientFairness { events: 1, time_s: 0.007, min_s: Some(0.007), max_s: Some(0.007) }]);
+    }
+
+    /// Clients record while the collector drains and resets: every period's
+    /// event count equals its number of latencies, and the figures since the
+    /// last reset equal the clients' fairness shares.
+    #[test]
+    fn drains_and_resets_never_split_an_event() {
+        let clients: Vec<_> = (0..3).map(|_| Arc::new(ClientStats::default())).collect();
+        let mut col = Collector::new(clients.clone());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let recorders: Vec<_> = clients
+            .iter()
+            .map(|c| {
+                let (c, stop) = (c.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        c.record_event(1_000 + n % 1_000, Some(500));
+                        n += 1;
+                    }
+                })
+            })
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        let mut drains = 0;
+        while std::time::Instant::now() < deadline {
+            let p = if drains % 3 == 0 {
+                col.reset();
+                col.drain_interval()
+            } else {
+                col.drain_interval()
+            };
+            assert_eq!(p.get(Counter::Event), p.latency.count, "drain {drains}");
+            assert_eq!(p.latency.count, p.service.count, "drain {drains}");
+            drains += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for r in recorders {
+            r.join().unwrap();
+        }
+        let cum = col.cumulative();
+        let shares: u64 = col.fairness().iter().map(|f| f.events).sum();
+        assert!(cum.get(Counter::Event) > 0 && drains > 10, "{drains} drains");
+        assert_eq!(cum.get(Counter::Event), cum.latency.count);
+        assert_eq!(cum.latency.count, shares);
     }
 }
