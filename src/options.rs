@@ -110,6 +110,12 @@ impl Options {
         self.specs.get(&n).map(|s| s.default.as_str()).unwrap_or("")
     }
 
+    /// Whether the option was given (command line or config file), as
+    /// opposed to taking its declared default.
+    pub fn given(&self, name: &str) -> bool {
+        self.values.contains_key(&normalize(name))
+    }
+
     /// String value.
     pub fn str(&self, name: &str) -> &str {
         self.raw(name)

@@ -100,6 +100,39 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         }
     }
 
+    // The system's roots (`system`), found through OpenSSL's variables. No
+    // mode given means verify-full, so the host name is checked too.
+    let certs_dir = certs.display().to_string();
+    let system_cases: [(&str, Option<&str>, &[(&str, Option<&str>)], Result<&str, &str>); 6] = [
+        ("localhost", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Ok("ssl=t")),
+        ("127.0.0.1", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Err("certificate not valid for name \"127.0.0.1\"")),
+        ("localhost", None, &[("SSL_CERT_FILE", Some(&other)), ("SSL_CERT_DIR", None)], Err("invalid peer certificate: UnknownIssuer")),
+        // A directory of certificates (the keys and requests in it are skipped).
+        ("localhost", None, &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", Some(&certs_dir))], Ok("ssl=t")),
+        // libpq refuses a weaker mode with the system's roots.
+        ("localhost", Some("require"), &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Err("use --pgsql-sslmode=verify-full")),
+        ("localhost", Some("verify-full"), &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", None)], Err("no usable root certificate found")),
+    ];
+    for (i, (host, mode, env, want)) in system_cases.into_iter().enumerate() {
+        let mut a = vec!["--db-driver=pgsql".to_string(), format!("--pgsql-host={host}"), format!("--pgsql-port={port}")];
+        a.extend(["--events=1", "--threads=1", "ssl.lua", "run"].map(String::from));
+        if let Some(m) = mode {
+            a.insert(0, format!("--pgsql-sslmode={m}"));
+        }
+        // Every other case names `system` through PGSSLROOTCERT instead of the option.
+        let mut env = env.to_vec();
+        if i % 2 == 0 {
+            a.insert(0, "--pgsql-sslrootcert=system".into());
+            env.push(("PGSSLROOTCERT", None));
+        } else {
+            env.push(("PGSSLROOTCERT", Some("system")));
+        }
+        let r = dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env);
+        if !outcome_is(&r, want) || r.stderr.lines().count() > 1 {
+            failures.push(format!("system roots, {host} {mode:?} {env:?}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+        }
+    }
+
     // A certificate whose key rustls cannot use (P-521): the handshake
     // fails, so prefer connects without TLS, as libpq, and require fails.
     let mut a = vec!["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:secp521r1", "-nodes"];

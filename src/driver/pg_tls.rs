@@ -10,7 +10,11 @@
 //! | `verify-full` | always | must chain to them and name the host |
 //!
 //! Root certificates come from `--pgsql-sslrootcert`, else `PGSSLROOTCERT`,
-//! else `~/.postgresql/root.crt`, as libpq looks for them. A client
+//! else `~/.postgresql/root.crt`, as libpq looks for them. The name `system`
+//! means the system's trusted roots, as in libpq 16 with OpenSSL:
+//! `SSL_CERT_FILE` and `SSL_CERT_DIR` when set, else the distribution's CA
+//! bundle; with it the mode defaults to `verify-full` and no other mode is
+//! accepted (any public CA is trusted, so the host name must be checked). A client
 //! certificate (for `cert` authentication, or `clientcert=` in pg_hba.conf)
 //! comes from `--pgsql-sslcert`/`--pgsql-sslkey`, else `PGSSLCERT`/`PGSSLKEY`,
 //! else `~/.postgresql/postgresql.crt`/`.key` when that file exists, again as
@@ -22,6 +26,7 @@
 //! libpq: `allow` tries TLS first (libpq tries without first); `require`
 //! never checks the certificate (libpq checks it when a root.crt exists).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use postgres::config::SslMode;
@@ -52,6 +57,36 @@ pub struct TlsFiles<'a> {
     /// The client certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
     pub key: &'a str,
 }
+
+/// The SSL mode to use: `mode` as given, or `verify-full` when the root
+/// certificates are `system` and no mode was given (`mode_given`), as libpq.
+/// With `system` roots any other mode is an error, as in libpq.
+pub fn effective_mode(mode: &str, mode_given: bool, rootcert: &str) -> Result<String, String> {
+    if rootcert_path(rootcert).0 != SYSTEM_ROOTS || mode == "verify-full" {
+        return Ok(mode.to_string());
+    }
+    if !mode_given {
+        return Ok("verify-full".to_string());
+    }
+    check_mode(mode)?;
+    Err(format!(
+        "--pgsql-sslmode={mode} cannot be used with system root certificates (--pgsql-sslrootcert or PGSSLROOTCERT 'system'): use --pgsql-sslmode=verify-full, as libpq requires"
+    ))
+}
+
+/// The root certificate name that means the system's trusted roots.
+const SYSTEM_ROOTS: &str = "system";
+
+/// CA bundles of the common distributions (Debian/Ubuntu, Fedora/RHEL,
+/// openSUSE, Alpine/BSD), the first that exists being the system's roots
+/// when `SSL_CERT_FILE` is not set.
+const SYSTEM_BUNDLES: [&str; 5] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
 
 /// The crate's SSL mode and the TLS connector for `--pgsql-sslmode=mode`
 /// (None: plain connections only).
@@ -89,16 +124,24 @@ pub fn connector(mode: &str, files: TlsFiles) -> Result<(SslMode, Option<MakeRus
     Ok((ssl_mode, Some(MakeRustlsConnect::new(config))))
 }
 
-/// The root certificates for verify-ca/verify-full, from the first of
-/// `--pgsql-sslrootcert`, `PGSSLROOTCERT`, `~/.postgresql/root.crt`.
-fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, String> {
-    let path = if !rootcert.is_empty() {
-        rootcert.to_string()
+/// The root certificates' file: the first of `--pgsql-sslrootcert`,
+/// `PGSSLROOTCERT`, `~/.postgresql/root.crt`, and where it came from.
+fn rootcert_path(rootcert: &str) -> (String, &'static str) {
+    if !rootcert.is_empty() {
+        (rootcert.to_string(), "--pgsql-sslrootcert")
     } else if let Some(p) = std::env::var("PGSSLROOTCERT").ok().filter(|p| !p.is_empty()) {
-        p
+        (p, "PGSSLROOTCERT")
     } else {
-        format!("{}/.postgresql/root.crt", std::env::var("HOME").unwrap_or_default())
-    };
+        (format!("{}/.postgresql/root.crt", std::env::var("HOME").unwrap_or_default()), "--pgsql-sslrootcert")
+    }
+}
+
+/// The root certificates for verify-ca/verify-full (see `rootcert_path`).
+fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, String> {
+    let (path, _) = rootcert_path(rootcert);
+    if path == SYSTEM_ROOTS {
+        return system_roots();
+    }
     let pem = std::fs::read(&path).map_err(|e| {
         format!("--pgsql-sslmode={mode} checks the server's certificate against root certificates, but {path} cannot be read ({e}): give --pgsql-sslrootcert=FILE (PEM)")
     })?;
@@ -109,6 +152,39 @@ fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, Strin
     }
     if store.is_empty() {
         return Err(format!("--pgsql-sslrootcert {path}: no certificate in the file (PEM expected)"));
+    }
+    Ok(store)
+}
+
+/// The system's trusted roots: the certificates of `SSL_CERT_FILE` (else
+/// the first CA bundle of `SYSTEM_BUNDLES` that exists) and of the files in
+/// `SSL_CERT_DIR`, as OpenSSL's default verify paths. Certificates rustls
+/// cannot use are skipped, as OpenSSL skips what it cannot parse.
+fn system_roots() -> Result<rustls::RootCertStore, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|p| !p.is_empty());
+    let mut files: Vec<String> = match env("SSL_CERT_FILE") {
+        Some(f) => vec![f],
+        None => SYSTEM_BUNDLES.iter().find(|f| Path::new(f).is_file()).map(|f| f.to_string()).into_iter().collect(),
+    };
+    if let Some(dir) = env("SSL_CERT_DIR") {
+        // OpenSSL takes a colon-separated list of directories.
+        for d in dir.split(':').filter(|d| !d.is_empty()) {
+            let Ok(entries) = std::fs::read_dir(d) else { continue };
+            let mut names: Vec<String> = entries.flatten().map(|e| e.path().display().to_string()).collect();
+            names.sort();
+            files.extend(names);
+        }
+    }
+    let mut store = rustls::RootCertStore::empty();
+    for f in &files {
+        let Ok(pem) = std::fs::read(f) else { continue };
+        store.add_parsable_certificates(CertificateDer::pem_slice_iter(&pem).filter_map(Result::ok));
+    }
+    if store.is_empty() {
+        return Err(format!(
+            "--pgsql-sslrootcert=system: no usable root certificate found (looked in {}): install the ca-certificates package, or set SSL_CERT_FILE to a PEM bundle",
+            if files.is_empty() { SYSTEM_BUNDLES.join(", ") } else { files.join(", ") }
+        ));
     }
     Ok(store)
 }
@@ -209,5 +285,23 @@ impl ServerCertVerifier for ChainOnly {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_roots_imply_and_require_verify_full() {
+        assert_eq!(effective_mode("prefer", false, "system").unwrap(), "verify-full");
+        assert_eq!(effective_mode("verify-full", true, "system").unwrap(), "verify-full");
+        assert_eq!(effective_mode("prefer", false, "/etc/root.pem").unwrap(), "prefer");
+        assert_eq!(effective_mode("require", true, "/etc/root.pem").unwrap(), "require");
+        for weak in ["disable", "prefer", "require", "verify-ca"] {
+            let err = effective_mode(weak, true, "system").unwrap_err();
+            assert!(!err.contains('\n') && err.contains(weak) && err.contains("use --pgsql-sslmode=verify-full"), "{err}");
+        }
+        assert!(effective_mode("bogus", true, "system").unwrap_err().contains("invalid --pgsql-sslmode value 'bogus'"));
     }
 }

@@ -48,7 +48,7 @@ pub fn options() -> Vec<OptionSpec> {
             "pgsql_sslrootcert",
             OptKind::String,
             "",
-            "root certificates (PEM) for --pgsql-sslmode=verify-ca/verify-full; default PGSSLROOTCERT, else ~/.postgresql/root.crt",
+            "root certificates (PEM) for --pgsql-sslmode=verify-ca/verify-full, or 'system' for the system's trusted roots (implies verify-full); default PGSSLROOTCERT, else ~/.postgresql/root.crt",
         ),
         OptionSpec::new(
             "pgsql_sslcert",
@@ -153,7 +153,9 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .ok()
         .filter(|p| *p > 0)
         .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
+    let rootcert = opts.str("pgsql_sslrootcert").trim();
     let mode = opts.str("pgsql_sslmode").trim().to_ascii_lowercase();
+    let mode = super::pg_tls::effective_mode(&mode, opts.given("pgsql_sslmode"), rootcert)?;
     let (ssl_mode, tls) = if host.starts_with('/') {
         // As libpq: no TLS on a unix socket, whatever the mode says (and no
         // root certificates needed); a typo in the mode is still an error.
@@ -161,7 +163,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         (SslMode::Disable, None)
     } else {
         let files = super::pg_tls::TlsFiles {
-            rootcert: opts.str("pgsql_sslrootcert").trim(),
+            rootcert,
             cert: opts.str("pgsql_sslcert").trim(),
             key: opts.str("pgsql_sslkey").trim(),
         };
