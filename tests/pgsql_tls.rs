@@ -103,7 +103,9 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     // The system's roots (`system`), found through OpenSSL's variables. No
     // mode given means verify-full, so the host name is checked too.
     let certs_dir = certs.display().to_string();
-    let system_cases: [(&str, Option<&str>, &[(&str, Option<&str>)], Result<&str, &str>); 6] = [
+    // (host, --pgsql-sslmode, environment, outcome)
+    type Case<'a> = (&'a str, Option<&'a str>, &'a [(&'a str, Option<&'a str>)], Result<&'a str, &'a str>);
+    let system_cases: [Case; 6] = [
         ("localhost", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Ok("ssl=t")),
         ("127.0.0.1", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Err("certificate not valid for name \"127.0.0.1\"")),
         ("localhost", None, &[("SSL_CERT_FILE", Some(&other)), ("SSL_CERT_DIR", None)], Err("invalid peer certificate: UnknownIssuer")),
