@@ -429,13 +429,18 @@ end
 }
 
 /// sysbench 1.1's multiple result sets: several statements in one query
-/// (all three databases) and a stored procedure's results (MariaDB).
+/// (all three databases) and a stored procedure's results (MariaDB, with
+/// both MySQL clients).
 #[test]
 fn multiple_result_sets() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/multi_results.lua");
     let script = script.display().to_string();
+    let crate_client = mysql_db("multi_results").map(|mut b| {
+        b.push("--mysql-client=crate".to_string());
+        b
+    });
     // The embedded SQLite first: it needs no server.
-    for (base, call) in [(Some(vec![]), false), (mysql_db("multi_results"), true), (pgsql_db("multi_results"), false)] {
+    for (base, call) in [(Some(vec![]), false), (mysql_db("multi_results"), true), (crate_client, true), (pgsql_db("multi_results"), false)] {
         let Some(base) = base else { return };
         let dir = tempdir("multi-results");
         let r = dbbench_in(&dir, &args(&base, &[&script, "run", "--events=1"]));

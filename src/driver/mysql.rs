@@ -1,7 +1,9 @@
 //! MySQL / MariaDB driver on the synchronous `mysql` crate: one `mysql::Conn`
 //! per connection, server-side prepared statements kept by handle (the
 //! crate's statement cache is disabled, so executing never looks SQL up),
-//! results fully buffered as text cells.
+//! results fully buffered as text cells (every result of a multi-statement
+//! query or a CALL; the first is returned, the others wait for
+//! `next_result`).
 //!
 //! Endpoints: each new connection takes the next host:port (all ports of a
 //! host, then the next host) or, when `--mysql-socket` is set, the next
@@ -9,6 +11,7 @@
 //! 127.0.0.1 (the client has no compiled-in default socket path); give
 //! `--mysql-socket` to use a unix socket.
 
+use std::collections::VecDeque;
 use std::fmt::{self, Write as _};
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -277,7 +280,7 @@ impl Driver for MysqlDriver {
         let opts = self.cfg.opts(&ep);
         let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&ep, &self.cfg.user, e, false))?;
         let conn_id = Arc::new(AtomicU32::new(conn.connection_id()));
-        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default(), conn_id }))
+        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default(), conn_id, pending: VecDeque::new() }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -448,6 +451,8 @@ pub struct MysqlConnection {
     stmts: Slots<Stmt>,
     /// The session's id, shared with cancellers and updated on reconnect.
     conn_id: Arc<AtomicU32>,
+    /// Results of the last query after its first (`next_result`).
+    pending: VecDeque<Outcome>,
 }
 
 /// Prepares server-side, or `None` when the server cannot prepare this statement.
@@ -468,29 +473,32 @@ fn to_mysql(v: &Value) -> mysql::Value {
     }
 }
 
-/// Fully buffers the first result (rows, or the affected count) and drains
-/// any further results of a multi-statement query, reporting their errors.
-fn collect<P: Protocol>(mut qr: QueryResult<'_, '_, '_, P>) -> Result<Outcome, mysql::Error> {
-    let ncols = qr.columns().as_ref().len();
-    let outcome = if ncols == 0 {
-        Outcome::Affected(qr.affected_rows())
-    } else {
-        let mut rs = ResultSet::new(ncols);
-        if let Some(set) = qr.iter() {
-            for row in set {
-                let row = row?;
-                let cols = row.columns();
-                rs.push_row(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)));
-            }
-        }
-        Outcome::Rows(rs)
-    };
+/// Fully buffers every result of a query (rows, or the affected count):
+/// the first, and the others in order. An error in any of them is the
+/// query's error, as with the native client.
+fn collect<P: Protocol>(mut qr: QueryResult<'_, '_, '_, P>) -> Result<(Outcome, VecDeque<Outcome>), mysql::Error> {
+    let mut results = VecDeque::new();
     while let Some(set) = qr.iter() {
-        for row in set {
-            row?;
+        let ncols = set.columns().as_ref().len();
+        if ncols == 0 {
+            let affected = set.affected_rows();
+            // An errored set has no columns either: its error comes from the rows.
+            for row in set {
+                row?;
+            }
+            results.push_back(Outcome::Affected(affected));
+            continue;
         }
+        let mut rs = ResultSet::new(ncols);
+        for row in set {
+            let row = row?;
+            let cols = row.columns();
+            rs.push_row(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)));
+        }
+        results.push_back(Outcome::Rows(rs));
     }
-    Ok(outcome)
+    let first = results.pop_front().unwrap_or(Outcome::Affected(0));
+    Ok((first, results))
 }
 
 /// A cell in MySQL's text representation; text/binary values are moved, not copied.
@@ -574,8 +582,11 @@ pub(super) fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bo
 
 impl Connection for MysqlConnection {
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        self.pending.clear();
         let qr = self.conn.query_iter(sql).map_err(map_err)?;
-        collect(qr).map_err(map_err)
+        let (first, rest) = collect(qr).map_err(map_err)?;
+        self.pending = rest;
+        Ok(first)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
@@ -591,8 +602,11 @@ impl Connection for MysqlConnection {
         match self.stmts.get(id) {
             Some(Stmt::Server { stmt, .. }) => {
                 let params = if params.is_empty() { Params::Empty } else { Params::Positional(params.iter().map(to_mysql).collect()) };
+                self.pending.clear();
                 let qr = self.conn.exec_iter(stmt, params).map_err(map_err)?;
-                collect(qr).map_err(map_err)
+                let (first, rest) = collect(qr).map_err(map_err)?;
+                self.pending = rest;
+                Ok(first)
             }
             Some(Stmt::Emulated(e)) => {
                 let nbe = self.conn.no_backslash_escape();
@@ -610,7 +624,16 @@ impl Connection for MysqlConnection {
         }
     }
 
+    fn more_results(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Option<Outcome> {
+        self.pending.pop_front()
+    }
+
     fn reconnect(&mut self) -> Result<(), DbError> {
+        self.pending.clear();
         self.conn = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.cfg.user, e, true))?;
         self.conn_id.store(self.conn.connection_id(), Ordering::Relaxed);
         for slot in self.stmts.iter_mut() {
