@@ -1170,13 +1170,13 @@ impl Connection for NativeConnection {
                     return Err(param_count_error(*nparams, params.len()));
                 }
                 // Types go to the server only when they change (as libmysqlclient
-                // does): the server then reuses the parsed types.
-                let types: Vec<u8> = params.iter().map(param_type).collect();
-                let send = sent_types.as_deref() != Some(types.as_slice());
-                if send {
-                    *sent_types = Some(types);
+                // does): the server then reuses the parsed types. Compared in
+                // place: the steady state allocates nothing.
+                let unchanged = sent_types.as_deref().is_some_and(|sent| sent.iter().copied().eq(params.iter().map(param_type)));
+                if !unchanged {
+                    *sent_types = Some(params.iter().map(param_type).collect());
                 }
-                (*id, send)
+                (*id, !unchanged)
             }
         };
         // As in command(): the previous statement's results go with it.
