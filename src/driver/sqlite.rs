@@ -373,20 +373,17 @@ fn open(cfg: &Config) -> Result<SqlConn, DbError> {
     let conn = SqlConn::open_with_flags(&cfg.path, flags).map_err(fail)?;
     // busy_timeout first, so the journal_mode change waits for other connections' locks.
     conn.busy_timeout(cfg.busy_timeout).map_err(fail)?;
-    // Switching the journal mode takes an exclusive lock, and SQLite does not
-    // always call the busy handler for it (e.g. while parallel `prepare`
-    // threads open a new file together), so only switch when the mode
-    // differs, and retry a busy switch for a bounded time ourselves.
-    let current: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).map_err(fail)?;
+    // Setting up can find the database busy without SQLite calling the busy
+    // handler: the first read of a WAL database that no connection has open
+    // recovers its index, and clients opening it together get
+    // SQLITE_BUSY_RECOVERY; switching the journal mode takes an exclusive
+    // lock (e.g. while parallel `prepare` threads open a new file together).
+    // So retry a busy set-up for a bounded time ourselves, whatever
+    // --sqlite-busy-timeout says: connecting is not an event whose busy
+    // errors the run counts.
     let deadline = std::time::Instant::now() + cfg.busy_timeout.max(Duration::from_secs(5));
     loop {
-        // Values come from fixed lists, so formatting them into SQL is safe.
-        let sql = if current.eq_ignore_ascii_case(cfg.journal_mode) {
-            format!("PRAGMA synchronous={};", cfg.synchronous)
-        } else {
-            format!("PRAGMA journal_mode={}; PRAGMA synchronous={};", cfg.journal_mode, cfg.synchronous)
-        };
-        match conn.execute_batch(&sql) {
+        match configure(&conn, cfg) {
             Ok(()) => return Ok(conn),
             Err(e) => {
                 let busy = matches!(&e, rusqlite::Error::SqliteFailure(fe, _)
@@ -398,6 +395,19 @@ fn open(cfg: &Config) -> Result<SqlConn, DbError> {
             }
         }
     }
+}
+
+/// Applies the journal mode (only when it differs: the switch takes an
+/// exclusive lock) and the synchronous setting.
+fn configure(conn: &SqlConn, cfg: &Config) -> rusqlite::Result<()> {
+    let current: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    // Values come from fixed lists, so formatting them into SQL is safe.
+    let sql = if current.eq_ignore_ascii_case(cfg.journal_mode) {
+        format!("PRAGMA synchronous={};", cfg.synchronous)
+    } else {
+        format!("PRAGMA journal_mode={}; PRAGMA synchronous={};", cfg.journal_mode, cfg.synchronous)
+    };
+    conn.execute_batch(&sql)
 }
 
 /// Maps a rusqlite error: the code is SQLite's extended result code.
@@ -822,6 +832,37 @@ mod tests {
         let mut o = driver_opts(options(), extra);
         o.set("sqlite_db", path);
         o
+    }
+
+    /// Clients that open a WAL database together, with no other connection
+    /// open, race for its recovery (SQLITE_BUSY_RECOVERY); with
+    /// `--sqlite-busy-timeout=0` every one of them must still connect.
+    #[test]
+    fn simultaneous_opens_of_a_wal_database_all_connect() {
+        let path = temp_db("simultaneous-open");
+        let o = opts(&path, &[("sqlite_journal_mode", "wal"), ("sqlite_busy_timeout", "0")]);
+        let driver: Arc<dyn Driver> = Arc::from(create(&o).expect("driver"));
+        {
+            let mut c = driver.connect().expect("first connection");
+            c.query("CREATE TABLE t (a INT); INSERT INTO t VALUES (1)").expect("create");
+        }
+        const CLIENTS: usize = 8;
+        for round in 0..30 {
+            let barrier = Arc::new(std::sync::Barrier::new(CLIENTS));
+            let opened: Vec<_> = (0..CLIENTS)
+                .map(|_| {
+                    let (driver, barrier) = (driver.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        driver.connect().map(drop).map_err(|e| e.message)
+                    })
+                })
+                .collect();
+            for t in opened {
+                t.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+            }
+        }
+        remove_db(&path);
     }
 
     #[test]
