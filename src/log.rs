@@ -62,32 +62,31 @@ pub fn fatal(msg: &str) {
     emit(format_args!("FATAL: {msg}"));
 }
 
+/// Prints `{prefix}{msg}` when lines of `level` print.
+fn at(level: Level, prefix: &str, msg: &str) {
+    if enabled(level) {
+        emit(format_args!("{prefix}{msg}"));
+    }
+}
+
 /// Prints `DEBUG: {msg}` at verbosity 5.
 pub fn debug(msg: &str) {
-    if enabled(Level::Debug) {
-        emit(format_args!("DEBUG: {msg}"));
-    }
+    at(Level::Debug, "DEBUG: ", msg);
 }
 
 /// Prints `msg` at verbosity 3 and above.
 pub fn notice(msg: &str) {
-    if enabled(Level::Notice) {
-        emit(format_args!("{msg}"));
-    }
+    at(Level::Notice, "", msg);
 }
 
 /// Prints `msg` at verbosity 4 and above.
 pub fn info(msg: &str) {
-    if enabled(Level::Info) {
-        emit(format_args!("{msg}"));
-    }
+    at(Level::Info, "", msg);
 }
 
 /// Prints `WARNING: {msg}` at verbosity 2 and above.
 pub fn warning(msg: &str) {
-    if enabled(Level::Warning) {
-        emit(format_args!("WARNING: {msg}"));
-    }
+    at(Level::Warning, "WARNING: ", msg);
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ pub struct TlsFiles<'a> {
 /// certificates are `system` and no mode was given (`mode_given`), as libpq.
 /// With `system` roots any other mode is an error, as in libpq.
 pub fn effective_mode(mode: &str, mode_given: bool, rootcert: &str) -> Result<String, String> {
-    if rootcert_path(rootcert).0 != SYSTEM_ROOTS || mode == "verify-full" {
+    if rootcert_path(rootcert) != SYSTEM_ROOTS || mode == "verify-full" {
         return Ok(mode.to_string());
     }
     if !mode_given {
@@ -125,20 +125,20 @@ pub fn connector(mode: &str, files: TlsFiles) -> Result<(SslMode, Option<MakeRus
 }
 
 /// The root certificates' file: the first of `--pgsql-sslrootcert`,
-/// `PGSSLROOTCERT`, `~/.postgresql/root.crt`, and where it came from.
-fn rootcert_path(rootcert: &str) -> (String, &'static str) {
+/// `PGSSLROOTCERT`, `~/.postgresql/root.crt`.
+fn rootcert_path(rootcert: &str) -> String {
     if !rootcert.is_empty() {
-        (rootcert.to_string(), "--pgsql-sslrootcert")
+        rootcert.to_string()
     } else if let Some(p) = std::env::var("PGSSLROOTCERT").ok().filter(|p| !p.is_empty()) {
-        (p, "PGSSLROOTCERT")
+        p
     } else {
-        (format!("{}/.postgresql/root.crt", std::env::var("HOME").unwrap_or_default()), "--pgsql-sslrootcert")
+        format!("{}/.postgresql/root.crt", std::env::var("HOME").unwrap_or_default())
     }
 }
 
 /// The root certificates for verify-ca/verify-full (see `rootcert_path`).
 fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, String> {
-    let (path, _) = rootcert_path(rootcert);
+    let path = rootcert_path(rootcert);
     if path == SYSTEM_ROOTS {
         return system_roots();
     }
