@@ -16,9 +16,7 @@ fn tls_sessions_ciphers_and_ca_check() {
         return;
     }
     let dir = tempdir("mysql-tls");
-    let certs = dir.join("certs");
-    std::fs::create_dir_all(&certs).unwrap();
-    test_certificates(&certs);
+    let certs = test_certificates(&dir);
     let opts = [
         format!("--ssl-cert={}", certs.join("server.crt").display()),
         format!("--ssl-key={}", certs.join("server.key").display()),

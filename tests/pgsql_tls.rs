@@ -7,14 +7,15 @@
 
 mod common;
 
-use common::{dbbench_in, dbbench_in_env, have_server_binaries, openssl, tempdir, test_certificates, Managed};
-use std::path::Path;
+use common::{dbbench_in_env, have_server_binaries, openssl, tempdir, test_certificates, Managed};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The common test certificates, the server's owned by postgres.
-fn make_certificates(dir: &Path) {
-    test_certificates(dir);
-    own_for_postgres(dir, &["server.key", "server.crt"]);
+/// The common test certificates in `parent`/certs, the server's owned by postgres.
+fn make_certificates(parent: &Path) -> PathBuf {
+    let certs = test_certificates(parent);
+    own_for_postgres(&certs, &["server.key", "server.crt"]);
+    certs
 }
 
 /// Whether a run succeeded printing the line `Ok(line)`, or failed with a
@@ -44,9 +45,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         return;
     }
     let dir = tempdir("pg-tls");
-    let certs = dir.join("certs");
-    std::fs::create_dir_all(&certs).unwrap();
-    make_certificates(&certs);
+    let certs = make_certificates(&dir);
     let (crt, key) = (certs.join("server.crt"), certs.join("server.key"));
     let ssl_opts = ["ssl=on".to_string(), format!("ssl_cert_file={}", crt.display()), format!("ssl_key_file={}", key.display())];
     let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
@@ -60,22 +59,26 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     .unwrap();
     let ca = certs.join("ca.crt").display().to_string();
     let other = certs.join("other.crt").display().to_string();
-    let run = |host: &str, mode: &str, root: &str| {
+    // One run of ssl.lua; no mode or root given: dbbench's defaults.
+    let run_env = |host: &str, mode: Option<&str>, root: &str, env: &[(&str, Option<&str>)]| {
         let mut a = vec![
             "--db-driver=pgsql".to_string(),
             format!("--pgsql-host={host}"),
             format!("--pgsql-port={port}"),
-            format!("--pgsql-sslmode={mode}"),
             "--events=1".to_string(),
             "--threads=1".to_string(),
         ];
+        if let Some(m) = mode {
+            a.push(format!("--pgsql-sslmode={m}"));
+        }
         if !root.is_empty() {
             a.push(format!("--pgsql-sslrootcert={root}"));
         }
         a.push("ssl.lua".into());
         a.push("run".into());
-        dbbench_in(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>())
+        dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), env)
     };
+    let run = |host: &str, mode: &str, root: &str| run_env(host, Some(mode), root, &[]);
     let cases: [(&str, &str, &str, Result<&str, &str>); 10] = [
         ("127.0.0.1", "disable", "", Ok("ssl=f")),
         ("127.0.0.1", "prefer", "", Ok("ssl=t")),
@@ -116,20 +119,16 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         ("localhost", Some("verify-full"), &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", None)], Err("no usable root certificate found")),
     ];
     for (i, (host, mode, env, want)) in system_cases.into_iter().enumerate() {
-        let mut a = vec!["--db-driver=pgsql".to_string(), format!("--pgsql-host={host}"), format!("--pgsql-port={port}")];
-        a.extend(["--events=1", "--threads=1", "ssl.lua", "run"].map(String::from));
-        if let Some(m) = mode {
-            a.insert(0, format!("--pgsql-sslmode={m}"));
-        }
         // Every other case names `system` through PGSSLROOTCERT instead of the option.
         let mut env = env.to_vec();
-        if i % 2 == 0 {
-            a.insert(0, "--pgsql-sslrootcert=system".into());
+        let root = if i % 2 == 0 {
             env.push(("PGSSLROOTCERT", None));
+            "system"
         } else {
             env.push(("PGSSLROOTCERT", Some("system")));
-        }
-        let r = dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env);
+            ""
+        };
+        let r = run_env(host, mode, root, &env);
         if !outcome_is(&r, want) || r.stderr.lines().count() > 1 {
             failures.push(format!("system roots, {host} {mode:?} {env:?}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
@@ -174,9 +173,7 @@ fn client_certificate_authenticates() {
         return;
     }
     let dir = tempdir("pg-tls-client");
-    let certs = dir.join("certs");
-    std::fs::create_dir_all(&certs).unwrap();
-    make_certificates(&certs);
+    let certs = make_certificates(&dir);
     let mut a = vec!["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
     a.extend(["-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=certuser"]);
     openssl(&certs, &a);

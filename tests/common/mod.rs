@@ -277,10 +277,14 @@ pub fn openssl(dir: &std::path::Path, args: &[&str]) {
     assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// Throwaway TLS files in `dir`: a CA (`ca.crt`, `ca.key`), an unrelated CA
-/// (`other.crt`), and a P-256 server certificate for DNS name `localhost`
-/// signed by the first (`server.crt`, `server.key`).
-pub fn test_certificates(dir: &std::path::Path) {
+/// Throwaway TLS files in a new directory `certs` under `parent`, which is
+/// returned: a CA (`ca.crt`, `ca.key`), an unrelated CA (`other.crt`), and a
+/// P-256 server certificate for DNS name `localhost` signed by the first
+/// (`server.crt`, `server.key`).
+pub fn test_certificates(parent: &std::path::Path) -> std::path::PathBuf {
+    let certs = parent.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    let dir = certs.as_path();
     let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
     for (name, cn) in [("ca", "dbbench test CA"), ("other", "another CA")] {
         let (key, crt, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={cn}"));
@@ -295,4 +299,5 @@ pub fn test_certificates(dir: &std::path::Path) {
     openssl(dir, &a);
     std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
     openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    certs
 }
