@@ -770,15 +770,10 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             );
             if cfg.format.shows_progress() {
                 println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
-                if cfg.format == Format::Legacy {
-                    output::legacy::final_report(&summary);
-                } else {
-                    output::text::final_report(&summary);
-                }
             }
-            if cfg.debug {
-                output::text::per_thread_debug(&summary);
-            }
+            // Checkpoints exist in the text layouts only (above), so this is
+            // the text report, with --debug's per-thread lines.
+            output::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
             collector.reset();
             period_start = now;
         }
