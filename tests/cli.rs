@@ -592,3 +592,33 @@ fn debug_prints_thread_lines_and_measured_per_thread_latency() {
     assert!(busy_ms > 1700.0, "{busy_ms} ms of 2 s: {}", c.stdout);
     assert!(c.stderr.contains("WARNING: --report-checkpoints reports in the text layouts only"), "{}", c.stderr);
 }
+
+/// The default event loop's error protocol: an error table with
+/// RESTART_EVENT runs before_restart_event and the same event again (one
+/// event, however often it restarts); a plain error ends the run with its
+/// place in the script.
+#[test]
+fn restart_event_errors_rerun_the_event_and_other_errors_fail() {
+    let (_d, s) = script(
+        r#"
+local calls, restarts = 0, 0
+function sysbench.hooks.before_restart_event(err) restarts = restarts + 1 end
+function event()
+  calls = calls + 1
+  if calls % 3 == 0 then error({errcode = sysbench.error.RESTART_EVENT}) end
+  if sysbench.opt.fail_at > 0 and calls == sysbench.opt.fail_at then error("broken on purpose") end
+end
+sysbench.cmdline.options = { fail_at = {"fail at this call", 0} }
+function thread_done() print(string.format("calls=%d restarts=%d", calls, restarts)) end
+"#,
+    );
+    let r = dbbench(&[&s, "run", "--events=100", "--threads=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // Every third call restarts: event 2k+1 and 2k+2 are calls 3k+1 and
+    // 3k+2, so event 100 is call 149, after 49 restarts.
+    assert!(r.stdout.contains("calls=149 restarts=49"), "{}", r.stdout);
+    assert_eq!(r.number("total number of events:"), Some(100.0), "{}", r.stdout);
+    let r = dbbench(&[&s, "run", "--events=100", "--threads=1", "--fail-at=40"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(format!("{}{}", r.stdout, r.stderr).contains("t.lua:7: broken on purpose"), "{}{}", r.stdout, r.stderr);
+}

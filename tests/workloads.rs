@@ -474,3 +474,57 @@ fn reconnect_option_reconnects_every_n_events() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// LuaJIT compiles the default event loop and a built-in OLTP event into
+/// traces that link back to each other, with no trace that falls back to
+/// the interpreter (before prelude.lua raised `loopunroll` and the loop
+/// stopped calling each event through pcall, most of an oltp_read_only
+/// event ran interpreted: ARCHITECTURE.md, "The Lua hot path").
+#[test]
+fn oltp_events_compile_without_interpreter_fallbacks() {
+    let dir = tempdir("sqlite-jit");
+    let probe = dir.join("probe.lua");
+    for workload in ["oltp_read_only", "oltp_point_select"] {
+        std::fs::write(
+            &probe,
+            format!(
+                r#"
+require("{workload}")
+local util = require("jit.util")
+local links = {{}}
+local init = thread_init
+function thread_init(...)
+  jit.attach(function(what, tr)
+    if what == "stop" then
+      local l = util.traceinfo(tr).linktype
+      links[l] = (links[l] or 0) + 1
+    end
+  end, "trace")
+  return init(...)
+end
+local done = thread_done
+function thread_done(...)
+  local names = {{}}
+  for l, n in pairs(links) do names[#names + 1] = l .. "=" .. n end
+  table.sort(names)
+  print("links: " .. table.concat(names, " "))
+  return done(...)
+end
+"#
+            ),
+        )
+        .unwrap();
+        let p = probe.display().to_string();
+        let common = ["--tables=2", "--table-size=1000", "--threads=1"];
+        let r = dbbench_in(&dir, &[&[p.as_str(), "prepare"][..], &common].concat());
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let r = dbbench_in(&dir, &[&[p.as_str(), "run", "--events=3000"][..], &common].concat());
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let links = r.stdout.lines().find(|l| l.starts_with("links: ")).unwrap_or_else(|| panic!("{}", r.stdout));
+        // The event loop is a loop trace, or a trace linking to one.
+        assert!(links.contains("loop="), "{workload}: {links}");
+        assert!(!links.contains("interpreter="), "{workload}: {links}");
+        assert_eq!(dbbench_in(&dir, &[p.as_str(), "cleanup", "--tables=2"]).code, 0);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -16,20 +16,30 @@ local ffi = require("ffi")
 ffi.cdef(sb._cdef)
 sb._cdef = nil
 
+-- LuaJIT counts every tail call (`return f(x)`) recorded into a trace
+-- against `loopunroll` (default 15) and aborts the trace beyond it; the
+-- trace that should carry a whole oltp_read_write event through its
+-- get_id() / sysbench.rand.* calls needs about 45. Past the limit the
+-- event ran half interpreted (see ARCHITECTURE.md, "The Lua hot path").
+-- A script that sets its own jit options overrides this.
+jit.opt.start("loopunroll=60")
+
 -- sysbench.rand over those C functions, as in sysbench: LuaJIT compiles an
 -- ffi call into the trace of the script's loop, where a call to a Lua C
 -- function would end the trace. Arguments convert as C's uint32_t does.
+-- The results go through a local so that these are not tail calls (see
+-- above).
 local C = ffi.C
 local rand = sb.rand
-function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
-function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
-function rand.special(a, b) return C.sb_rand_special(a, b) end
-function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
-function rand.zipfian(a, b) return C.sb_rand_zipfian(a, b) end
-function rand.default(a, b) return C.sb_rand_default(a, b) end
-function rand.unique() return C.sb_rand_unique() end
-function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
-function rand.uniform_double() return C.sb_rand_uniform_double() end
+function rand.uniform(a, b) local r = C.sb_rand_uniform(a, b) return r end
+function rand.gaussian(a, b) local r = C.sb_rand_gaussian(a, b) return r end
+function rand.special(a, b) local r = C.sb_rand_special(a, b) return r end
+function rand.pareto(a, b) local r = C.sb_rand_pareto(a, b) return r end
+function rand.zipfian(a, b) local r = C.sb_rand_zipfian(a, b) return r end
+function rand.default(a, b) local r = C.sb_rand_default(a, b) return r end
+function rand.unique() local r = C.sb_rand_unique() return r end
+function rand.uniform_uint64() local r = C.sb_rand_uniform_uint64() return r end
+function rand.uniform_double() local r = C.sb_rand_uniform_double() return r end
 
 -- One buffer per state for the generated strings.
 local str_buf, str_cap = nil, 0
@@ -45,7 +55,8 @@ function rand.string(fmt)
   local n = #fmt
   local buf = buffer(n)
   C.dbbench_rand_string(fmt, n, buf)
-  return ffi.string(buf, n)
+  local s = ffi.string(buf, n)
+  return s
 end
 
 -- Lengths are checked here, before the buffer is sized: C would wrap a
@@ -57,7 +68,8 @@ function rand.varstring(min, max)
   end
   min, max = math.floor(min), math.floor(max)
   local buf = buffer(max)
-  return ffi.string(buf, C.sb_rand_varstr(buf, min, max))
+  local s = ffi.string(buf, C.sb_rand_varstr(buf, min, max))
+  return s
 end
 
 sb.error = { NONE = 0, RESTART_EVENT = 1 }
@@ -257,11 +269,23 @@ function Statement:next_result() return self._con:next_result() end
 -- and fails the run; a truthy return from event() ends this client's loop
 -- without counting that event.
 local RESTART = sb.error.RESTART_EVENT
-function sb._thread_run(tid)
-  local more, start, stop = C.sb_more_events, C.sb_event_start, C.sb_event_stop
+-- Events until there are no more, unprotected: an event that returns
+-- here returns into this loop, so LuaJIT can compile the loop and the
+-- event into one trace. (A trace cannot return through a pcall frame, so
+-- a pcall per event would cut every event's trace at its end.)
+local function run_events(tid, more, start, stop)
   while more(tid) do
     start(tid)
-    local ok, ret = pcall(event, tid)
+    if event(tid) then return end
+    stop(tid)
+  end
+end
+function sb._thread_run(tid)
+  local more, start, stop = C.sb_more_events, C.sb_event_start, C.sb_event_stop
+  while true do
+    local ok, ret = pcall(run_events, tid, more, start, stop)
+    if ok then return end
+    -- An error left an event that had started: restart it, or fail.
     while not ok do
       if type(ret) == "table" and ret.errcode == RESTART then
         local hook = sb.hooks.before_restart_event
