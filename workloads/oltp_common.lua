@@ -56,11 +56,10 @@ local function digit_groups(n)
 end
 local C_FMT, PAD_FMT = digit_groups(10), digit_groups(5)
 
--- Not tail calls: LuaJIT limits the tail calls in one trace (prelude.lua).
-function get_c_value() local v = sysbench.rand.string(C_FMT) return v end
-function get_pad_value() local v = sysbench.rand.string(PAD_FMT) return v end
-function get_table_num() local t = sysbench.rand.uniform(1, sysbench.opt.tables) return t end
-function get_id() local id = sysbench.rand.default(1, sysbench.opt.table_size) return id end
+function get_c_value() return sysbench.rand.string(C_FMT) end
+function get_pad_value() return sysbench.rand.string(PAD_FMT) end
+function get_table_num() return sysbench.rand.uniform(1, sysbench.opt.tables) end
+function get_id() return sysbench.rand.default(1, sysbench.opt.table_size) end
 
 -- --pgsql_variant=redshift (a silent no-op in sysbench 1.0.20; dbbench does
 -- what the help text promises). Writes to sysbench.opt are state-local.

@@ -17,18 +17,18 @@ ffi.cdef(sb._cdef)
 sb._cdef = nil
 
 -- LuaJIT counts every tail call (`return f(x)`) recorded into a trace
--- against `loopunroll` (default 15) and aborts the trace beyond it; the
--- trace that should carry a whole oltp_read_write event through its
--- get_id() / sysbench.rand.* calls needs about 45. Past the limit the
--- event ran half interpreted (see ARCHITECTURE.md, "The Lua hot path").
--- A script that sets its own jit options overrides this.
+-- against `loopunroll` (default 15) and aborts the trace beyond it. An
+-- OLTP event's get_id() / sysbench.rand.* calls went past 15, and most of
+-- each event then ran interpreted; with 60, oltp_read_only and
+-- oltp_read_write events compile through (ARCHITECTURE.md, "The Lua hot
+-- path"). A script that sets its own jit options overrides this.
 jit.opt.start("loopunroll=60")
 
 -- sysbench.rand over those C functions, as in sysbench: LuaJIT compiles an
 -- ffi call into the trace of the script's loop, where a call to a Lua C
 -- function would end the trace. Arguments convert as C's uint32_t does.
--- The results go through a local so that these are not tail calls (see
--- above).
+-- The results go through a local so that these wrappers add no tail
+-- calls of their own to a script's count (see above).
 local C = ffi.C
 local rand = sb.rand
 function rand.uniform(a, b) local r = C.sb_rand_uniform(a, b) return r end
