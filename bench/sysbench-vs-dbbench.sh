@@ -11,6 +11,12 @@
 #   - client CPU per query = (user+sys) / queries  (GNU time)
 #   - client peak RSS (GNU time %M)
 #   - server CPU per query from mariadbd's /proc/PID/stat utime+stime delta
+#   - rescheduling interrupts per query (RES/q): the whole machine's
+#     rescheduling IPIs (/proc/interrupts "RES") during the run, per query.
+#     On a VM a wake-up that crosses vCPUs is an IPI and costs tens of
+#     microseconds (ARCHITECTURE.md, "The client model"); runs with more of
+#     them are slower for both tools, so this column tells which runs met
+#     the machine's slow state
 # and the medians over the rounds are compared (ratios dbbench/sysbench),
 # as is the median of each round's own ratio (pQPS, pCPU: the two runs of a
 # round are back to back, so slow drift of the machine cancels out).
@@ -34,6 +40,17 @@
 #   MYSQL_SOCKET  use this existing server instead of starting one
 #                 (MYSQL_USER [sbtest], MYSQL_DB [sbtest], MYSQL_PID: the
 #                 server's pid if it cannot be found automatically)
+#   PIN  a CPU number: the server's threads and both tools run on that one
+#        CPU (taskset), so no wake-up crosses vCPUs and no IPI is sent: the
+#        client's own cost without the VM's cross-vCPU wake-ups. The
+#        server's affinity is restored at the end. [unset: the scheduler
+#        places everything, as a user's run would]
+#   CALLGRIND [1]  also count each tool's user-space instructions per event
+#        and per query under valgrind's callgrind (1 client; the difference
+#        between runs of CALLGRIND_EVENTS [2000 12000] events, so start-up
+#        cancels out). Instruction counts do not depend on the machine's
+#        state: the one client-overhead figure here that repeats exactly.
+#        0: skip.
 #   RESULTS  also write the raw per-run numbers (TSV) to this file
 #   KEEP [0]  1: keep the work dir (tool outputs, server logs)
 set -euo pipefail
@@ -62,6 +79,9 @@ MYSQL_USER=${MYSQL_USER:-sbtest}
 MYSQL_DB=${MYSQL_DB:-sbtest}
 MYSQL_PID=${MYSQL_PID:-}
 RESULTS=${RESULTS:-}
+PIN=${PIN:-}
+CALLGRIND=${CALLGRIND:-1}
+CALLGRIND_EVENTS=${CALLGRIND_EVENTS:-2000 12000}
 KEEP=${KEEP:-0}
 
 log() { echo "bench: $*" >&2; }
@@ -101,9 +121,14 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/dbbench-bench.XXXXXX")
 chmod 755 "$WORK"   # servers.sh may need other users to traverse it
 mkdir -p "$WORK/runs"
 OWN_SERVER=0
+SERVER_AFFINITY=""   # the server's CPU list before PIN, to restore
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    if [ -n "$SERVER_AFFINITY" ]; then
+        taskset -a -p -c "$SERVER_AFFINITY" "$MYSQL_PID" >/dev/null 2>&1 ||
+            log "warning: could not restore the server's CPU affinity ($SERVER_AFFINITY)"
+    fi
     if [ "$OWN_SERVER" = 1 ]; then
         "$REPO/scripts/servers.sh" down "$WORK/srv" || log "warning: stopping MariaDB failed"
     fi
@@ -149,6 +174,25 @@ server_ticks() {   # utime+stime of the server in clock ticks
     sed 's/^.*) //' "/proc/$MYSQL_PID/stat" 2>/dev/null | awk '{print $12 + $13}'
 }
 
+# PIN: the server's threads (and, through the acceptor thread, those it
+# creates for new connections) and both tools on one CPU.
+PIN_CMD=()
+if [ -n "$PIN" ]; then
+    [[ "$PIN" =~ ^[0-9]+$ ]] && [ "$PIN" -lt "$(nproc)" ] ||
+        die "PIN must be one CPU number below $(nproc), not '$PIN'"
+    command -v taskset >/dev/null || die "PIN needs taskset (apt-get install -y util-linux)"
+    [ -n "$MYSQL_PID" ] || die "PIN needs the server's pid (set MYSQL_PID)"
+    SERVER_AFFINITY=$(taskset -p -c "$MYSQL_PID" | awk -F': ' '{ print $2 }')
+    taskset -a -p -c "$PIN" "$MYSQL_PID" >/dev/null || die "cannot pin the server (pid $MYSQL_PID) to CPU $PIN"
+    PIN_CMD=(taskset -c "$PIN")
+fi
+
+# Rescheduling IPIs sent so far, all CPUs (empty where the kernel has no
+# RES line, e.g. not x86).
+resched_irqs() {
+    awk '$1 == "RES:" { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s }' /proc/interrupts 2>/dev/null
+}
+
 # Thousands of clients: make sure the server admits them (our own servers
 # already allow 5000 connections and 1M prepared statements).
 need_conn=$((max_threads + 50))
@@ -169,13 +213,32 @@ COMMON=(--db-driver=mysql "--mysql-socket=$MYSQL_SOCKET" "--mysql-user=$MYSQL_US
         --rand-type=uniform)
 
 # ------------------------------------------------------------ header
+# What a wake-up costs here, on one CPU and across CPUs (bench/wakeup_cost.rs):
+# on a VM the second can dwarf a query's client work.
+wakeup_cost() {
+    local bin=$REPO/target/release/examples/wakeup-cost
+    if [ ! -x "$bin" ] && command -v cargo >/dev/null; then
+        cargo build --release --quiet --example wakeup-cost >/dev/null 2>&1 || true
+    fi
+    if [ -x "$bin" ]; then
+        "$bin" 2>&1 | sed 's/^/# /'
+    else
+        echo "# wake-up cost: n/a (cargo build --release --example wakeup-cost)"
+    fi
+}
 {
     echo "# sysbench vs dbbench — $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+    wakeup_cost
     echo "# server: $(sql 'SELECT VERSION()'), socket $MYSQL_SOCKET, pid ${MYSQL_PID:-n/a}"
     echo "# sysbench: $SYSBENCH_BIN ($("$SYSBENCH_BIN" --version 2>&1 | head -n 1))"
     echo "# dbbench:  $DBBENCH_BIN ($("$DBBENCH_BIN" --version 2>&1 | head -n 1)) ${DBBENCH_ARGS:-}"
     echo "# workloads: $WORKLOADS; threads: $THREADS; rounds: $ROUNDS x ${TIME}s; tables: $TABLES x $TABLE_SIZE rows; --rand-type=uniform"
+    if [ -n "$PIN" ]; then
+        echo "# PIN=$PIN: server and both tools on CPU $PIN only (no cross-vCPU wake-ups); QPS is that of one CPU"
+    else
+        echo "# placement: the scheduler's (PIN unset)"
+    fi
 }
 
 # ------------------------------------------------------------ prepare
@@ -202,20 +265,22 @@ fi
 
 # ------------------------------------------------------------ measuring
 TSV=$WORK/results.tsv
-printf 'workload\tthreads\tround\ttool\tqps\tqueries\tcli_us_q\tuser_us_q\tsys_us_q\trss_mib\tsrv_us_q\telapsed_s\n' >"$TSV"
+printf 'workload\tthreads\tround\ttool\tqps\tqueries\tcli_us_q\tuser_us_q\tsys_us_q\trss_mib\tsrv_us_q\telapsed_s\tres_q\n' >"$TSV"
 
 # run_one TOOL WORKLOAD THREADS ROUND: one measured run; appends to $TSV.
 run_one() {
     local tool=$1 wl=$2 th=$3 round=$4
     local tag=${wl##*/}   # a script path names its runs by file name
-    local base="$WORK/runs/${tag%.lua}-$th-$round-$tool" rc=0 t0 t1
+    local base="$WORK/runs/${tag%.lua}-$th-$round-$tool" rc=0 t0 t1 i0 i1
     local extra=()
     [ "$tool" = dbbench ] && extra=("${DBBENCH_EXTRA[@]}")
     t0=$(server_ticks)
+    i0=$(resched_irqs)
     /usr/bin/time -f '%U %S %e %M' -o "$base.time" \
-        timeout -k 10 $((TIME + RUN_SLACK)) "${BIN[$tool]}" "$wl" "${COMMON[@]}" "${extra[@]}" \
+        timeout -k 10 $((TIME + RUN_SLACK)) "${PIN_CMD[@]}" "${BIN[$tool]}" "$wl" "${COMMON[@]}" "${extra[@]}" \
         "--threads=$th" "--time=$TIME" --report-interval=0 run \
         </dev/null >"$base.out" 2>"$base.err" || rc=$?
+    i1=$(resched_irqs)
     t1=$(server_ticks)
 
     local line queries qps
@@ -231,11 +296,12 @@ run_one() {
     read -r u s e m <<<"$(tail -n 1 "$base.time")"
     awk -v wl="$wl" -v th="$th" -v r="$round" -v tool="$tool" -v qps="$qps" \
         -v q="$queries" -v u="$u" -v s="$s" -v e="$e" -v m="$m" \
-        -v t0="$t0" -v t1="$t1" -v hz="$CLK_TCK" 'BEGIN {
+        -v t0="$t0" -v t1="$t1" -v hz="$CLK_TCK" -v i0="$i0" -v i1="$i1" 'BEGIN {
             srv = (t0 == "" || t1 == "") ? "NA" : sprintf("%.2f", (t1 - t0) / hz / q * 1e6)
-            printf "%s\t%s\t%s\t%s\t%.2f\t%d\t%.3f\t%.3f\t%.3f\t%.1f\t%s\t%.2f\n",
+            res = (i0 == "" || i1 == "") ? "NA" : sprintf("%.4f", (i1 - i0) / q)
+            printf "%s\t%s\t%s\t%s\t%.2f\t%d\t%.3f\t%.3f\t%.3f\t%.1f\t%s\t%.2f\t%s\n",
                 wl, th, r, tool, qps, q, (u + s) / q * 1e6, u / q * 1e6, s / q * 1e6,
-                m / 1024, srv, e
+                m / 1024, srv, e, res
         }' >>"$TSV"
 }
 
@@ -266,8 +332,9 @@ SUMMARY=$WORK/summary.txt
 
 report_config() {
     local wl=$1 th=$2 t
-    local -A Q C U S R V
+    local -A Q C U S R V I
     for t in sysbench dbbench; do
+        I[$t]=$(median "$t" "$wl" "$th" 13)
         Q[$t]=$(median "$t" "$wl" "$th" 5)
         C[$t]=$(median "$t" "$wl" "$th" 7)
         U[$t]=$(median "$t" "$wl" "$th" 8)
@@ -292,13 +359,14 @@ report_config() {
     # between a fast and a ~1.4x slower state that hits both tools alike);
     # the median of these per-round ratios is the steadier comparison.
     echo "median of per-round ratios (each round's dbbench run / its sysbench run): QPS $(paired "$wl" "$th" 5), client CPU/query $(paired "$wl" "$th" 7)"
-    echo "raw rounds (tool round: qps, client us/q, RSS MiB, server us/q, elapsed s):"
+    echo "rescheduling IPIs per query (whole machine; high = the VM's slow state): sysbench ${I[sysbench]}, dbbench ${I[dbbench]}"
+    echo "raw rounds (tool round: qps, client us/q, RSS MiB, server us/q, elapsed s, RES/q):"
     awk -F'\t' -v wl="$wl" -v th="$th" '$1 == wl && $2 == th {
-        printf "  %-9s %s: %10s qps %9s us/q %8s MiB %9s us/q %7s s\n", $4, $3, $5, $7, $10, $11, $12 }' "$TSV"
-    printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s\n' \
+        printf "  %-9s %s: %10s qps %9s us/q %8s MiB %9s us/q %7s s %8s RES/q\n", $4, $3, $5, $7, $10, $11, $12, $13 }' "$TSV"
+    printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s | %6s %6s\n' \
         "$wl" "$th" "${Q[sysbench]}" "${Q[dbbench]}" "$rq" "${C[sysbench]}" "${C[dbbench]}" "$rc" \
         "${R[sysbench]}" "${R[dbbench]}" "$rr" "${V[sysbench]}" "${V[dbbench]}" "$rv" \
-        "$(paired "$wl" "$th" 5)" "$(paired "$wl" "$th" 7)" >>"$SUMMARY"
+        "$(paired "$wl" "$th" 5)" "$(paired "$wl" "$th" 7)" "${I[sysbench]}" "${I[dbbench]}" >>"$SUMMARY"
 }
 
 for wl in $WORKLOADS; do
@@ -315,9 +383,10 @@ done
 
 echo
 echo "=== summary (medians; ratio = dbbench/sysbench; CPU and server in us/query;"
-echo "    pQPS, pCPU = median of the per-round ratios of QPS and client CPU/query)"
-printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s\n' \
-    workload threads 'sb QPS' 'db QPS' ratio 'sb CPU' 'db CPU' ratio 'sb RSS' 'db RSS' ratio 'sb srv' 'db srv' ratio pQPS pCPU
+echo "    pQPS, pCPU = median of the per-round ratios of QPS and client CPU/query;"
+echo "    sb/db RES = median rescheduling IPIs per query, whole machine)"
+printf '%-18s %7s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s | %6s %6s\n' \
+    workload threads 'sb QPS' 'db QPS' ratio 'sb CPU' 'db CPU' ratio 'sb RSS' 'db RSS' ratio 'sb srv' 'db srv' ratio pQPS pCPU 'sb RES' 'db RES'
 cat "$SUMMARY"
 
 # ------------------------------------------------------------ many clients
@@ -332,6 +401,53 @@ if [ -n "$MANY_CLIENTS" ]; then
     awk -F'\t' -v n="$MANY_CLIENTS" '$3 == "many" {
         printf "  %-9s %10s qps  RSS %8s MiB = %7.1f KiB/client  client %s us/q  server %s us/q\n",
             $4, $5, $10, $10 * 1024 / n, $7, $11 }' "$TSV"
+fi
+
+# ------------------------------------------------------------ instructions
+# instructions TOOL WORKLOAD EVENTS: "instructions queries" of one callgrind
+# run of one client for EVENTS events (empty on failure).
+instructions() {
+    local tool=$1 wl=$2 ev=$3 tag=${2##*/}
+    local base="$WORK/runs/callgrind-${tag%.lua}-$ev-$tool" ir q
+    if ! timeout -k 10 1800 valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$base.cg" \
+            "${BIN[$tool]}" "$wl" "${COMMON[@]}" --threads=1 "--events=$ev" --time=0 --report-interval=0 run \
+            </dev/null >"$base.out" 2>"$base.err"; then
+        log "FAILED: callgrind $tool $wl --events=$ev"
+        tail -n 4 "$base.err" | sed 's/^/    | /' >&2
+        return 0
+    fi
+    ir=$(awk '$1 == "summary:" { print $2 }' "$base.cg")
+    q=$(awk '$1 == "queries:" { print $2 }' "$base.out" | tail -n 1)
+    [ -n "$ir" ] && [ -n "$q" ] && echo "$ir $q"
+}
+if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
+    log "warning: valgrind not found (apt-get install -y valgrind): instruction counts skipped"
+    CALLGRIND=0
+fi
+if [ "$CALLGRIND" = 1 ]; then
+    read -r ev_lo ev_hi <<<"$CALLGRIND_EVENTS"
+    [[ "$ev_lo" =~ ^[0-9]+$ && "$ev_hi" =~ ^[0-9]+$ ]] && [ "$ev_hi" -gt "$ev_lo" ] ||
+        die "CALLGRIND_EVENTS must be two event counts, the second larger, not '$CALLGRIND_EVENTS'"
+    echo
+    echo "=== user-space instructions (callgrind, 1 client, the runs of $ev_hi and $ev_lo events subtracted)"
+    printf '%-18s %-9s %12s %12s\n' workload tool 'instr/event' 'instr/query'
+    for wl in $WORKLOADS; do
+        declare -A PER_Q=()
+        for t in sysbench dbbench; do
+            log "callgrind: $t $wl"
+            lo=$(instructions "$t" "$wl" "$ev_lo") hi=$(instructions "$t" "$wl" "$ev_hi")
+            if [ -z "$lo" ] || [ -z "$hi" ]; then
+                printf '%-18s %-9s %12s %12s\n' "$wl" "$t" n/a n/a
+                continue
+            fi
+            read -r ir_lo q_lo <<<"$lo"
+            read -r ir_hi q_hi <<<"$hi"
+            PER_Q[$t]=$(awk -v a="$ir_lo" -v b="$ir_hi" -v p="$q_lo" -v q="$q_hi" 'BEGIN { printf "%.0f", (b - a) / (q - p) }')
+            printf '%-18s %-9s %12s %12s\n' "$wl" "$t" \
+                "$(awk -v a="$ir_lo" -v b="$ir_hi" -v n=$((ev_hi - ev_lo)) 'BEGIN { printf "%.0f", (b - a) / n }')" "${PER_Q[$t]}"
+        done
+        echo "  ratio dbbench/sysbench: $(ratio "${PER_Q[dbbench]:-NA}" "${PER_Q[sysbench]:-NA}")"
+    done
 fi
 
 echo
