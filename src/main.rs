@@ -16,6 +16,7 @@ mod report;
 mod sched;
 mod script;
 mod stats;
+mod syscall;
 mod tpch;
 mod workloads;
 

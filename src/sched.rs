@@ -80,17 +80,7 @@ pub fn wait_fd(fd: RawFd, events: libc::c_short) -> io::Result<()> {
     if park(Park::Fd(fd, events)) {
         return Ok(());
     }
-    let mut pfd = libc::pollfd { fd, events, revents: 0 };
-    loop {
-        // SAFETY: one valid pollfd for the duration of the call.
-        if unsafe { libc::poll(&mut pfd, 1, -1) } >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    crate::syscall::poll_one(fd, events)
 }
 
 /// Tells the worker that `fd` is about to be closed (its number may be

@@ -156,10 +156,7 @@ impl Stream {
 impl Stream {
     /// One read attempt that does not wait (WouldBlock: nothing there yet).
     fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
+        crate::syscall::recv(self.fd(), buf)
     }
 }
 
@@ -169,21 +166,17 @@ impl Drop for Stream {
     }
 }
 
+// Reads and writes go through `crate::syscall` rather than the std
+// streams, whose glibc wrappers are cancellation points (see there).
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.retry(libc::POLLIN, |s| match s {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        })
+        self.retry(libc::POLLIN, |s| crate::syscall::recv(s.fd(), buf))
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.retry(libc::POLLOUT, |s| match s {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        })
+        self.retry(libc::POLLOUT, |s| crate::syscall::send(s.fd(), buf))
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
