@@ -228,7 +228,17 @@ impl Wire {
     }
 
     /// Ensures `need` unread bytes are buffered.
+    #[inline]
     fn fill(&mut self, need: usize) -> io::Result<()> {
+        if self.rlen - self.rpos >= need {
+            return Ok(());
+        }
+        self.fill_more(need)
+    }
+
+    /// [`Wire::fill`] when bytes must be read.
+    #[inline(never)]
+    fn fill_more(&mut self, need: usize) -> io::Result<()> {
         if self.rpos == self.rlen {
             // Drained: rewind, so the connection keeps using the same pages.
             self.rpos = 0;
@@ -280,7 +290,27 @@ impl Wire {
     }
 
     /// The next packet's payload (valid until the next read).
+    #[inline]
     fn read(&mut self) -> io::Result<&[u8]> {
+        // The usual case: one recv brought the whole reply, so the packet
+        // is already buffered and needs neither `fill` nor a copy.
+        let buffered = &self.rbuf[self.rpos..self.rlen];
+        if let [l0, l1, l2, seq, ..] = *buffered {
+            let len = l0 as usize | (l1 as usize) << 8 | (l2 as usize) << 16;
+            if len < MAX_PAYLOAD && buffered.len() >= 4 + len {
+                self.seq = seq.wrapping_add(1);
+                let start = self.rpos + 4;
+                self.rpos = start + len;
+                return Ok(&self.rbuf[start..start + len]);
+            }
+        }
+        self.read_more()
+    }
+
+    /// [`Wire::read`] when the packet is not all buffered yet (or is one of
+    /// a payload of 16 MiB or more, which comes in several).
+    #[inline(never)]
+    fn read_more(&mut self) -> io::Result<&[u8]> {
         let mut len = self.header()?;
         if len < MAX_PAYLOAD {
             self.fill(len)?;
@@ -357,6 +387,7 @@ impl<'a> Buf<'a> {
     fn bad() -> io::Error {
         io::Error::new(io::ErrorKind::InvalidData, "malformed packet from the server")
     }
+    #[inline]
     fn take(&mut self, n: usize) -> io::Result<&'a [u8]> {
         if self.0.len() < n {
             return Err(Self::bad());
@@ -365,21 +396,26 @@ impl<'a> Buf<'a> {
         self.0 = b;
         Ok(a)
     }
+    #[inline]
     fn u8(&mut self) -> io::Result<u8> {
         Ok(self.take(1)?[0])
     }
+    #[inline]
     fn u16(&mut self) -> io::Result<u16> {
         let b = self.take(2)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
     }
+    #[inline]
     fn u32(&mut self) -> io::Result<u32> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+    #[inline]
     fn u64(&mut self) -> io::Result<u64> {
         let b = self.take(8)?;
         Ok(u64::from_le_bytes(b.try_into().map_err(|_| Self::bad())?))
     }
+    #[inline]
     fn lenenc(&mut self) -> io::Result<u64> {
         Ok(match self.u8()? {
             0xfc => self.u16()? as u64,
@@ -742,24 +778,21 @@ impl NativeConnection {
     /// sending it.
     fn read_response(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
         self.warnings = 0;
-        let mut first: Option<Outcome> = None;
-        loop {
-            let outcome = match self.read_one_result(binary, if first.is_none() { stmt } else { None }) {
-                Ok(o) => o,
-                Err(e) => {
-                    // A failed statement leaves no results to walk through.
-                    self.pending.clear();
-                    return Err(e);
-                }
-            };
-            match first {
-                None => first = Some(outcome),
-                Some(_) => self.pending.push_back(outcome),
-            }
-            if self.status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(first.unwrap_or(Outcome::Affected(0)));
+        let mut result = self.read_one_result(binary, stmt);
+        // Further results (a multi-statement query, a CALL) wait in
+        // `pending`; the first result is returned as it is, not moved
+        // through them.
+        while result.is_ok() && self.status & SERVER_MORE_RESULTS_EXISTS != 0 {
+            match self.read_one_result(binary, None) {
+                Ok(o) => self.pending.push_back(o),
+                Err(e) => result = Err(e),
             }
         }
+        if result.is_err() {
+            // A failed statement leaves no results to walk through.
+            self.pending.clear();
+        }
+        result
     }
 
     fn read_one_result(&mut self, binary: bool, stmt: Option<StmtId>) -> Result<Outcome, DbError> {
@@ -1173,13 +1206,14 @@ impl Connection for NativeConnection {
             }
         };
         // As in command(): the previous statement's results go with it.
-        self.pending.clear();
+        if !self.pending.is_empty() {
+            self.pending.clear();
+        }
         self.wire.begin(true);
         let w = &mut self.wire.wbuf;
-        w.push(COM_STMT_EXECUTE);
-        w.extend_from_slice(&id.to_le_bytes());
-        w.push(0); // no cursor
-        w.extend_from_slice(&1u32.to_le_bytes());
+        let id = id.to_le_bytes();
+        // The command, the statement, no cursor, one iteration.
+        w.extend_from_slice(&[COM_STMT_EXECUTE, id[0], id[1], id[2], id[3], 0, 1, 0, 0, 0]);
         if !params.is_empty() {
             let start = w.len();
             w.resize(start + params.len().div_ceil(8), 0);
