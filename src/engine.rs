@@ -249,7 +249,8 @@ fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status 
 
 /// Open-loop arrival queue for `--rate`.
 struct RateQueue {
-    queue: Mutex<VecDeque<Instant>>,
+    /// Intended start times of arrivals not yet taken, ns of [`crate::clock`].
+    queue: Mutex<VecDeque<u64>>,
     ready: Condvar,
     dropped: AtomicU64,
     generated: AtomicU64,
@@ -263,7 +264,7 @@ struct Control {
     /// End of the warmup, set once before the clients start. Read on every
     /// event, so not behind a lock: a lock's counter would bounce between
     /// all clients' CPUs.
-    warmup_end: OnceLock<Instant>,
+    warmup_end_ns: OnceLock<u64>,
     rate: Option<RateQueue>,
     running: Mutex<u32>,
     done: Condvar,
@@ -279,12 +280,10 @@ struct Control {
     /// Every client's event in progress, by tid, for scripts that run the
     /// event loop themselves (see [`script_more_events`]).
     clocks: Vec<EventClock>,
-    /// Origin of the [`EventClock`] times.
-    epoch: Instant,
 }
 
 /// The event a client started through `sb_more_events`/`sb_event_start`:
-/// its intended and actual start, in ns since [`Control::epoch`]. Atomics
+/// its intended and actual start, in ns of [`crate::clock`]. Atomics
 /// because a script may name any tid; only the client itself writes its own.
 #[derive(Default)]
 #[repr(align(64))]
@@ -294,15 +293,15 @@ struct EventClock {
 }
 
 impl Control {
-    /// The next event's intended start, or None when the client must stop.
-    /// `now`: the current time, which the caller has just read (closed
-    /// loop, it is the intended start).
-    fn next_event(&self, now: Instant) -> Option<Instant> {
-        if self.shared.past_deadline_at(now) {
+    /// The next event's intended start (ns of [`crate::clock`]), or None
+    /// when the client must stop. `now`: the current time, which the caller
+    /// has just read (closed loop, it is the intended start).
+    fn next_event(&self, now: u64) -> Option<u64> {
+        if self.shared.past_deadline_ns(now) {
             return None;
         }
         if self.events_limit > 0 {
-            let in_warmup = self.warmup_end.get().is_some_and(|w| now < *w);
+            let in_warmup = self.warmup_end_ns.get().is_some_and(|w| now < *w);
             if !in_warmup && self.events_started.fetch_add(1, Ordering::Relaxed) >= self.events_limit {
                 return None;
             }
@@ -343,15 +342,12 @@ impl Control {
         *go == Some(true)
     }
 
-    fn since_epoch(&self, t: Instant) -> u64 {
-        t.saturating_duration_since(self.epoch).as_nanos() as u64
-    }
-
     /// Records client `tid`'s finished event: its latency from `intended`
-    /// and, under `--rate`, its service time from `start`.
-    fn finish_event(&self, stats: &ClientStats, intended: Instant, start: Instant, end: Instant) {
-        let latency = end.duration_since(intended).as_nanos() as u64;
-        let service = self.rated.then(|| end.duration_since(start).as_nanos() as u64);
+    /// and, under `--rate`, its service time from `start` (all three in ns
+    /// of [`crate::clock`]).
+    fn finish_event(&self, stats: &ClientStats, intended: u64, start: u64, end: u64) {
+        let latency = end.saturating_sub(intended);
+        let service = self.rated.then(|| end.saturating_sub(start));
         stats.record_event(latency, service);
     }
 
@@ -380,9 +376,9 @@ fn script_client(tid: i32) -> Option<(&'static Control, usize)> {
 /// the next arrival). Remembers the event's intended start.
 pub fn script_more_events(tid: i32) -> bool {
     let Some((ctl, i)) = script_client(tid) else { return false };
-    match ctl.next_event(Instant::now()) {
+    match ctl.next_event(crate::clock::now_ns()) {
         Some(intended) => {
-            ctl.clocks[i].intended_ns.store(ctl.since_epoch(intended), Ordering::Relaxed);
+            ctl.clocks[i].intended_ns.store(intended, Ordering::Relaxed);
             true
         }
         None => false,
@@ -396,7 +392,7 @@ pub fn script_more_events(tid: i32) -> bool {
 pub fn script_event_start(tid: i32) {
     let Some((ctl, i)) = script_client(tid) else { return };
     let clock = &ctl.clocks[i];
-    let start = if ctl.rated { ctl.since_epoch(Instant::now()) } else { clock.intended_ns.load(Ordering::Relaxed) };
+    let start = if ctl.rated { crate::clock::now_ns() } else { clock.intended_ns.load(Ordering::Relaxed) };
     clock.start_ns.store(start, Ordering::Relaxed);
     ctl.stats[i].in_event.store(true, Ordering::Relaxed);
 }
@@ -405,10 +401,10 @@ pub fn script_event_start(tid: i32) {
 /// (and under `--rate` service time) recorded.
 pub fn script_event_stop(tid: i32) {
     let Some((ctl, i)) = script_client(tid) else { return };
-    let end = Instant::now();
+    let end = crate::clock::now_ns();
     let clock = &ctl.clocks[i];
-    let at = |ns: &AtomicU64| ctl.epoch + Duration::from_nanos(ns.load(Ordering::Relaxed));
-    ctl.finish_event(&ctl.stats[i], at(&clock.intended_ns), at(&clock.start_ns), end);
+    let (intended, start) = (clock.intended_ns.load(Ordering::Relaxed), clock.start_ns.load(Ordering::Relaxed));
+    ctl.finish_event(&ctl.stats[i], intended, start, end);
     ctl.stats[i].in_event.store(false, Ordering::Relaxed);
 }
 
@@ -491,11 +487,13 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
 fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
     let Some(rq) = &ctl.rate else { return };
     rand::seed_thread(Phase::Worker, u32::MAX);
-    let mut next = Instant::now();
-    let gap = |u: f64| Duration::from_secs_f64(-(1.0 - u).ln() / rate);
-    next += gap(rand::uniform_double());
+    // Arrival times in ns of crate::clock, what the clients compare with.
+    let mut next = crate::clock::now_ns();
+    // uniform_double() < 1, so the gap is finite.
+    let gap = |u: f64| (-(1.0 - u).ln() / rate * 1e9) as u64;
+    next = next.saturating_add(gap(rand::uniform_double()));
     while !ctl.shared.past_deadline() {
-        let now = Instant::now();
+        let now = crate::clock::now_ns();
         if next <= now {
             let mut q = rq.queue.lock().unwrap_or_else(|p| p.into_inner());
             while next <= now {
@@ -505,13 +503,13 @@ fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
                 } else {
                     rq.dropped.fetch_add(1, Ordering::Relaxed);
                 }
-                next += gap(rand::uniform_double());
+                next = next.saturating_add(gap(rand::uniform_double()));
             }
             drop(q);
             rq.ready.notify_all();
         }
         // Sleep to the next arrival, at most 10 ms, so the deadline is noticed.
-        let wait = next.saturating_duration_since(Instant::now()).min(Duration::from_millis(10));
+        let wait = Duration::from_nanos(next.saturating_sub(crate::clock::now_ns())).min(Duration::from_millis(10));
         if !wait.is_zero() {
             thread::sleep(wait);
         }
@@ -591,7 +589,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         shared: shared.clone(),
         events_limit: cfg.events,
         events_started: AtomicU64::new(0),
-        warmup_end: OnceLock::new(),
+        warmup_end_ns: OnceLock::new(),
         rate: rated.then(|| RateQueue {
             queue: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
@@ -608,7 +606,6 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         rated,
         stats: stats.clone(),
         clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
-        epoch: Instant::now(),
     });
     // A process runs one benchmark, so this is the only run ever set.
     let _ = SCRIPT_RUN.set(ctl.clone());
@@ -644,9 +641,9 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let run_start = start + cfg.warmup;
     {
         if !cfg.time.is_zero() {
-            let _ = shared.deadline.set(run_start + cfg.time);
+            shared.set_deadline(run_start + cfg.time);
         }
-        let _ = ctl.warmup_end.set(run_start);
+        let _ = ctl.warmup_end_ns.set(crate::clock::ns_of(run_start));
         *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
         ctl.go_cv.notify_all();
     }
@@ -815,7 +812,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         // sysbench's clients each log the limit they hit; its logger folds
         // the identical lines into a "repeated" line.
         let by_events = ctl.events_limit > 0 && ctl.events_started.load(Ordering::Relaxed) >= ctl.events_limit;
-        let by_time = shared.deadline.get().is_some_and(|d| end >= *d);
+        let by_time = shared.deadline().is_some_and(|d| end >= d);
         if by_events || by_time {
             crate::log::info(if by_events { "Event limit exceeded, exiting..." } else { "Time limit exceeded, exiting..." });
             if cfg.threads > 1 {

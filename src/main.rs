@@ -3,6 +3,7 @@
 
 mod alloc;
 mod cli;
+mod clock;
 mod driver;
 mod engine;
 mod lab;

@@ -92,8 +92,11 @@ pub struct Shared {
     /// once by the main state.
     pub legacy: AtomicBool,
     /// No new event (and no reconnect attempt) after this instant; set once
-    /// by `run` when `--time` is given.
-    pub deadline: OnceLock<Instant>,
+    /// by `run` ([`Shared::set_deadline`]) when `--time` is given.
+    deadline: OnceLock<Instant>,
+    /// `deadline` on the [`crate::clock`] nanosecond clock, which clients
+    /// check on every event.
+    deadline_ns: OnceLock<u64>,
 }
 
 impl Shared {
@@ -110,6 +113,7 @@ impl Shared {
             failed: AtomicBool::new(false),
             legacy: AtomicBool::new(false),
             deadline: OnceLock::new(),
+            deadline_ns: OnceLock::new(),
         })
     }
 
@@ -127,15 +131,28 @@ impl Shared {
         Ok(d)
     }
 
-    /// Whether the run should stop reconnecting / starting events.
-    pub fn past_deadline(&self) -> bool {
-        self.past_deadline_at(Instant::now())
+    /// The deadline, once `run` has set it.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline.get().copied()
     }
 
-    /// [`Shared::past_deadline`] at `now`, for a caller that has just read
-    /// the clock. Lock-free: clients call it on every event.
-    pub fn past_deadline_at(&self, now: Instant) -> bool {
-        self.failed.load(Ordering::Relaxed) || self.deadline.get().is_some_and(|d| now >= *d)
+    /// Sets the deadline (once; a later call changes nothing).
+    pub fn set_deadline(&self, at: Instant) {
+        if self.deadline.set(at).is_ok() {
+            let _ = self.deadline_ns.set(crate::clock::ns_of(at));
+        }
+    }
+
+    /// Whether the run should stop reconnecting / starting events.
+    pub fn past_deadline(&self) -> bool {
+        self.past_deadline_ns(crate::clock::now_ns())
+    }
+
+    /// [`Shared::past_deadline`] at `now_ns` ([`crate::clock::now_ns`]), for
+    /// a caller that has just read the clock. Lock-free: clients call it on
+    /// every event.
+    pub fn past_deadline_ns(&self, now_ns: u64) -> bool {
+        self.failed.load(Ordering::Relaxed) || self.deadline_ns.get().is_some_and(|d| now_ns >= *d)
     }
 }
 
