@@ -31,7 +31,7 @@ pub mod sqlite;
 use std::fmt;
 
 /// A bound parameter or a literal for client-side emulation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum Value {
     /// SQL NULL.
     Null,
@@ -41,6 +41,28 @@ pub enum Value {
     Double(f64),
     /// CHAR / VARCHAR and anything else sent as text.
     Text(String),
+}
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        match self {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(*i),
+            Value::Double(d) => Value::Double(*d),
+            Value::Text(s) => Value::Text(s.clone()),
+        }
+    }
+
+    /// Text into text reuses the buffer: a statement's parameters are
+    /// copied before every execution, and a string parameter (the `c` and
+    /// `pad` of oltp_insert) would otherwise be allocated and freed each
+    /// time.
+    fn clone_from(&mut self, source: &Value) {
+        match (self, source) {
+            (Value::Text(to), Value::Text(from)) => to.clone_from(from),
+            (to, _) => *to = source.clone(),
+        }
+    }
 }
 
 /// A fully fetched result set. Cells are raw bytes in the server's text
@@ -510,6 +532,27 @@ mod tests {
             out.push((n, String::from_utf8_lossy(l).into_owned()));
         }
         out
+    }
+
+    #[test]
+    fn clone_from_copies_every_kind_and_reuses_a_text_buffer() {
+        let mut v = Value::Text(String::with_capacity(64));
+        let buffer = match &v {
+            Value::Text(s) => s.as_ptr(),
+            _ => unreachable!(),
+        };
+        v.clone_from(&Value::Text("pad".into()));
+        match &v {
+            Value::Text(s) => {
+                assert_eq!(s, "pad");
+                assert_eq!(s.as_ptr(), buffer, "text into text must keep the buffer");
+            }
+            other => panic!("{other:?}"),
+        }
+        for source in [Value::Int(-7), Value::Null, Value::Double(2.5), Value::Text("c".into()), Value::Int(3)] {
+            v.clone_from(&source);
+            assert_eq!(v, source);
+        }
     }
 
     #[test]

@@ -406,10 +406,12 @@ impl StmtState {
             };
             return Err((e, "execute"));
         }
-        self.values.clear();
-        self.values.extend(self.params.iter().map(|p| p.borrow().value.clone()));
+        // Copied in place: the steady state allocates nothing, text included.
+        self.values.resize(self.params.len(), DbValue::Null);
+        for (v, p) in self.values.iter_mut().zip(&self.params) {
+            v.clone_from(&p.borrow().value);
+        }
         let mut con = self.con.borrow_mut();
-        let func = func_name(con.driver.name(), true);
         let r = match con.conn() {
             Ok(c) => c.execute(self.id, &self.values),
             Err(e) => Err(e),
@@ -419,7 +421,7 @@ impl StmtState {
                 con.count(&o);
                 Ok(con.store(o))
             }
-            Err(e) => Err((e, func)),
+            Err(e) => Err((e, func_name(con.driver.name(), true))),
         }
     }
 }
