@@ -49,8 +49,9 @@
 #        and per query under valgrind's callgrind (1 client; the difference
 #        between runs of CALLGRIND_EVENTS [2000 12000] events, so start-up
 #        cancels out). Instruction counts do not depend on the machine's
-#        state: the one client-overhead figure here that repeats exactly.
-#        0: skip.
+#        state: the steadiest client-overhead figure here (seen within 2%
+#        between runs; the per-connection read order and LuaJIT's trace
+#        timing still vary). 0: skip.
 #   RESULTS  also write the raw per-run numbers (TSV) to this file
 #   KEEP [0]  1: keep the work dir (tool outputs, server logs)
 set -euo pipefail

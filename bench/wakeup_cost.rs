@@ -24,7 +24,8 @@ const CASE_TIME: Duration = Duration::from_secs(1);
 
 fn check(r: libc::c_int, what: &str) -> io::Result<libc::c_int> {
     if r < 0 {
-        return Err(io::Error::new(io::Error::last_os_error().kind(), format!("{what}: {}", io::Error::last_os_error())));
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
     }
     Ok(r)
 }
