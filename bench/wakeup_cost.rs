@@ -120,7 +120,11 @@ fn main() {
     for (name, a, b) in cases {
         match round_trip(a, b) {
             Ok((wall, cpu)) => {
-                println!("unix socket round trip, {name}: {:.1} us wall, {:.1} us CPU (both threads)", us(wall), us(cpu))
+                println!(
+                    "unix socket round trip, {name}: {:.1} us wall, {:.1} us CPU (both threads)",
+                    us(wall),
+                    us(cpu)
+                )
             }
             Err(e) => {
                 eprintln!("wakeup-cost: {name}: {e}");

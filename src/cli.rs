@@ -138,7 +138,8 @@ fn push(p: &mut Parsed, name: &str, value: Option<String>, original: &str) -> Re
         return Err(format!("invalid option: {original}"));
     }
     if name == "config_file" {
-        let file = value.ok_or_else(|| "invalid option: --config-file needs a file name (--config-file=FILE)".to_string())?;
+        let file =
+            value.ok_or_else(|| "invalid option: --config-file needs a file name (--config-file=FILE)".to_string())?;
         return read_config_file(p, &file);
     }
     if name == "test" {

@@ -35,10 +35,10 @@
 //! never aborts the run: its length is reported, and arrivals still queued
 //! at the end are counted and reported as not started.
 
-use crate::sched;
 use crate::options::Options;
-use crate::rand::{self, Phase};
 use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
+use crate::rand::{self, Phase};
+use crate::sched;
 use crate::script::{self, Shared};
 use crate::stats::{ClientStats, Collector, Counter};
 use mlua::{Lua, Value};
@@ -97,7 +97,9 @@ pub struct RunConfig {
 pub fn set_verbosity(opts: &Options) -> Result<(), String> {
     let v = opts.int("verbosity");
     if !(0..=crate::log::MAX_VERBOSITY).contains(&v) {
-        return Err(format!("FATAL: Invalid value for --verbosity: {v} (0 fatal, 1 alert, 2 warning, 3 notice, 4 info, 5 debug)"));
+        return Err(format!(
+            "FATAL: Invalid value for --verbosity: {v} (0 fatal, 1 alert, 2 warning, 3 notice, 4 info, 5 debug)"
+        ));
     }
     crate::log::set_verbosity(if opts.bool("debug") { crate::log::MAX_VERBOSITY as u8 } else { v as u8 });
     crate::log::set_to_stderr(Format::parse(opts.str("format")).is_some_and(|f| !f.is_text()));
@@ -129,7 +131,10 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             match f.call::<Value>(()) {
                 Ok(Value::Boolean(false)) => ExitCode::from(1),
                 Ok(_) => ExitCode::SUCCESS,
-                Err(e) => fail(&format!("FATAL: `sysbench.cmdline.call_command' function failed: {}", script::error_message(&e))),
+                Err(e) => fail(&format!(
+                    "FATAL: `sysbench.cmdline.call_command' function failed: {}",
+                    script::error_message(&e)
+                )),
             }
         };
     }
@@ -204,28 +209,26 @@ fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status 
             let shared = shared.clone();
             let cmd = cmd.to_string();
             let failed = failed.clone();
-            thread::Builder::new()
-                .stack_size(cfg.stack_size)
-                .name(format!("command-{tid}"))
-                .spawn(move || {
-                    let r = client_state(&shared, Phase::Command, tid, Arc::new(ClientStats::default())).and_then(|lua| {
-                        let (f, _) = script::custom_command(&lua, &cmd).ok_or_else(|| format!("command '{cmd}' vanished"))?;
-                        match f.call::<Value>(()) {
-                            Ok(Value::Boolean(false)) => Err(String::new()),
-                            Ok(_) => Ok(()),
-                            Err(e) => Err(format!(
-                                "FATAL: `sysbench.cmdline.call_command' function failed: {}",
-                                script::error_message(&e)
-                            )),
-                        }
-                    });
-                    if let Err(msg) = r {
-                        if !msg.is_empty() {
-                            println!("{msg}");
-                        }
-                        failed.store(true, Ordering::Relaxed);
+            thread::Builder::new().stack_size(cfg.stack_size).name(format!("command-{tid}")).spawn(move || {
+                let r = client_state(&shared, Phase::Command, tid, Arc::new(ClientStats::default())).and_then(|lua| {
+                    let (f, _) =
+                        script::custom_command(&lua, &cmd).ok_or_else(|| format!("command '{cmd}' vanished"))?;
+                    match f.call::<Value>(()) {
+                        Ok(Value::Boolean(false)) => Err(String::new()),
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(format!(
+                            "FATAL: `sysbench.cmdline.call_command' function failed: {}",
+                            script::error_message(&e)
+                        )),
                     }
-                })
+                });
+                if let Err(msg) = r {
+                    if !msg.is_empty() {
+                        println!("{msg}");
+                    }
+                    failed.store(true, Ordering::Relaxed);
+                }
+            })
         })
         .collect();
     for h in handles {
@@ -427,7 +430,8 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     crate::log::debug(&format!("Worker thread (#{tid}) started"));
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
-            f.call::<()>(tid).map_err(|e| format!("FATAL: `thread_init' function failed: {}", script::error_message(&e)))?;
+            f.call::<()>(tid)
+                .map_err(|e| format!("FATAL: `thread_init' function failed: {}", script::error_message(&e)))?;
         }
         crate::log::debug(&format!("Worker thread (#{tid}) initialized"));
         // Compiling the script leaves garbage; collect it before the run so
@@ -459,9 +463,9 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     // The script's own thread_run, or sysbench's default loop from the
     // prelude; both drive the event loop through sb_more_events and
     // sb_event_start/stop (script_more_events & co below).
-    let thread_run = script::global_fn(&lua, "thread_run")
-        .ok_or(())
-        .or_else(|()| lua.globals().get::<mlua::Table>("sysbench").and_then(|sb| sb.get::<mlua::Function>("_thread_run")));
+    let thread_run = script::global_fn(&lua, "thread_run").ok_or(()).or_else(|()| {
+        lua.globals().get::<mlua::Table>("sysbench").and_then(|sb| sb.get::<mlua::Function>("_thread_run"))
+    });
     let r = match thread_run {
         Ok(f) => f.call::<Value>(tid),
         Err(e) => Err(e),
@@ -470,12 +474,15 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     stats.in_event.store(false, Ordering::Relaxed);
     out.finished = Some(Instant::now());
     // thread_done only after a clean loop; either failure stops every client.
-    let r = r.map_err(|e| format!("FATAL: `thread_run' function failed: {}", script::error_message(&e))).and_then(|_| {
-        match script::global_fn(&lua, "thread_done") {
-            Some(f) => f.call::<()>(tid).map_err(|e| format!("FATAL: `thread_done' function failed: {}", script::error_message(&e))),
-            None => Ok(()),
-        }
-    });
+    let r =
+        r.map_err(|e| format!("FATAL: `thread_run' function failed: {}", script::error_message(&e))).and_then(|_| {
+            match script::global_fn(&lua, "thread_done") {
+                Some(f) => f
+                    .call::<()>(tid)
+                    .map_err(|e| format!("FATAL: `thread_done' function failed: {}", script::error_message(&e))),
+                None => Ok(()),
+            }
+        });
     if let Err(msg) = r {
         println!("{msg}");
         ctl.shared.failed.store(true, Ordering::Relaxed);
@@ -672,7 +679,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // the system warmed up. Ticks count from the start of the warmup.
     let mut warmup_intervals: Vec<IntervalRow> = Vec::new();
     let mut warmup_done = cfg.warmup.is_zero();
-    let mut next_warmup_tick = if cfg.report_interval.is_zero() { start + Duration::from_secs(100 * 365 * 86400) } else { start + cfg.report_interval };
+    let mut next_warmup_tick = if cfg.report_interval.is_zero() {
+        start + Duration::from_secs(100 * 365 * 86400)
+    } else {
+        start + cfg.report_interval
+    };
     let mut last_warmup_tick = start;
     let mut period_start = run_start;
     let mut last_tick = run_start;
@@ -689,7 +700,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         &[]
     };
-    let mut checkpoints: VecDeque<Instant> = checkpoint_times.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
+    let mut checkpoints: VecDeque<Instant> =
+        checkpoint_times.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
     let forced_at = cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| run_start + cfg.time + g);
     let sql = || shared.driver_used.load(Ordering::Relaxed);
     loop {
@@ -699,8 +711,16 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             // the last, possibly shorter, warmup interval).
             let before_end = run_start.saturating_duration_since(now).as_secs_f64();
             let p = collector.drain_interval();
-            let queue = ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats)));
-            let row = IntervalRow::new(0.0 - before_end, now.duration_since(last_warmup_tick).as_secs_f64(), ctl.threads_running.load(Ordering::Relaxed), &p, &cfg.percentiles, queue);
+            let queue =
+                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats)));
+            let row = IntervalRow::new(
+                0.0 - before_end,
+                now.duration_since(last_warmup_tick).as_secs_f64(),
+                ctl.threads_running.load(Ordering::Relaxed),
+                &p,
+                &cfg.percentiles,
+                queue,
+            );
             warmup_intervals.push(row);
             last_warmup_tick = now;
             while next_warmup_tick <= now {
@@ -731,7 +751,12 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 // A script's JSON array (report_json as interval hook) ends
                 // before the built-in report, so both stay parseable.
                 script::close_reports(main);
-                output::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+                output::final_report(
+                    cfg.format,
+                    &summary,
+                    &shared.opts.read().unwrap_or_else(|p| p.into_inner()),
+                    &shared.script.name,
+                );
                 let _ = std::io::Write::flush(&mut std::io::stdout());
                 std::process::exit(2);
             }
@@ -770,7 +795,12 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             }
             // Checkpoints exist in the text layouts only (above), so this is
             // the text report, with --debug's per-thread lines.
-            output::final_report(cfg.format, &summary, &shared.opts.read().unwrap_or_else(|p| p.into_inner()), &shared.script.name);
+            output::final_report(
+                cfg.format,
+                &summary,
+                &shared.opts.read().unwrap_or_else(|p| p.into_inner()),
+                &shared.script.name,
+            );
             collector.reset();
             period_start = now;
         }
@@ -814,7 +844,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         let by_events = ctl.events_limit > 0 && ctl.events_started.load(Ordering::Relaxed) >= ctl.events_limit;
         let by_time = shared.deadline().is_some_and(|d| end >= d);
         if by_events || by_time {
-            crate::log::info(if by_events { "Event limit exceeded, exiting..." } else { "Time limit exceeded, exiting..." });
+            crate::log::info(if by_events {
+                "Event limit exceeded, exiting..."
+            } else {
+                "Time limit exceeded, exiting..."
+            });
             if cfg.threads > 1 {
                 crate::log::info(&format!("(last message repeated {} times)", cfg.threads - 1));
             }
@@ -862,7 +896,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
 
 /// The figures every report has (interval rows, rate, server version and
 /// abort reason left empty for the caller to fill in).
-fn summary<'a>(cfg: &'a RunConfig, sql: bool, cum: &'a crate::stats::Period, fairness: &'a [crate::stats::ClientFairness], total: f64, period: f64) -> Summary<'a> {
+fn summary<'a>(
+    cfg: &'a RunConfig,
+    sql: bool,
+    cum: &'a crate::stats::Period,
+    fairness: &'a [crate::stats::ClientFairness],
+    total: f64,
+    period: f64,
+) -> Summary<'a> {
     Summary {
         sql,
         threads: cfg.threads,
@@ -904,7 +945,10 @@ fn print_header(cfg: &RunConfig, text: bool) {
         println!("Target transaction rate: {}/sec", crate::script::format_lua_number(cfg.rate));
     }
     if !cfg.report_interval.is_zero() {
-        println!("Report intermediate results every {} second(s)", crate::script::format_lua_number(cfg.report_interval.as_secs_f64()));
+        println!(
+            "Report intermediate results every {} second(s)",
+            crate::script::format_lua_number(cfg.report_interval.as_secs_f64())
+        );
     }
     if !cfg.checkpoints.is_empty() {
         let list: Vec<String> = cfg.checkpoints.iter().map(|c| c.to_string()).collect();
@@ -936,7 +980,9 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     }
     let time = opts.int("time");
     if time < 0 {
-        return Err(format!("FATAL: Invalid value for --time: {time}. Use 0 for no time limit or a number of seconds."));
+        return Err(format!(
+            "FATAL: Invalid value for --time: {time}. Use 0 for no time limit or a number of seconds."
+        ));
     }
     let events = opts.int("events");
     if events < 0 {
@@ -948,7 +994,10 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     }
     let rate = opts.double("rate");
     if rate < 0.0 || !rate.is_finite() {
-        return Err(format!("FATAL: Invalid value for --rate: {}. Use a positive number of events per second, or 0 for no rate limit.", opts.raw("rate")));
+        return Err(format!(
+            "FATAL: Invalid value for --rate: {}. Use a positive number of events per second, or 0 for no rate limit.",
+            opts.raw("rate")
+        ));
     }
     let ri = opts.double("report_interval");
     if ri < 0.0 {
@@ -958,7 +1007,9 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     for c in opts.list("report_checkpoints") {
         match c.parse::<u64>() {
             Ok(v) => checkpoints.push(v),
-            Err(_) => return Err(format!("FATAL: Invalid value for --report-checkpoints: '{c}' (whole seconds expected).")),
+            Err(_) => {
+                return Err(format!("FATAL: Invalid value for --report-checkpoints: '{c}' (whole seconds expected)."))
+            }
         }
     }
     checkpoints.sort_unstable();
@@ -983,15 +1034,20 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
                     percentiles.push(v)
                 }
             }
-            _ => return Err(format!("FATAL: Invalid value for --percentile: {p} (numbers in 0..100, e.g. 95,99,99.9; 0 disables)")),
+            _ => {
+                return Err(format!(
+                    "FATAL: Invalid value for --percentile: {p} (numbers in 0..100, e.g. 95,99,99.9; 0 disables)"
+                ))
+            }
         }
     }
     let histogram = opts.bool("histogram");
     if histogram && percentiles.is_empty() {
         return Err("FATAL: --histogram cannot be used with --percentile=0".into());
     }
-    let format = Format::parse(opts.str("format"))
-        .ok_or_else(|| format!("FATAL: Invalid value for --format: '{}' (use text, json, csv or legacy)", opts.str("format")))?;
+    let format = Format::parse(opts.str("format")).ok_or_else(|| {
+        format!("FATAL: Invalid value for --format: '{}' (use text, json, csv or legacy)", opts.str("format"))
+    })?;
     let init_timeout = opts.int("thread_init_timeout").max(1) as u64;
     let (client_threads, client_threads_refused) = client_threads(opts)?;
     Ok(RunConfig {

@@ -147,7 +147,8 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(&e),
     };
-    let header = format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
+    let header =
+        format!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible, using bundled LuaJIT 2.1)\n");
     log::notice(&header);
 
     let shared = script::Shared::new(opts, source, argv.clone(), command);

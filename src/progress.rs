@@ -72,8 +72,14 @@ fn show(total: Option<u64>, stop: &AtomicBool) {
             Some(t) if t > 0 => {
                 let frac = (rows as f64 / t as f64).min(1.0);
                 let filled = (frac * 30.0) as usize;
-                let eta = if rate > 0.0 { format!("{:.0}s", (t.saturating_sub(rows)) as f64 / rate) } else { "?".into() };
-                format!("[{}{}] {:>3.0}% {rows}/{t} rows, {rate:.0} rows/s, ETA {eta}", "#".repeat(filled), " ".repeat(30 - filled), frac * 100.0)
+                let eta =
+                    if rate > 0.0 { format!("{:.0}s", (t.saturating_sub(rows)) as f64 / rate) } else { "?".into() };
+                format!(
+                    "[{}{}] {:>3.0}% {rows}/{t} rows, {rate:.0} rows/s, ETA {eta}",
+                    "#".repeat(filled),
+                    " ".repeat(30 - filled),
+                    frac * 100.0
+                )
             }
             _ => format!("{rows} rows, {rate:.0} rows/s"),
         };

@@ -67,14 +67,7 @@ pub struct LatencyAcc {
 
 impl Default for LatencyAcc {
     fn default() -> Self {
-        LatencyAcc {
-            hist: None,
-            count: 0,
-            min_ns: u64::MAX,
-            max_ns: 0,
-            sum_ns: 0,
-            overflow: 0,
-        }
+        LatencyAcc { hist: None, count: 0, min_ns: u64::MAX, max_ns: 0, sum_ns: 0, overflow: 0 }
     }
 }
 
@@ -343,7 +336,12 @@ impl Collector {
             .map(|c| {
                 let s = c.recorded().share;
                 let secs = |ns: u64| (s.events > 0).then_some(ns as f64 / 1e9);
-                ClientFairness { events: s.events, time_s: s.time_ns as f64 / 1e9, min_s: secs(s.min_ns), max_s: secs(s.max_ns) }
+                ClientFairness {
+                    events: s.events,
+                    time_s: s.time_ns as f64 / 1e9,
+                    min_s: secs(s.min_ns),
+                    max_s: secs(s.max_ns),
+                }
             })
             .collect()
     }
@@ -451,7 +449,10 @@ mod tests {
         assert_eq!(cum.get(Counter::Event), 1);
         assert_eq!(cum.latency.count, 1);
         assert_eq!(cum.latency.min_ms(), Some(7.0));
-        assert_eq!(col.fairness(), vec![ClientFairness { events: 1, time_s: 0.007, min_s: Some(0.007), max_s: Some(0.007) }]);
+        assert_eq!(
+            col.fairness(),
+            vec![ClientFairness { events: 1, time_s: 0.007, min_s: Some(0.007), max_s: Some(0.007) }]
+        );
     }
 
     /// Clients record while the collector drains and resets: every period's

@@ -347,7 +347,11 @@ end
     let (_d2, s2) = script("function event() end\nfunction thread_run() error('broken loop') end\n");
     let r = dbbench(&[&s2, "run", "--events=10"]);
     assert_eq!(r.code, 1);
-    assert!(r.stdout.contains("FATAL: `thread_run' function failed:") && r.stdout.contains("broken loop"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("FATAL: `thread_run' function failed:") && r.stdout.contains("broken loop"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// sysbench.report_csv / report_json as hooks, and sysbench.histogram.
@@ -528,7 +532,11 @@ fn verbosity_levels_follow_sysbench() {
     assert_eq!(v["counters"]["events"], 40);
     // 4 (info): the limit line, folded as sysbench's logger does, and Done.
     let info = dbbench(&[&base[..], &["--verbosity=4"]].concat());
-    assert!(info.stdout.contains("Event limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n"), "{}", info.stdout);
+    assert!(
+        info.stdout.contains("Event limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n"),
+        "{}",
+        info.stdout
+    );
     assert!(!info.stdout.contains("DEBUG:"), "{}", info.stdout);
     // Bad values: one line, exit 1.
     let bad = dbbench(&[&base[..], &["--verbosity=6"]].concat());
@@ -569,7 +577,17 @@ fn debug_prints_thread_lines_and_measured_per_thread_latency() {
     assert_eq!(events, 30);
     assert!(r.stdout.contains("DEBUG:                  total time taken by event execution: "), "{}", r.stdout);
     // Under JSON the messages go to stderr: stdout stays one document.
-    let j = dbbench(&[&s, "run", "--events=10", "--threads=2", "--time=0", "--ms=2", "--debug", "--format=json", "--num-threads=2"]);
+    let j = dbbench(&[
+        &s,
+        "run",
+        "--events=10",
+        "--threads=2",
+        "--time=0",
+        "--ms=2",
+        "--debug",
+        "--format=json",
+        "--num-threads=2",
+    ]);
     assert_eq!(j.code, 0, "{}{}", j.stdout, j.stderr);
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap_or_else(|e| panic!("{e}: {}", j.stdout));
     assert_eq!(v["counters"]["events"], 10);

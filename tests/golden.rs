@@ -133,7 +133,8 @@ fn pass(tool: Tool, server: Server, db: &str, script: &str, extra: &[&str]) -> O
     let run = step("run", &["--events=40", "--threads=1"]);
     let counts = (run.code == 0).then(|| counts(&run));
     let cleanup = step("cleanup", &[]);
-    let left = server.snapshot(db).into_iter().filter(|l| !l.starts_with("columns:") && !l.starts_with("indexes:")).collect();
+    let left =
+        server.snapshot(db).into_iter().filter(|l| !l.starts_with("columns:") && !l.starts_with("indexes:")).collect();
     let _ = std::fs::remove_dir_all(&dir);
     Some(Pass {
         prepare_code: prepare.code,
@@ -148,7 +149,9 @@ fn pass(tool: Tool, server: Server, db: &str, script: &str, extra: &[&str]) -> O
 
 /// Differences between sysbench's and dbbench's passes over `script`.
 fn compare(server: Server, db: &str, script: &str, extra: &[&str]) -> Vec<String> {
-    let (Some(sb), Some(us)) = (pass(sysbench_in, server, db, script, extra), pass(dbbench_in, server, db, script, extra)) else {
+    let (Some(sb), Some(us)) =
+        (pass(sysbench_in, server, db, script, extra), pass(dbbench_in, server, db, script, extra))
+    else {
         return vec![];
     };
     assert!(sb.counts.is_some(), "sysbench itself failed to run {script}: {sb:?}");

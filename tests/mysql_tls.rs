@@ -54,23 +54,38 @@ fn tls_sessions_ciphers_and_ca_check() {
     // No cacert.pem: encrypted, certificate not checked (ssl-mode REQUIRED).
     let r = run(&plain_dir, &[]);
     if r.code != 0 || cipher(&r).is_none_or(|c| c.is_empty() || c == "nil") {
-        failures.push(format!("--mysql-ssl=on: want an encrypted session, got code {}: {}{}", r.code, r.stdout, r.stderr));
+        failures
+            .push(format!("--mysql-ssl=on: want an encrypted session, got code {}: {}{}", r.code, r.stdout, r.stderr));
     }
     // Neither is what client and server pick by default (TLS_AES_256_GCM_SHA384).
     for name in ["ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_AES_128_GCM_SHA256"] {
         let r = run(&plain_dir, &[&format!("--mysql-ssl-cipher={name}")]);
         if r.code != 0 || cipher(&r).as_deref() != Some(name) {
-            failures.push(format!("--mysql-ssl-cipher={name}: want that cipher, got code {}: {}{}", r.code, r.stdout, r.stderr));
+            failures.push(format!(
+                "--mysql-ssl-cipher={name}: want that cipher, got code {}: {}{}",
+                r.code, r.stdout, r.stderr
+            ));
         }
     }
     // The IANA spelling of a TLS 1.2 suite selects it too.
     let r = run(&plain_dir, &["--mysql-ssl-cipher=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]);
     if r.code != 0 || cipher(&r).as_deref() != Some("ECDHE-ECDSA-AES256-GCM-SHA384") {
-        failures.push(format!("IANA name: want ECDHE-ECDSA-AES256-GCM-SHA384, got code {}: {}{}", r.code, r.stdout, r.stderr));
+        failures.push(format!(
+            "IANA name: want ECDHE-ECDSA-AES256-GCM-SHA384, got code {}: {}{}",
+            r.code, r.stdout, r.stderr
+        ));
     }
     let r = run(&plain_dir, &["--mysql-ssl-cipher=RC4-MD5"]);
-    if r.code == 0 || !r.stdout.lines().any(|l| l.starts_with("FATAL: ") && l.contains("invalid --mysql-ssl-cipher item 'RC4-MD5'")) {
-        failures.push(format!("unknown cipher: want one FATAL line naming it, got code {}: {}{}", r.code, r.stdout, r.stderr));
+    if r.code == 0
+        || !r
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("FATAL: ") && l.contains("invalid --mysql-ssl-cipher item 'RC4-MD5'"))
+    {
+        failures.push(format!(
+            "unknown cipher: want one FATAL line naming it, got code {}: {}{}",
+            r.code, r.stdout, r.stderr
+        ));
     }
     // cacert.pem in the current directory: the chain is checked.
     for (ca, ok) in [("ca.crt", true), ("other.crt", false)] {
@@ -80,7 +95,8 @@ fn tls_sessions_ciphers_and_ca_check() {
         let r = run(&cwd, &[]);
         let refused_for_the_certificate = r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains("UnknownIssuer");
         if if ok { r.code != 0 } else { !refused_for_the_certificate } {
-            failures.push(format!("cacert.pem = {ca}: want success {ok}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+            failures
+                .push(format!("cacert.pem = {ca}: want success {ok}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
     drop(server);

@@ -47,8 +47,10 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     let dir = tempdir("pg-tls");
     let certs = make_certificates(&dir);
     let (crt, key) = (certs.join("server.crt"), certs.join("server.key"));
-    let ssl_opts = ["ssl=on".to_string(), format!("ssl_cert_file={}", crt.display()), format!("ssl_key_file={}", key.display())];
-    let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
+    let ssl_opts =
+        ["ssl=on".to_string(), format!("ssl_cert_file={}", crt.display()), format!("ssl_key_file={}", key.display())];
+    let server =
+        Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
     let info = server.info();
     let port = info["port"].as_u64().unwrap().to_string();
     std::fs::write(
@@ -99,7 +101,8 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     for (host, mode, root, want) in cases {
         let r = run(host, mode, root);
         if !outcome_is(&r, want) {
-            failures.push(format!("{host} {mode} {root}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+            failures
+                .push(format!("{host} {mode} {root}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
         }
     }
 
@@ -110,13 +113,38 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     type Case<'a> = (&'a str, Option<&'a str>, &'a [(&'a str, Option<&'a str>)], Result<&'a str, &'a str>);
     let system_cases: [Case; 6] = [
         ("localhost", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Ok("ssl=t")),
-        ("127.0.0.1", None, &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Err("certificate not valid for name \"127.0.0.1\"")),
-        ("localhost", None, &[("SSL_CERT_FILE", Some(&other)), ("SSL_CERT_DIR", None)], Err("invalid peer certificate: UnknownIssuer")),
+        (
+            "127.0.0.1",
+            None,
+            &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)],
+            Err("certificate not valid for name \"127.0.0.1\""),
+        ),
+        (
+            "localhost",
+            None,
+            &[("SSL_CERT_FILE", Some(&other)), ("SSL_CERT_DIR", None)],
+            Err("invalid peer certificate: UnknownIssuer"),
+        ),
         // A directory of certificates (the keys and requests in it are skipped).
-        ("localhost", None, &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", Some(&certs_dir))], Ok("ssl=t")),
+        (
+            "localhost",
+            None,
+            &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", Some(&certs_dir))],
+            Ok("ssl=t"),
+        ),
         // libpq refuses a weaker mode with the system's roots.
-        ("localhost", Some("require"), &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)], Err("use --pgsql-sslmode=verify-full")),
-        ("localhost", Some("verify-full"), &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", None)], Err("no usable root certificate found")),
+        (
+            "localhost",
+            Some("require"),
+            &[("SSL_CERT_FILE", Some(&ca)), ("SSL_CERT_DIR", None)],
+            Err("use --pgsql-sslmode=verify-full"),
+        ),
+        (
+            "localhost",
+            Some("verify-full"),
+            &[("SSL_CERT_FILE", Some("/nonexistent.pem")), ("SSL_CERT_DIR", None)],
+            Err("no usable root certificate found"),
+        ),
     ];
     for (i, (host, mode, env, want)) in system_cases.into_iter().enumerate() {
         // Every other case names `system` through PGSSLROOTCERT instead of the option.
@@ -130,7 +158,10 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         };
         let r = run_env(host, mode, root, &env);
         if !outcome_is(&r, want) || r.stderr.lines().count() > 1 {
-            failures.push(format!("system roots, {host} {mode:?} {env:?}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+            failures.push(format!(
+                "system roots, {host} {mode:?} {env:?}: want {want:?}, got code {}: {}{}",
+                r.code, r.stdout, r.stderr
+            ));
         }
     }
 
@@ -152,10 +183,15 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     while run("127.0.0.1", "require", "").code == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    for (mode, want) in [("prefer", Ok("ssl=f")), ("allow", Ok("ssl=f")), ("require", Err("error performing TLS handshake"))] {
+    for (mode, want) in
+        [("prefer", Ok("ssl=f")), ("allow", Ok("ssl=f")), ("require", Err("error performing TLS handshake"))]
+    {
         let r = run("127.0.0.1", mode, "");
         if !outcome_is(&r, want) {
-            failures.push(format!("P-521 certificate, {mode}: want {want:?}, got code {}: {}{}", r.code, r.stdout, r.stderr));
+            failures.push(format!(
+                "P-521 certificate, {mode}: want {want:?}, got code {}: {}{}",
+                r.code, r.stdout, r.stderr
+            ));
         }
     }
     drop(server);
@@ -177,8 +213,31 @@ fn client_certificate_authenticates() {
     let mut a = vec!["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
     a.extend(["-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=certuser"]);
     openssl(&certs, &a);
-    std::fs::write(certs.join("client.cnf"), "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n").unwrap();
-    openssl(&certs, &["x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "2", "-extfile", "client.cnf"]);
+    std::fs::write(
+        certs.join("client.cnf"),
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
+    )
+    .unwrap();
+    openssl(
+        &certs,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "client.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "client.cnf",
+        ],
+    );
     own_for_postgres(&certs, &["ca.crt"]);
     let ssl_opts = [
         "ssl=on".to_string(),
@@ -186,14 +245,19 @@ fn client_certificate_authenticates() {
         format!("ssl_key_file={}", certs.join("server.key").display()),
         format!("ssl_ca_file={}", certs.join("ca.crt").display()),
     ];
-    let server = Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
+    let server =
+        Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
     let info = server.info();
     let port = info["port"].as_u64().unwrap().to_string();
     server.psql("CREATE ROLE certuser LOGIN");
     // certuser over TCP: a certificate or nothing (first matching line wins).
     let hba = server.psql("SHOW hba_file");
     let old = std::fs::read_to_string(&hba).unwrap();
-    std::fs::write(&hba, format!("hostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\n{old}")).unwrap();
+    std::fs::write(
+        &hba,
+        format!("hostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\n{old}"),
+    )
+    .unwrap();
     server.psql("SELECT pg_reload_conf()");
     std::fs::write(
         dir.join("dn.lua"),
@@ -221,7 +285,10 @@ fn client_certificate_authenticates() {
         let env = [("HOME", Some(home.as_str())), ("PGSSLCERT", None), ("PGSSLKEY", None)];
         dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env)
     };
-    let with_cert = [format!("--pgsql-sslcert={}", certs.join("client.crt").display()), format!("--pgsql-sslkey={}", certs.join("client.key").display())];
+    let with_cert = [
+        format!("--pgsql-sslcert={}", certs.join("client.crt").display()),
+        format!("--pgsql-sslkey={}", certs.join("client.key").display()),
+    ];
     // The reload is asynchronous: wait (bounded) until certuser without a
     // certificate is refused.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -233,7 +300,11 @@ fn client_certificate_authenticates() {
     let mut failures = Vec::new();
     let all = |r: &common::Run| format!("{}{}", r.stdout, r.stderr);
     if without.code == 0 || !all(&without).contains("certificate") {
-        failures.push(format!("without a certificate: want a refusal naming the certificate, got code {}: {}", without.code, all(&without)));
+        failures.push(format!(
+            "without a certificate: want a refusal naming the certificate, got code {}: {}",
+            without.code,
+            all(&without)
+        ));
     }
     let ok = run(&with_cert);
     if ok.code != 0 || !ok.stdout.lines().any(|l| l == "dn=/CN=certuser") {
@@ -241,8 +312,15 @@ fn client_certificate_authenticates() {
     }
     let no_key = run(&[with_cert[0].clone(), format!("--pgsql-sslkey={}", certs.join("missing.key").display())]);
     let text = all(&no_key);
-    if no_key.code == 0 || !text.lines().any(|l| l.starts_with("FATAL: ") && l.contains("missing.key") && l.contains("--pgsql-sslkey=FILE")) {
-        failures.push(format!("missing key: want one line naming the file and --pgsql-sslkey, got code {}: {text}", no_key.code));
+    if no_key.code == 0
+        || !text
+            .lines()
+            .any(|l| l.starts_with("FATAL: ") && l.contains("missing.key") && l.contains("--pgsql-sslkey=FILE"))
+    {
+        failures.push(format!(
+            "missing key: want one line naming the file and --pgsql-sslkey, got code {}: {text}",
+            no_key.code
+        ));
     }
     // A stray default certificate without its key (~/.postgresql) does not
     // stop a connection that needs none: a warning, then the run (sbtest
@@ -250,8 +328,15 @@ fn client_certificate_authenticates() {
     std::fs::create_dir_all(dir.join(".postgresql")).unwrap();
     std::fs::copy(certs.join("client.crt"), dir.join(".postgresql/postgresql.crt")).unwrap();
     let stray = run(&["--pgsql-user=sbtest".to_string()]);
-    if stray.code != 0 || !stray.stdout.contains("WARNING: client certificate not used") || !stray.stdout.contains("dn=") {
-        failures.push(format!("stray default certificate: want a warning and a run, got code {}: {}", stray.code, all(&stray)));
+    if stray.code != 0
+        || !stray.stdout.contains("WARNING: client certificate not used")
+        || !stray.stdout.contains("dn=")
+    {
+        failures.push(format!(
+            "stray default certificate: want a warning and a run, got code {}: {}",
+            stray.code,
+            all(&stray)
+        ));
     }
     drop(server);
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));

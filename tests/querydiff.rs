@@ -46,7 +46,8 @@ const SCHEMA: &[&str] = &[
 
 /// 2000 rows in t1 and t2 as one INSERT each (no engine-specific generator).
 fn data_statements() -> Vec<String> {
-    let t1: Vec<String> = (1..=2000).map(|n| format!("({n}, {}, 'b{}', {}.{:02})", n % 100, n % 37, n / 7, n % 100)).collect();
+    let t1: Vec<String> =
+        (1..=2000).map(|n| format!("({n}, {}, 'b{}', {}.{:02})", n % 100, n % 37, n / 7, n % 100)).collect();
     let t2: Vec<String> = (1..=2000).map(|n| format!("({n}, {}, {})", n % 500 + 1, n % 13)).collect();
     vec![format!("INSERT INTO t1 VALUES {}", t1.join(",")), format!("INSERT INTO t2 VALUES {}", t2.join(","))]
 }
@@ -64,8 +65,16 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         return;
     }
     let dir = tempdir("qd-maria2");
-    let on = Managed::start(&dir.join("on"), "mariadb", &["--optimizer-switch=derived_merge=on", "--innodb-buffer-pool-size=32M"]);
-    let off = Managed::start(&dir.join("off"), "mariadb", &["--optimizer-switch=derived_merge=off", "--innodb-buffer-pool-size=32M"]);
+    let on = Managed::start(
+        &dir.join("on"),
+        "mariadb",
+        &["--optimizer-switch=derived_merge=on", "--innodb-buffer-pool-size=32M"],
+    );
+    let off = Managed::start(
+        &dir.join("off"),
+        "mariadb",
+        &["--optimizer-switch=derived_merge=off", "--innodb-buffer-pool-size=32M"],
+    );
     for s in [&on, &off] {
         load_mysql(&mut s.mysql());
     }
@@ -78,7 +87,10 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         &[
             // Merged into the outer query with derived_merge=on; a
             // materialised temporary table with it off.
-            ("1.sql", "SELECT d.a, count(*) FROM (SELECT a, b FROM t1 WHERE id < 1500) d WHERE d.b = 'b5' GROUP BY d.a"),
+            (
+                "1.sql",
+                "SELECT d.a, count(*) FROM (SELECT a, b FROM t1 WHERE id < 1500) d WHERE d.b = 'b5' GROUP BY d.a",
+            ),
             ("2.sql", "SELECT b FROM t1 WHERE id = 7"),
             ("3.sql", "SELECT count(*) FROM only_on_1"),
             ("4.sql", "DELETE FROM t1"),
@@ -138,7 +150,15 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
     assert_eq!(e["result"], "not_compared");
     let summary = l.last().unwrap();
     assert_eq!(summary["kind"], "summary");
-    assert_eq!((summary["incoming"].as_u64(), summary["skipped"].as_u64(), summary["executed"].as_u64(), summary["errors"].as_u64()), (Some(4), Some(1), Some(3), Some(1)));
+    assert_eq!(
+        (
+            summary["incoming"].as_u64(),
+            summary["skipped"].as_u64(),
+            summary["executed"].as_u64(),
+            summary["errors"].as_u64()
+        ),
+        (Some(4), Some(1), Some(3), Some(1))
+    );
     assert_eq!(summary["reported"], 1);
     // The DELETE never ran.
     {
@@ -152,19 +172,50 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
     // Terminal: the table and the block of the matched record only; errors always.
     assert!(r.stdout.contains("Query 1.sql (warm)"), "{}", r.stdout);
     assert!(!r.stdout.contains("Query 2.sql"), "{}", r.stdout);
-    assert!(r.stdout.lines().any(|x| x.trim_start().starts_with("Created_tmp_tables") && x.split_whitespace().last() == Some("2.00")), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|x| x.trim_start().starts_with("Created_tmp_tables") && x.split_whitespace().last() == Some("2.00")),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("Errors:") && r.stdout.contains("3.sql: nomerge:"), "{}", r.stdout);
-    assert!(r.stdout.contains("Incoming: 4, skipped (not read-only): 1, executed: 3, errors: 1, different results: 0"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Incoming: 4, skipped (not read-only): 1, executed: 3, errors: 1, different results: 0"),
+        "{}",
+        r.stdout
+    );
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("Query comparison: merge vs nomerge") && page.contains("<svg") && page.contains("DERIVED"), "{page}");
+    assert!(
+        page.contains("Query comparison: merge vs nomerge") && page.contains("<svg") && page.contains("DERIVED"),
+        "{page}"
+    );
 
     // The saved file again, with another filter.
-    let rep = dbbench_in(&dir, &["querydiff", "report", "--input", out.to_str().unwrap(), "--filter=Name = '2.sql' and Handler_read_key_ratio = 1"]);
+    let rep = dbbench_in(
+        &dir,
+        &[
+            "querydiff",
+            "report",
+            "--input",
+            out.to_str().unwrap(),
+            "--filter=Name = '2.sql' and Handler_read_key_ratio = 1",
+        ],
+    );
     assert_eq!(rep.code, 0, "{}{}", rep.stdout, rep.stderr);
-    assert!(rep.stdout.contains("Query 2.sql (cold)") && rep.stdout.contains("Query 2.sql (warm)") && !rep.stdout.contains("Query 1.sql"), "{}", rep.stdout);
+    assert!(
+        rep.stdout.contains("Query 2.sql (cold)")
+            && rep.stdout.contains("Query 2.sql (warm)")
+            && !rep.stdout.contains("Query 1.sql"),
+        "{}",
+        rep.stdout
+    );
     assert!(rep.stdout.contains("reported: 2 of 6 records"), "{}", rep.stdout);
     // A typo'd variable is named.
-    let typo = dbbench_in(&dir, &["querydiff", "report", "--input", out.to_str().unwrap(), "--filter=Handler_read_kye_delta > 0"]);
+    let typo = dbbench_in(
+        &dir,
+        &["querydiff", "report", "--input", out.to_str().unwrap(), "--filter=Handler_read_kye_delta > 0"],
+    );
     assert_eq!(typo.code, 0);
     assert!(typo.stderr.contains("reads Handler_read_kye_delta, which no record has"), "{}", typo.stderr);
     drop((on, off));
@@ -177,9 +228,18 @@ fn mariadb_vs_postgresql_on_a_shared_schema() {
     let _ = my;
     let sock = server_env("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
     let (host, port) = (server_env("DBBENCH_TEST_PGSQL_HOST").unwrap(), server_env("DBBENCH_TEST_PGSQL_PORT").unwrap());
-    let mut m = mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest")).db_name(Some("qd_shared"))).unwrap();
+    let mut m = mysql::Conn::new(
+        mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest")).db_name(Some("qd_shared")),
+    )
+    .unwrap();
     load_mysql(&mut m);
-    let mut pg = postgres::Config::new().host(&host).port(port.parse().unwrap()).user("sbtest").dbname("qd_shared").connect(postgres::NoTls).unwrap();
+    let mut pg = postgres::Config::new()
+        .host(&host)
+        .port(port.parse().unwrap())
+        .user("sbtest")
+        .dbname("qd_shared")
+        .connect(postgres::NoTls)
+        .unwrap();
     for s in SCHEMA.iter().map(|s| s.to_string()).chain(data_statements()).chain(["ANALYZE".to_string()]) {
         pg.batch_execute(&s).unwrap();
     }
@@ -190,7 +250,10 @@ fn mariadb_vs_postgresql_on_a_shared_schema() {
             // MariaDB-only: times out there, fails on PostgreSQL; the run goes on.
             ("01-sleep.sql", "SELECT SLEEP(5)"),
             // Same answers, printed differently (AVG's scale, DECIMAL sums).
-            ("02-aggregates.sql", "SELECT b, count(*), sum(c), avg(c), avg(v) FROM t1 JOIN t2 ON t2.t1_id = t1.id GROUP BY b"),
+            (
+                "02-aggregates.sql",
+                "SELECT b, count(*), sum(c), avg(c), avg(v) FROM t1 JOIN t2 ON t2.t1_id = t1.id GROUP BY b",
+            ),
             ("03-ordered.sql", "SELECT id, c FROM t1 WHERE a = 3 ORDER BY id DESC"),
             // A real difference: integer division on PostgreSQL.
             ("04-division.sql", "SELECT id, a / 7 FROM t1 WHERE id < 4"),
@@ -229,16 +292,32 @@ fn mariadb_vs_postgresql_on_a_shared_schema() {
     }
     let agg = record(&l, "02-aggregates.sql", "warm");
     // Each side has its own engine's counters.
-    assert!(counter(agg, "Handler_read_next").0.unwrap() > 0.0 || counter(agg, "Handler_read_rnd_next").0.unwrap() > 0.0, "{agg:#}");
+    assert!(
+        counter(agg, "Handler_read_next").0.unwrap() > 0.0 || counter(agg, "Handler_read_rnd_next").0.unwrap() > 0.0,
+        "{agg:#}"
+    );
     assert_eq!(counter(agg, "Handler_read_next").1, None);
     assert_eq!(counter(agg, "Plan_actual_rows"), (None, Some(37.0)), "{agg:#}");
     let div = record(&l, "04-division.sql", "cold");
     assert_eq!(div["result"], "differs", "{div:#}");
     assert_eq!(div["result_detail"], "sorted row 1: 1 | 0.1429 vs 1 | 0", "{div:#}");
     let lim = record(&l, "05-limit.sql", "warm");
-    assert!(lim["sides"][0]["error"].is_null() && lim["sides"][1]["error"].as_str().unwrap().contains("LIMIT"), "{lim:#}");
-    assert!(r.stdout.contains("DIFFERENT RESULTS (mariadb vs postgresql):\n  04-division.sql: sorted row 1: 1 | 0.1429 vs 1 | 0"), "{}", r.stdout);
-    assert!(r.stderr.contains("pg_stat_statements cannot be read"), "the test server has no pg_stat_statements: {}", r.stderr);
+    assert!(
+        lim["sides"][0]["error"].is_null() && lim["sides"][1]["error"].as_str().unwrap().contains("LIMIT"),
+        "{lim:#}"
+    );
+    assert!(
+        r.stdout.contains(
+            "DIFFERENT RESULTS (mariadb vs postgresql):\n  04-division.sql: sorted row 1: 1 | 0.1429 vs 1 | 0"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("pg_stat_statements cannot be read"),
+        "the test server has no pg_stat_statements: {}",
+        r.stderr
+    );
     assert!(r.stdout.contains("different results: 1"), "{}", r.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -286,11 +365,21 @@ fn postgresql_counters_from_pg_stat_statements_per_execution() {
         return;
     }
     let dir = tempdir("qd-pgss");
-    let server = Managed::start(&dir.join("pg"), "postgresql", &["shared_preload_libraries=pg_stat_statements", "shared_buffers=16MB"]);
+    let server = Managed::start(
+        &dir.join("pg"),
+        "postgresql",
+        &["shared_preload_libraries=pg_stat_statements", "shared_buffers=16MB"],
+    );
     let info = server.info();
     // PostgreSQL's "socket" is the socket directory.
     let (sock_dir, port) = (info["socket"].as_str().unwrap().to_string(), info["port"].as_u64().unwrap());
-    let mut pg = postgres::Config::new().host(&sock_dir).port(port as u16).user("sbtest").dbname("sbtest").connect(postgres::NoTls).unwrap();
+    let mut pg = postgres::Config::new()
+        .host(&sock_dir)
+        .port(port as u16)
+        .user("sbtest")
+        .dbname("sbtest")
+        .connect(postgres::NoTls)
+        .unwrap();
     pg.batch_execute("CREATE EXTENSION pg_stat_statements").unwrap();
     for s in SCHEMA.iter().map(|s| s.to_string()).chain(data_statements()).chain(["ANALYZE".to_string()]) {
         pg.batch_execute(&s).unwrap();
@@ -301,7 +390,19 @@ fn postgresql_counters_from_pg_stat_statements_per_execution() {
     let out = dir.join("out.jsonl");
     let r = dbbench_in(
         &dir,
-        &["querydiff", "--dsn1", &dsn, "--dsn2", &dsn, "--init2=SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off", "--queries", &queries, "--warm=2", "--output", out.to_str().unwrap()],
+        &[
+            "querydiff",
+            "--dsn1",
+            &dsn,
+            "--dsn2",
+            &dsn,
+            "--init2=SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off",
+            "--queries",
+            &queries,
+            "--warm=2",
+            "--output",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(!r.stderr.contains("pg_stat_statements cannot be read"), "{}", r.stderr);
@@ -329,7 +430,11 @@ fn sqlite_files_compare_without_servers() {
     std::fs::write(&q, "SELECT s FROM t WHERE id < 3 ORDER BY id;\nSELECT count(*) FROM t;\nSELECT s FROM t ORDER BY id % 2;\nWITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d").unwrap();
     let out = dir.join("o.jsonl");
     let args = |extra: &[&'static str]| {
-        let mut v: Vec<String> = ["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--cold=0", "--warm=2", "--output=o.jsonl"].iter().map(|s| s.to_string()).collect();
+        let mut v: Vec<String> =
+            ["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--cold=0", "--warm=2", "--output=o.jsonl"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         v.push(format!("--queries={}", q.display()));
         v.extend(extra.iter().map(|s| s.to_string()));
         v
@@ -346,13 +451,32 @@ fn sqlite_files_compare_without_servers() {
 
     // A connection that fails leaves the last run's file as it was.
     let saved = std::fs::read_to_string(&out).unwrap();
-    let r = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=mysql://sbtest@127.0.0.1:1/x", "--queries=q.sql", "--output=o.jsonl"]);
+    let r = dbbench_in(
+        &dir,
+        &[
+            "querydiff",
+            "--dsn1=sqlite:a.db",
+            "--dsn2=mysql://sbtest@127.0.0.1:1/x",
+            "--queries=q.sql",
+            "--output=o.jsonl",
+        ],
+    );
     assert!(r.code == 1 && r.stderr.contains("--dsn2 mysql://sbtest@127.0.0.1:1/x"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), saved);
 
     // A failing --cold-command stops the run; its file has no summary line,
     // so `querydiff report` says it was interrupted.
-    let r = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--queries=q.sql", "--output=stopped.jsonl", "--cold-command=false"]);
+    let r = dbbench_in(
+        &dir,
+        &[
+            "querydiff",
+            "--dsn1=sqlite:a.db",
+            "--dsn2=sqlite:b.db",
+            "--queries=q.sql",
+            "--output=stopped.jsonl",
+            "--cold-command=false",
+        ],
+    );
     assert!(r.code == 1 && r.stderr.contains("--cold-command failed"), "{}", r.stderr);
     let stopped = lines(&dir.join("stopped.jsonl"));
     assert!(stopped.len() == 1 && stopped[0]["kind"] == "run", "{stopped:?}");
@@ -368,7 +492,10 @@ fn sqlite_files_compare_without_servers() {
         assert!(r.stderr.contains(want), "{extra:?}: want {want:?} in {}", r.stderr);
         assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
     };
-    bad(&["--filter=Execution_time_ratio > and warm"], "--filter 'Execution_time_ratio > and warm': column 24: expected a value");
+    bad(
+        &["--filter=Execution_time_ratio > and warm"],
+        "--filter 'Execution_time_ratio > and warm': column 24: expected a value",
+    );
     bad(&["--filter=(a > 1"], "column 7");
     bad(&["--dsn2=oracle://x/y"], "DSN 'oracle://x/y': unknown scheme 'oracle'");
     bad(&["--queries=nowhere"], "--queries=nowhere: no such file or directory");

@@ -89,7 +89,9 @@ fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> Pa
         lab_store(dir);
     }
     let c = Connection::open(&path).unwrap();
-    let spec = format!("[experiment]\nname = \"{experiment}\"\n\n[[workload]]\nname = '{workload}'\ntest = \"select_random_points\"\n");
+    let spec = format!(
+        "[experiment]\nname = \"{experiment}\"\n\n[[workload]]\nname = '{workload}'\ntest = \"select_random_points\"\n"
+    );
     c.execute(
         "INSERT INTO experiments (name, description, spec_path, spec_text, spec_hash, status, started_at, finished_at, dbbench_version, host, settings)
          VALUES (?1, 'fixture <&>', 'x.toml', ?2, 'h', 'finished', '2026-01-01T00:00:00.000Z', '2026-01-01T01:00:00.000Z', '0.1.0', ?3, ?4)",
@@ -107,7 +109,11 @@ fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> Pa
         .unwrap();
         let conf = c.last_insert_rowid();
         for threads in [1u32, 4] {
-            c.execute("INSERT INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?1, ?2, ?3, ?4)", params![e, conf, workload, threads]).unwrap();
+            c.execute(
+                "INSERT INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?1, ?2, ?3, ?4)",
+                params![e, conf, workload, threads],
+            )
+            .unwrap();
             let cell = c.last_insert_rowid();
             for (r, v) in fixture_values(i, threads).into_iter().enumerate() {
                 seq += 1;
@@ -138,7 +144,11 @@ fn fixture(dir: &Path, experiment: &str, names: [&str; 3], workload: &str) -> Pa
                 let run = c.last_insert_rowid();
                 for t in 0..3 {
                     let time = t as f64 - 1.0; // -1, 0: warmup; 1: measured
-                    c.execute("INSERT INTO run_intervals (run_id, time_s, tps, qps) VALUES (?1, ?2, ?3, ?4)", params![run, time, v.max(0.0) + t as f64, v * 10.0]).unwrap();
+                    c.execute(
+                        "INSERT INTO run_intervals (run_id, time_s, tps, qps) VALUES (?1, ?2, ?3, ?4)",
+                        params![run, time, v.max(0.0) + t as f64, v * 10.0],
+                    )
+                    .unwrap();
                 }
             }
         }
@@ -155,7 +165,10 @@ fn report(dir: &Path, store: &Path, extra: &[&str]) -> common::Run {
 
 /// The whitespace-separated fields of the first line that starts (after indentation) with `label`.
 fn row<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
-    let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no row '{label}' in:\n{text}"));
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no row '{label}' in:\n{text}"));
     line.trim_start()[label.len()..].split_whitespace().collect()
 }
 
@@ -237,26 +250,51 @@ fn tables_match_hand_computed_figures() {
 fn exports_carry_the_same_figures() {
     let dir = tempdir("report-exports");
     let store = fixture(&dir, "segmented", CONFIGS, "points-10");
-    let r = report(&dir, &store, &["--quiet", "--export-json=out/r.json", "--export-csv=out/r.csv", "--export-markdown=out/r.md", "--export-xlsx=out/r.xlsx"]);
+    let r = report(
+        &dir,
+        &store,
+        &[
+            "--quiet",
+            "--export-json=out/r.json",
+            "--export-csv=out/r.csv",
+            "--export-markdown=out/r.md",
+            "--export-xlsx=out/r.xlsx",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.is_empty(), "--quiet: {}", r.stdout);
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/r.json")).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/r.json")).unwrap()).unwrap();
     assert_eq!(doc["schema"], "dbbench-report");
-    let cmp = doc["comparisons"].as_array().unwrap().iter().find(|c| c["configuration"] == "32" && c["threads"] == 1).unwrap();
+    let cmp = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["configuration"] == "32" && c["threads"] == 1)
+        .unwrap();
     assert!((cmp["ratio"].as_f64().unwrap() - 200.0 / 110.0).abs() < 1e-12);
     assert!((cmp["ci"]["lo"].as_f64().unwrap() - 1.520_164_173_99).abs() < 1e-8, "{cmp}");
     assert!((cmp["ci"]["hi"].as_f64().unwrap() - 2.216_433_291_52).abs() < 1e-8, "{cmp}");
     // Welch's t-test, scipy.stats.ttest_ind([200,210,190], [100,110,120], equal_var=False).pvalue
     assert!((cmp["p_value"].as_f64().unwrap() - 0.000_385_067_711).abs() < 1e-9, "{cmp}");
     assert_eq!(cmp["marks"], "*");
-    let cell = doc["cells"].as_array().unwrap().iter().find(|c| c["configuration"] == "off" && c["threads"] == 1).unwrap();
+    let cell =
+        doc["cells"].as_array().unwrap().iter().find(|c| c["configuration"] == "off" && c["threads"] == 1).unwrap();
     assert_eq!(cell["values"], serde_json::json!([100.0, 110.0, 120.0]));
     // t interval of the mean, 110 ± 4.3027·10/√3 = 85.1586 .. 134.8414
     assert!((cell["mean_ci"][0].as_f64().unwrap() - 85.158_622_882).abs() < 1e-6, "{cell}");
     assert_eq!(doc["runs"].as_array().unwrap().len(), 16);
     // No interval (64 at 4 threads has one repeat): significance is not decided.
-    let one = doc["comparisons"].as_array().unwrap().iter().find(|c| c["configuration"] == "64" && c["threads"] == 4).unwrap();
-    assert_eq!((&one["significant"], &one["ci"]["kind"]), (&serde_json::Value::Null, &serde_json::json!("unavailable")));
+    let one = doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["configuration"] == "64" && c["threads"] == 4)
+        .unwrap();
+    assert_eq!(
+        (&one["significant"], &one["ci"]["kind"]),
+        (&serde_json::Value::Null, &serde_json::json!("unavailable"))
+    );
 
     let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -267,9 +305,13 @@ fn exports_carry_the_same_figures() {
 
     // The spreadsheet, read by openpyxl (Debian's python3-openpyxl).
     let py = Path::new("/usr/bin/python3");
-    let have = py.exists() && std::process::Command::new(py).args(["-c", "import openpyxl"]).status().is_ok_and(|s| s.success());
+    let have = py.exists()
+        && std::process::Command::new(py).args(["-c", "import openpyxl"]).status().is_ok_and(|s| s.success());
     if !have {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "python3-openpyxl is required under CI (scripts/test.sh installs it)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "python3-openpyxl is required under CI (scripts/test.sh installs it)"
+        );
         eprintln!("skipped the spreadsheet check: python3-openpyxl not installed");
     } else {
         let out = std::process::Command::new(py)
@@ -282,7 +324,10 @@ fn exports_carry_the_same_figures() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let sheets: Vec<(String, serde_json::Value)> = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(sheets.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), ["relative", "absolute", "cells", "runs", "info"]);
+        assert_eq!(
+            sheets.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+            ["relative", "absolute", "cells", "runs", "info"]
+        );
         let wb: serde_json::Map<String, serde_json::Value> = sheets.into_iter().collect();
         let rel = wb["relative"].as_array().unwrap();
         let r32 = rel.iter().find(|r| r[2] == "32 / off").unwrap();
@@ -310,7 +355,10 @@ fn compare_gives_hyperfine_style_sentences() {
     let line = r.stdout.lines().find(|l| l.starts_with("points-10, 4 threads")).unwrap();
     assert!(line.ends_with("— not significant: the interval includes no difference"), "{line}");
     // A cell against a cell, latency: less is better.
-    let r = dbbench_in(&dir, &["compare", "segmented/32/points-10/1", "segmented/off/points-10/1", "--metric=latency_avg", &s]);
+    let r = dbbench_in(
+        &dir,
+        &["compare", "segmented/32/points-10/1", "segmented/off/points-10/1", "--metric=latency_avg", &s],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     // latency_avg is 2000/tps ms: off 20, 18.18, 16.67 (mean 18.283) against 32's 10, 9.52,
     // 10.53 (mean 10.017); less is better, so 32 (A) is 18.283 / 10.017 = 1.83 times faster.
@@ -321,10 +369,20 @@ fn compare_gives_hyperfine_style_sentences() {
     std::fs::write(&b, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":null,"total_time_s":10,"rates_per_s":{"events":150},"counters":{"reads":0,"writes":0}}"#).unwrap();
     let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &b.display().to_string()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("B is 1.50 times faster than A (no interval: fewer than 2 repeats on a side; n = 1 vs 1)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("B is 1.50 times faster than A (no interval: fewer than 2 repeats on a side; n = 1 vs 1)"),
+        "{}",
+        r.stdout
+    );
     // The better side is named first, with its own n: 64 (315, n = 2) against off (110, n = 3).
     let r = dbbench_in(&dir, &["compare", "segmented/64/points-10/1", "segmented/off/points-10/1", &s]);
-    assert!(r.stdout.contains("A is 2.86 ± ") && r.stdout.contains("times faster than B") && r.stdout.contains("n = 2 vs 3)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("A is 2.86 ± ")
+            && r.stdout.contains("times faster than B")
+            && r.stdout.contains("n = 2 vs 3)"),
+        "{}",
+        r.stdout
+    );
     // A command workload's own metric named tps is what it is compared by
     // (a: 101, 102; b: 151, 152 → 151.5 / 101.5 = 1.49), by default and by name.
     for extra in [None, Some("--metric=tps")] {
@@ -342,7 +400,10 @@ fn compare_gives_hyperfine_style_sentences() {
     assert!(r.stderr.contains("the run did not finish (forced shutdown with 3 unfinished events)"), "{}", r.stderr);
     // Unlike kinds, unknown names: one line and exit 1.
     for (args, msg) in [
-        (vec!["compare", "segmented", "segmented/32"], "'segmented' is an experiment and 'segmented/32' a configuration: compare like with like"),
+        (
+            vec!["compare", "segmented", "segmented/32"],
+            "'segmented' is an experiment and 'segmented/32' a configuration: compare like with like",
+        ),
         (vec!["compare", "segmented/none", "segmented/32"], "experiment 'segmented' has no configuration 'none'"),
         (vec!["compare", "nope/off", "segmented/32"], "no experiment 'nope'"),
         (vec!["compare", "segmented/off"], "compare takes two things to compare, got 1"),
@@ -376,9 +437,15 @@ fn bad_input_is_one_line() {
         (vec!["report", &empty_arg], "is not a dbbench results store (it has no dbbench schema)".to_string()),
         (vec!["report", &foreign_arg], "is not a dbbench results store (it has no dbbench schema)".to_string()),
         (vec!["compare", "x/a", "x/b", &foreign_arg], "is not a dbbench results store".to_string()),
-        (vec!["report", &s, "--metric=tsp"], "--metric=tsp: no run of experiment 'segmented' has this figure; use tps, qps".to_string()),
+        (
+            vec!["report", &s, "--metric=tsp"],
+            "--metric=tsp: no run of experiment 'segmented' has this figure; use tps, qps".to_string(),
+        ),
         (vec!["report", &s, "--experiment=nope"], "no experiment 'nope' in".to_string()),
-        (vec!["report", &s, "--baseline=128"], "--baseline=128: no such configuration in experiment 'segmented'; it has off, 32, 64".to_string()),
+        (
+            vec!["report", &s, "--baseline=128"],
+            "--baseline=128: no such configuration in experiment 'segmented'; it has off, 32, 64".to_string(),
+        ),
         (vec!["report", &s, "--style=sideways"], "--style=sideways: use relative or ratio".to_string()),
         (vec!["report", &s, "--level=2"], "--level=2: use a confidence level between 0.5 and 1".to_string()),
         (vec!["report", &s, "--percentiles=95,abc"], "--percentiles: 'abc' is not a percentile".to_string()),
@@ -403,7 +470,10 @@ fn chromium() -> Option<&'static str> {
     if Path::new(path).exists() {
         return Some(path);
     }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required under CI (scripts/test.sh installs it)");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "chromium is required under CI (scripts/test.sh installs it)"
+    );
     eprintln!("skipped: chromium not installed");
     None
 }
@@ -445,7 +515,11 @@ fn html_report_renders_in_chromium_and_escapes_user_text() {
     for bad in ["<script>alert", "<img src=x", "<b>w</b>", "</title><b>", "<lost connection>", "fixture <&>", "h<1>"] {
         assert!(!html.contains(bad), "unescaped {bad:?} in the page");
     }
-    assert!(html.contains("&lt;script&gt;alert(&#39;off&#39;)&lt;/script&gt;") || html.contains("&lt;script&gt;alert(&apos;off&apos;)&lt;/script&gt;"), "escaped name missing");
+    assert!(
+        html.contains("&lt;script&gt;alert(&#39;off&#39;)&lt;/script&gt;")
+            || html.contains("&lt;script&gt;alert(&apos;off&apos;)&lt;/script&gt;"),
+        "escaped name missing"
+    );
     assert!(html.contains("a&amp;b &quot;32&quot;"), "escaped name missing");
     // Self-contained: nothing is fetched from anywhere.
     for remote in ["http://", "https://", "src=\"//", "@import"] {
@@ -478,16 +552,31 @@ fn querydiff_section_in_the_html_report() {
     let dir = tempdir("report-querydiff");
     let store = fixture(&dir, "with-querydiff", ["off", "32", "64"], "oltp");
     for f in ["a.db", "b.db"] {
-        rusqlite::Connection::open(dir.join(f)).unwrap().execute_batch("CREATE TABLE t (s TEXT); INSERT INTO t VALUES ('<b>x</b>')").unwrap();
+        rusqlite::Connection::open(dir.join(f))
+            .unwrap()
+            .execute_batch("CREATE TABLE t (s TEXT); INSERT INTO t VALUES ('<b>x</b>')")
+            .unwrap();
     }
     std::fs::write(dir.join("q.sql"), "SELECT s FROM t").unwrap();
-    let qd = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--queries=q.sql", "--output=qd.jsonl", "--name2=<i>two</i>"]);
+    let qd = dbbench_in(
+        &dir,
+        &[
+            "querydiff",
+            "--dsn1=sqlite:a.db",
+            "--dsn2=sqlite:b.db",
+            "--queries=q.sql",
+            "--output=qd.jsonl",
+            "--name2=<i>two</i>",
+        ],
+    );
     assert_eq!(qd.code, 0, "{}{}", qd.stdout, qd.stderr);
     let page = dir.join("r.html");
     let r = report(&dir, &store, &["--quiet", &format!("--export-html={}", page.display()), "--querydiff=qd.jsonl"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
-    let section = html.find("Query comparison: server1 vs &lt;i&gt;two&lt;/i&gt;").unwrap_or_else(|| panic!("no querydiff section:\n{html}"));
+    let section = html
+        .find("Query comparison: server1 vs &lt;i&gt;two&lt;/i&gt;")
+        .unwrap_or_else(|| panic!("no querydiff section:\n{html}"));
     assert!(section < html.find("<h2 id=\"system\">").unwrap(), "the section comes before the system information");
     assert!(html.contains("different results <b>0</b>") && !html.contains("<i>two</i>"), "{html}");
     let r = report(&dir, &store, &["--querydiff=qd.jsonl"]);

@@ -16,9 +16,13 @@ fn dbgen_reference() -> PathBuf {
     let version = lock
         .split("[[package]]")
         .find(|p| p.contains("name = \"tpchgen\"\n"))
-        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")).map(|v| v.trim_end_matches('"').to_string()))
+        .and_then(|p| {
+            p.lines().find_map(|l| l.strip_prefix("version = \"")).map(|v| v.trim_end_matches('"').to_string())
+        })
         .expect("tpchgen in Cargo.lock");
-    let home = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
     let registry = home.join("registry/src");
     for index in std::fs::read_dir(&registry).unwrap().flatten() {
         let data = index.path().join(format!("tpchgen-{version}/data/sf-0.01"));
@@ -37,14 +41,19 @@ fn generated_data_is_byte_identical_to_dbgen() {
     let reference = dbgen_reference();
     for table in ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"] {
         let ours = std::fs::read(dir.join(format!("tbl/{table}.tbl"))).unwrap();
-        let out = std::process::Command::new("gzip").arg("-dc").arg(reference.join(format!("{table}.tbl.gz"))).output().unwrap();
+        let out = std::process::Command::new("gzip")
+            .arg("-dc")
+            .arg(reference.join(format!("{table}.tbl.gz")))
+            .output()
+            .unwrap();
         assert!(out.status.success());
         assert!(ours == out.stdout, "{table}.tbl differs from dbgen's ({} vs {} bytes)", ours.len(), out.stdout.len());
     }
     // Parts, named as dbgen names them, concatenate to the whole table.
     let r = dbbench_in(&dir, &["tpch", "gen", "--sf=0.01", "--dir=parts", "--parts=3", "--tables=orders,region"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let joined: Vec<u8> = (1..=3).flat_map(|p| std::fs::read(dir.join(format!("parts/orders.tbl.{p}"))).unwrap()).collect();
+    let joined: Vec<u8> =
+        (1..=3).flat_map(|p| std::fs::read(dir.join(format!("parts/orders.tbl.{p}"))).unwrap()).collect();
     assert!(joined == std::fs::read(dir.join("tbl/orders.tbl")).unwrap());
     assert!(dir.join("parts/region.tbl").exists() && !dir.join("parts/region.tbl.1").exists());
     // CSV: a header and quoted text.
@@ -116,7 +125,12 @@ fn load_power_and_answers_agree_on_every_engine() {
     for e in &engines {
         let r = run(&dir, &["load"], e, &["--sf=0.01"]);
         assert_eq!(r.code, 0, "{}: {}{}", e.name, r.stdout, r.stderr);
-        assert!(r.stdout.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["lineitem", "60175", "rows"]), "{}: {}", e.name, r.stdout);
+        assert!(
+            r.stdout.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["lineitem", "60175", "rows"]),
+            "{}: {}",
+            e.name,
+            r.stdout
+        );
         // The rows are in the database, not only counted by the loader.
         assert_eq!((e.query)("SELECT count(*) FROM lineitem"), ["60175"], "{}", e.name);
         assert_eq!((e.query)("SELECT count(*) FROM orders"), ["15000"], "{}", e.name);
@@ -128,7 +142,13 @@ fn load_power_and_answers_agree_on_every_engine() {
         let queries = doc["streams"][0]["queries"].as_array().unwrap();
         // Stream 0's order (Appendix A) and a time, a plan and an answer for each.
         let order: Vec<&str> = queries.iter().map(|q| q["query"].as_str().unwrap()).collect();
-        assert_eq!(order, ["Q14", "Q2", "Q9", "Q20", "Q6", "Q17", "Q18", "Q8", "Q21", "Q13", "Q3", "Q22", "Q16", "Q4", "Q11", "Q15", "Q1", "Q10", "Q19", "Q5", "Q7", "Q12"]);
+        assert_eq!(
+            order,
+            [
+                "Q14", "Q2", "Q9", "Q20", "Q6", "Q17", "Q18", "Q8", "Q21", "Q13", "Q3", "Q22", "Q16", "Q4", "Q11",
+                "Q15", "Q1", "Q10", "Q19", "Q5", "Q7", "Q12"
+            ]
+        );
         for q in queries {
             assert!(q["seconds"].as_f64().is_some_and(|s| s > 0.0), "{}: {q}", e.name);
             assert!(q["plan"].as_str().is_some_and(|p| !p.is_empty()), "{}: no plan for {}", e.name, q["query"]);
@@ -148,7 +168,12 @@ fn load_power_and_answers_agree_on_every_engine() {
         args.extend(outputs.iter().map(String::as_str));
         let r = dbbench_in(&dir, &args);
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-        assert_eq!(r.stdout.lines().filter(|l| l.ends_with(": same")).count(), 22 * (outputs.len() - 1), "{}", r.stdout);
+        assert_eq!(
+            r.stdout.lines().filter(|l| l.ends_with(": same")).count(),
+            22 * (outputs.len() - 1),
+            "{}",
+            r.stdout
+        );
         // A wrong answer is loud: one Q1 count changed.
         let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&outputs[1]).unwrap()).unwrap();
         let q1 = doc["streams"][0]["queries"].as_array_mut().unwrap().iter_mut().find(|q| q["query"] == "Q1").unwrap();
@@ -186,13 +211,18 @@ fn timeouts_stop_the_query_on_the_server() {
         let took = started.elapsed();
         assert_eq!(r.code, 0, "{}: {}", e.name, r.stderr);
         let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let slow_q = doc["streams"][0]["queries"].as_array().unwrap().iter().find(|q| q["query"] == "Q1-slow").unwrap().clone();
+        let slow_q =
+            doc["streams"][0]["queries"].as_array().unwrap().iter().find(|q| q["query"] == "Q1-slow").unwrap().clone();
         assert_eq!(slow_q["timed_out"], true, "{}", e.name);
         assert!(slow_q["seconds"].is_null(), "a timed-out query has no time");
         // One timeout ends the repeats: the figure is censored anyway.
         assert_eq!(slow_q["executions"].as_array().unwrap().len(), 1);
         assert!(took < Duration::from_secs(15), "{}: took {took:?}", e.name);
-        assert!(doc["notes"][0].as_str().unwrap().contains("Power@Size needs the 22 standard queries"), "{}", doc["notes"]);
+        assert!(
+            doc["notes"][0].as_str().unwrap().contains("Power@Size needs the 22 standard queries"),
+            "{}",
+            doc["notes"]
+        );
         // Nothing is left running on the server.
         match e.name {
             "mariadb" => assert_eq!((e.query)("SELECT count(*) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(30)%'"), ["0"]),
@@ -215,12 +245,22 @@ fn refresh_functions_keep_the_size_and_add_new_keys() {
         for set in 1..=2 {
             let r = run(&dir, &["power"], &e, &["--refresh", "--queries=6", "--timeout=60"]);
             assert_eq!(r.code, 0, "{}: {}", e.name, r.stderr);
-            assert!(r.stdout.contains(&format!("RF1 (update set {set}):")) && r.stdout.contains(&format!("RF2 (update set {set}):")), "{}", r.stdout);
+            assert!(
+                r.stdout.contains(&format!("RF1 (update set {set}):"))
+                    && r.stdout.contains(&format!("RF2 (update set {set}):")),
+                "{}",
+                r.stdout
+            );
         }
         // SF 0.01: 15 orders per set inserted with new keys (sequence bits set), 15 old ones deleted.
         assert_eq!((e.query)("SELECT count(*) FROM orders"), ["15000"], "{}", e.name);
         assert_eq!((e.query)("SELECT count(*) FROM orders WHERE o_orderkey % 32 >= 8"), ["30"], "{}", e.name);
-        assert_eq!((e.query)("SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN (SELECT o_orderkey FROM orders)"), ["0"], "{}", e.name);
+        assert_eq!(
+            (e.query)("SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN (SELECT o_orderkey FROM orders)"),
+            ["0"],
+            "{}",
+            e.name
+        );
         assert_eq!((e.query)("SELECT refresh_sets FROM dbbench_tpch"), ["2"], "{}", e.name);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -264,11 +304,20 @@ fn bad_input_is_one_line() {
         (vec!["tpch", "gen", "--sf=1", "--format=parquet"], "--format=parquet: use tbl or csv"),
         (vec!["tpch", "gen", "--sf=1", "--bogus=1"], "unknown option --bogus for `tpch gen`"),
         (vec!["tpch", "frobnicate"], "unknown tpch command 'frobnicate'"),
-        (vec!["tpch", "load", "--sf=0.01", "--keys=sideways", "--sqlite-db=x.sqlite"], "--keys=sideways: use before or after"),
+        (
+            vec!["tpch", "load", "--sf=0.01", "--keys=sideways", "--sqlite-db=x.sqlite"],
+            "--keys=sideways: use before or after",
+        ),
         (vec!["tpch", "power", "--sqlite-db=empty.sqlite"], "it was not loaded by `dbbench tpch load`"),
-        (vec!["tpch", "power", "--sf=1", "--method=best-plan", "--explain=no", "--sqlite-db=x.sqlite"], "--method=best-plan groups repeats by their plan"),
+        (
+            vec!["tpch", "power", "--sf=1", "--method=best-plan", "--explain=no", "--sqlite-db=x.sqlite"],
+            "--method=best-plan groups repeats by their plan",
+        ),
         (vec!["tpch", "query", "23", "--sf=1"], "--queries: '23' is not a query"),
-        (vec!["tpch", "query", "20-opt", "--sf=1", "--sqlite-db=x.sqlite"], "give the directory of its template with --query-dir"),
+        (
+            vec!["tpch", "query", "20-opt", "--sf=1", "--sqlite-db=x.sqlite"],
+            "give the directory of its template with --query-dir",
+        ),
         (vec!["tpch", "check", "a.json"], "compares at least two run outputs"),
         (vec!["tpch", "power", "--sf=1", "--frob=1"], "invalid connection option --frob=1 (nor a tpch option"),
     ] {
@@ -298,19 +347,32 @@ fn a_failing_query_is_reported_and_the_run_goes_on() {
         let r = run(&dir, &["power"], &e, &["--queries=2,6,5", &qd, "--format=json"]);
         assert_eq!(r.code, 2, "{}: {}", e.name, r.stderr);
         let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let q = |label: &str| doc["streams"][0]["queries"].as_array().unwrap().iter().find(|q| q["query"] == label).unwrap().clone();
+        let q = |label: &str| {
+            doc["streams"][0]["queries"].as_array().unwrap().iter().find(|q| q["query"] == label).unwrap().clone()
+        };
         for label in ["Q2", "Q5"] {
             let err = q(label)["error"].as_str().unwrap_or_default().to_lowercase();
-            assert!(err.contains("region") && (err.contains("exist") || err.contains("no such table")), "{}: {label}: {err}", e.name);
+            assert!(
+                err.contains("region") && (err.contains("exist") || err.contains("no such table")),
+                "{}: {label}: {err}",
+                e.name
+            );
             assert!(q(label)["seconds"].is_null());
         }
         assert!(q("Q6")["seconds"].as_f64().is_some_and(|s| s > 0.0), "{}: the run went on", e.name);
         // The text layout prints the error on the query's line.
         let r = run(&dir, &["power"], &e, &["--queries=2,6,6-dual", &qd]);
         assert_eq!(r.code, 2, "{}: {}", e.name, r.stderr);
-        let line = |label: &str| r.stdout.lines().find(|l| l.split_whitespace().next() == Some(label)).unwrap_or_default().to_string();
+        let line = |label: &str| {
+            r.stdout.lines().find(|l| l.split_whitespace().next() == Some(label)).unwrap_or_default().to_string()
+        };
         assert!(line("Q2").contains("region"), "{}: {}", e.name, r.stdout);
-        assert!(line("Q6").split_whitespace().rev().nth(1).is_some_and(|s| s.parse::<f64>().is_ok()), "{}: {}", e.name, r.stdout);
+        assert!(
+            line("Q6").split_whitespace().rev().nth(1).is_some_and(|s| s.parse::<f64>().is_ok()),
+            "{}: {}",
+            e.name,
+            r.stdout
+        );
         let dual_line = line("Q6-dual");
         match e.name {
             "mariadb" => assert!(!dual_line.contains("error"), "{}", r.stdout),

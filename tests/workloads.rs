@@ -53,7 +53,9 @@ fn all_workloads(base: &[String], dir: &std::path::Path) {
         assert_eq!(r.number("total number of events:"), Some(EVENTS as f64), "{w}:\n{}", r.stdout);
         let (rd, wr, ot) = r.rwo();
         match mix {
-            Some((er, ew, eo)) => assert_eq!((rd, wr, ot), (er * EVENTS, ew * EVENTS, eo * EVENTS), "{w} statement mix"),
+            Some((er, ew, eo)) => {
+                assert_eq!((rd, wr, ot), (er * EVENTS, ew * EVENTS, eo * EVENTS), "{w} statement mix")
+            }
             // One DELETE per event: a write while the row exists, else other.
             None => assert_eq!(rd + wr + ot, EVENTS, "{w} statement count"),
         }
@@ -73,11 +75,26 @@ fn all_workloads(base: &[String], dir: &std::path::Path) {
 
 /// The documented sysbench figure: oltp_read_write, 100 events at defaults.
 fn read_write_100(base: &[String], dir: &std::path::Path) {
-    let r = dbbench_in(dir, &args(base, &["oltp_read_write", "prepare", "--tables=2", "--table-size=2000", "--threads=2"]));
+    let r =
+        dbbench_in(dir, &args(base, &["oltp_read_write", "prepare", "--tables=2", "--table-size=2000", "--threads=2"]));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Creating table 'sbtest1'..."), "{}", r.stdout);
     assert!(r.stdout.contains("Inserting 2000 records into 'sbtest2'"), "{}", r.stdout);
-    let r = dbbench_in(dir, &args(base, &["oltp_read_write", "run", "--tables=2", "--table-size=2000", "--events=100", "--time=0", "--rand-type=uniform"]));
+    let r = dbbench_in(
+        dir,
+        &args(
+            base,
+            &[
+                "oltp_read_write",
+                "run",
+                "--tables=2",
+                "--table-size=2000",
+                "--events=100",
+                "--time=0",
+                "--rand-type=uniform",
+            ],
+        ),
+    );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.rwo(), (1400, 400, 200), "{}", r.stdout);
     assert!(r.stdout.contains("    transactions:                        100    ("), "{}", r.stdout);
@@ -99,11 +116,27 @@ fn sqlite_all_workloads() {
 fn sqlite_client_threads_fall_back_with_a_warning() {
     let dir = tempdir("sqlite-ct");
     assert_eq!(dbbench_in(&dir, &["oltp_point_select", "prepare", "--table-size=100"]).code, 0);
-    let r = dbbench_in(&dir, &["oltp_point_select", "run", "--table-size=100", "--threads=2", "--events=30", "--time=0", "--client-threads=2"]);
+    let r = dbbench_in(
+        &dir,
+        &[
+            "oltp_point_select",
+            "run",
+            "--table-size=100",
+            "--threads=2",
+            "--events=30",
+            "--time=0",
+            "--client-threads=2",
+        ],
+    );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     // Once (the run's configuration is built twice: before and after the
     // script's own options).
-    assert_eq!(r.stdout.matches("WARNING: --client-threads=2 multiplexes only the native MySQL client").count(), 1, "{}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("WARNING: --client-threads=2 multiplexes only the native MySQL client").count(),
+        1,
+        "{}",
+        r.stdout
+    );
     assert_eq!(r.number("total number of events:"), Some(30.0), "{}", r.stdout);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -121,7 +154,10 @@ fn sqlite_prepare_is_deterministic_by_seed() {
     let dir = tempdir("sqlite-seed");
     let dump = |file: &str, seed: &str| {
         let db = format!("--sqlite-db={file}");
-        let r = dbbench_in(&dir, &["oltp_read_only", "prepare", &db, "--tables=3", "--threads=2", "--table-size=500", seed]);
+        let r = dbbench_in(
+            &dir,
+            &["oltp_read_only", "prepare", &db, "--tables=3", "--threads=2", "--table-size=500", seed],
+        );
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let c = rusqlite::Connection::open(dir.join(file)).unwrap();
         let mut rows = Vec::new();
@@ -148,7 +184,10 @@ fn sqlite_concurrent_writers_count_busy_as_errors_not_failures() {
     let db = "--sqlite-db=busy.sqlite";
     let r = dbbench_in(&dir, &["oltp_write_only", "prepare", db, "--table-size=100"]);
     assert_eq!(r.code, 0, "{}", r.stdout);
-    let r = dbbench_in(&dir, &["oltp_write_only", "run", db, "--table-size=100", "--threads=4", "--time=2", "--sqlite-busy-timeout=0"]);
+    let r = dbbench_in(
+        &dir,
+        &["oltp_write_only", "run", db, "--table-size=100", "--threads=4", "--time=2", "--sqlite-busy-timeout=0"],
+    );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.number("transactions:").unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(dir);
@@ -180,12 +219,21 @@ fn mysql_myisam_and_legacy_spellings() {
     let Some(base) = mysql_db("dbb_myisam") else { return };
     let dir = tempdir("mysql-myisam");
     // The seeds' 0.5-era command line, unchanged.
-    let legacy = ["--oltp-table-size=1000", "--mysql-table-engine=MyISAM", "--mysql-engine-trx=no", "--myisam-max-rows=50000000", "--rand-seed=303"];
+    let legacy = [
+        "--oltp-table-size=1000",
+        "--mysql-table-engine=MyISAM",
+        "--mysql-engine-trx=no",
+        "--myisam-max-rows=50000000",
+        "--rand-seed=303",
+    ];
     let mut a = args(&base, &["--test=oltp_complex_ro", "prepare"]);
     a.extend(legacy);
     let r = dbbench_in(&dir, &a);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let engine = mysql_query("dbb_myisam", "SELECT engine FROM information_schema.tables WHERE table_schema='dbb_myisam' AND table_name='sbtest'");
+    let engine = mysql_query(
+        "dbb_myisam",
+        "SELECT engine FROM information_schema.tables WHERE table_schema='dbb_myisam' AND table_name='sbtest'",
+    );
     assert_eq!(engine, vec!["MyISAM"]);
     let mut a = args(&base, &["--test=oltp_complex_ro", "run", "--num-threads=2", "--max-requests=40", "--max-time=0"]);
     a.extend(legacy);
@@ -193,8 +241,12 @@ fn mysql_myisam_and_legacy_spellings() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.rwo(), (14 * 40, 0, 2 * 40), "{}", r.stdout);
     assert!(r.stdout.contains("WARNING: --num-threads is deprecated"));
-    assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_only", "prepare", "--tables=2", "--table-size=500"])).code, 0);
-    let r = dbbench_in(&dir, &args(&base, &["oltp_read_only", "prewarm", "--tables=2", "--table-size=500", "--threads=2"]));
+    assert_eq!(
+        dbbench_in(&dir, &args(&base, &["oltp_read_only", "prepare", "--tables=2", "--table-size=500"])).code,
+        0
+    );
+    let r =
+        dbbench_in(&dir, &args(&base, &["oltp_read_only", "prewarm", "--tables=2", "--table-size=500", "--threads=2"]));
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Prewarming table sbtest2"), "{}", r.stdout);
     assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_only", "cleanup", "--tables=2"])).code, 0);
@@ -207,10 +259,17 @@ fn mysql_myisam_and_legacy_spellings() {
 /// and compares a checksum of the second table: equal for equal seeds,
 /// different otherwise. `db_args` creates a database (None: no server,
 /// test skipped); `query` returns the checksum by `sql`.
-fn prepare_is_deterministic_by_seed(db_args: fn(&str) -> Option<Vec<String>>, query: fn(&str, &str) -> Vec<String>, sql: &str) {
+fn prepare_is_deterministic_by_seed(
+    db_args: fn(&str) -> Option<Vec<String>>,
+    query: fn(&str, &str) -> Vec<String>,
+    sql: &str,
+) {
     let checksum = |db: &str, seed: &str| {
         let base = db_args(db)?;
-        let r = dbbench(&args(&base, &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed]));
+        let r = dbbench(&args(
+            &base,
+            &["oltp_read_only", "prepare", "--tables=2", "--threads=2", "--table-size=500", seed],
+        ));
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         Some(query(db, sql))
     };
@@ -223,19 +282,39 @@ fn prepare_is_deterministic_by_seed(db_args: fn(&str) -> Option<Vec<String>>, qu
 
 #[test]
 fn mysql_prepare_is_deterministic_by_seed() {
-    prepare_is_deterministic_by_seed(mysql_db, mysql_query, "SELECT MD5(GROUP_CONCAT(id, k, c, pad ORDER BY id)) FROM sbtest2");
+    prepare_is_deterministic_by_seed(
+        mysql_db,
+        mysql_query,
+        "SELECT MD5(GROUP_CONCAT(id, k, c, pad ORDER BY id)) FROM sbtest2",
+    );
 }
 
 #[test]
 fn mysql_bad_connections_fail_with_one_clear_line() {
     let Some(base) = mysql_db("dbb_conn") else { return };
     let port = std::env::var("DBBENCH_TEST_MYSQL_PORT").unwrap();
-    let wrong_pw = ["--db-driver=mysql", "--mysql-host=127.0.0.1", &format!("--mysql-port={port}"), "--mysql-user=sbpass", "--mysql-password=wrong", "oltp_point_select", "run", "--time=1"];
+    let wrong_pw = [
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={port}"),
+        "--mysql-user=sbpass",
+        "--mysql-password=wrong",
+        "oltp_point_select",
+        "run",
+        "--time=1",
+    ];
     let r = dbbench(&wrong_pw);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("1045"), "{}", r.stdout);
     assert!(!r.stdout.contains("panicked"));
-    let r = dbbench(&["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=1", "oltp_point_select", "run", "--time=1"]);
+    let r = dbbench(&[
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=1",
+        "oltp_point_select",
+        "run",
+        "--time=1",
+    ]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("FATAL"), "{}", r.stdout);
     // Missing table: the server's code and message.
@@ -249,7 +328,21 @@ fn mysql_many_clients_and_rate() {
     let Some(base) = mysql_db("dbb_many") else { return };
     let dir = tempdir("mysql-many");
     assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_point_select", "prepare", "--table-size=1000"])).code, 0);
-    let r = dbbench_in(&dir, &args(&base, &["oltp_point_select", "run", "--table-size=1000", "--threads=200", "--time=2", "--rate=2000", "--report-interval=1"]));
+    let r = dbbench_in(
+        &dir,
+        &args(
+            &base,
+            &[
+                "oltp_point_select",
+                "run",
+                "--table-size=1000",
+                "--threads=200",
+                "--time=2",
+                "--rate=2000",
+                "--report-interval=1",
+            ],
+        ),
+    );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("queue length:"), "{}", r.stdout);
     let tps = r.number("transactions:").unwrap();
@@ -270,7 +363,11 @@ fn pgsql_read_write_counts() {
 
 #[test]
 fn pgsql_prepare_is_deterministic_by_seed() {
-    prepare_is_deterministic_by_seed(pgsql_db, pgsql_query, "SELECT md5(string_agg(id || ':' || k || c || pad, ',' ORDER BY id)) FROM sbtest2");
+    prepare_is_deterministic_by_seed(
+        pgsql_db,
+        pgsql_query,
+        "SELECT md5(string_agg(id || ':' || k || c || pad, ',' ORDER BY id)) FROM sbtest2",
+    );
 }
 
 #[test]
@@ -288,7 +385,16 @@ fn pgsql_deadlocks_restart_events_and_count_as_errors() {
 fn pgsql_bad_connections_fail_with_one_clear_line() {
     let Some(base) = pgsql_db("dbb_conn") else { return };
     let port = std::env::var("DBBENCH_TEST_PGSQL_PORT").unwrap();
-    let r = dbbench(&["--db-driver=pgsql", "--pgsql-host=127.0.0.1", &format!("--pgsql-port={port}"), "--pgsql-user=sbpass", "--pgsql-password=wrong", "oltp_point_select", "run", "--time=1"]);
+    let r = dbbench(&[
+        "--db-driver=pgsql",
+        "--pgsql-host=127.0.0.1",
+        &format!("--pgsql-port={port}"),
+        "--pgsql-user=sbpass",
+        "--pgsql-password=wrong",
+        "oltp_point_select",
+        "run",
+        "--time=1",
+    ]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stdout.contains("password authentication failed"), "{}", r.stdout);
     let r = dbbench(&args(&base, &["oltp_point_select", "run", "--events=5", "--time=0"]));
@@ -324,9 +430,23 @@ fn mysql_lost_connections_reconnect_when_listed() {
     // Both client models: OS thread per client, and both clients sharing one
     // OS thread (the reconnect's back-off sleep must not block the other).
     for model in ["--client-threads=0", "--client-threads=1"] {
-        let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4", "--mysql-ignore-errors=1213,1205,2013,2006", model]);
+        let a = args(
+            &base,
+            &[
+                "oltp_read_write",
+                "run",
+                "--table-size=1000",
+                "--threads=2",
+                "--time=4",
+                "--mysql-ignore-errors=1213,1205,2013,2006",
+                model,
+            ],
+        );
         let r = run_while_killing(&dir, &a, || {
-            let ids = mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()");
+            let ids = mysql_query(
+                "dbb_reconn",
+                "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()",
+            );
             assert!(!ids.is_empty(), "no benchmark sessions to kill");
             for id in ids {
                 let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
@@ -339,7 +459,10 @@ fn mysql_lost_connections_reconnect_when_listed() {
     // Without 2013 in the list, a lost connection is fatal.
     let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=1", "--time=4"]);
     let r = run_while_killing(&dir, &a, || {
-        for id in mysql_query("dbb_reconn", "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()") {
+        for id in mysql_query(
+            "dbb_reconn",
+            "SELECT id FROM information_schema.processlist WHERE db = 'dbb_reconn' AND id <> CONNECTION_ID()",
+        ) {
             let _ = std::panic::catch_unwind(|| mysql_query("dbb_reconn", &format!("KILL {id}")));
         }
     });
@@ -354,7 +477,10 @@ fn pgsql_lost_connections_reconnect() {
     assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=1000"])).code, 0);
     let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4"]);
     let r = run_while_killing(&dir, &a, || {
-        let n = pgsql_query("sbtest", "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'dbb_reconn'");
+        let n = pgsql_query(
+            "sbtest",
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'dbb_reconn'",
+        );
         assert_ne!(n, vec!["0".to_string()], "no benchmark sessions to terminate");
     });
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -405,9 +531,11 @@ end
     .unwrap();
     let run = |model: &str| {
         let ct = format!("--client-threads={model}");
-        let r = dbbench_in(&dir, &args(&base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
+        let r =
+            dbbench_in(&dir, &args(&base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
         assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
-        let mut lines: Vec<String> = r.stdout.lines().filter(|l| l.starts_with("client ")).map(str::to_string).collect();
+        let mut lines: Vec<String> =
+            r.stdout.lines().filter(|l| l.starts_with("client ")).map(str::to_string).collect();
         lines.sort();
         assert_eq!(lines.len(), 5, "{model}: {}", r.stdout);
         // 39 counted events per client (the 40th returns true: the client stops).
@@ -440,7 +568,12 @@ fn multiple_result_sets() {
         b
     });
     // The embedded SQLite first: it needs no server.
-    for (base, call) in [(Some(vec![]), false), (mysql_db("multi_results"), true), (crate_client, true), (pgsql_db("multi_results"), false)] {
+    for (base, call) in [
+        (Some(vec![]), false),
+        (mysql_db("multi_results"), true),
+        (crate_client, true),
+        (pgsql_db("multi_results"), false),
+    ] {
         let Some(base) = base else { return };
         let dir = tempdir("multi-results");
         let r = dbbench_in(&dir, &args(&base, &[&script, "run", "--events=1"]));
@@ -467,7 +600,10 @@ fn reconnect_option_reconnects_every_n_events() {
     for base in bases.into_iter().flatten() {
         let dir = tempdir("reconnect");
         assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=100"])).code, 0);
-        let r = dbbench_in(&dir, &args(&base, &["oltp_read_write", "run", "--table-size=100", "--events=50", "--time=0", "--reconnect=10"]));
+        let r = dbbench_in(
+            &dir,
+            &args(&base, &["oltp_read_write", "run", "--table-size=100", "--events=50", "--time=0", "--reconnect=10"]),
+        );
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         assert_eq!(r.number("reconnects:"), Some(5.0), "{}", r.stdout);
         assert_eq!(r.rwo(), (700, 200, 100), "{}", r.stdout);

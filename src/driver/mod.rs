@@ -22,11 +22,11 @@
 
 pub mod mysql;
 mod mysql_wire;
-#[cfg(test)]
-mod test_support;
 mod pg_tls;
 pub mod pgsql;
 pub mod sqlite;
+#[cfg(test)]
+mod test_support;
 
 use std::fmt;
 
@@ -162,12 +162,18 @@ impl ResultSet {
 
     /// The first row's first cell as text (for one-value queries).
     pub fn first_text(&self) -> Option<String> {
-        (self.nrows > 0 && self.columns > 0).then(|| self.cell(0)).flatten().map(|b| String::from_utf8_lossy(b).into_owned())
+        (self.nrows > 0 && self.columns > 0)
+            .then(|| self.cell(0))
+            .flatten()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
     /// All rows as text cells (NULL = None; bytes that are not UTF-8 replaced).
     pub fn text_rows(&self) -> Vec<Vec<Option<String>>> {
-        (0..self.nrows).filter_map(|i| self.row(i)).map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect()).collect()
+        (0..self.nrows)
+            .filter_map(|i| self.row(i))
+            .map(|r| r.map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned())).collect())
+            .collect()
     }
 
     /// Bytes of buffer this result set keeps allocated.
@@ -457,7 +463,10 @@ pub fn insert_rows<C: Connection + ?Sized>(
             after_statement(c)
         });
         sql.clear();
-        result.map_err(|e| DbError { message: format!("bulk load into {table}, rows {first}-{last}: {}", e.message), ..e })
+        result.map_err(|e| DbError {
+            message: format!("bulk load into {table}, rows {first}-{last}: {}", e.message),
+            ..e
+        })
     };
     while let Some((line_no, line)) = lines.next_line() {
         let fields = line_fields(table, line_no, line, columns.len())?;
@@ -558,7 +567,8 @@ mod tests {
     #[test]
     fn lines_join_cut_lines_and_keep_a_last_line_without_newline() {
         let stream = b"1|a\n22|bb\n\n333|ccc";
-        let want: Vec<(u64, String)> = vec![(1, "1|a".into()), (2, "22|bb".into()), (3, "".into()), (4, "333|ccc".into())];
+        let want: Vec<(u64, String)> =
+            vec![(1, "1|a".into()), (2, "22|bb".into()), (3, "".into()), (4, "333|ccc".into())];
         for chunk in [1, 2, 3, 5, 100] {
             assert_eq!(read_all(chunks_of(stream, chunk)), want, "chunk {chunk}");
         }
@@ -586,8 +596,22 @@ mod tests {
 
     /// Columns of the lineitem-like benchmark table.
     const LINEITEM: [&str; 16] = [
-        "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag",
-        "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipinstruct", "l_shipmode", "l_comment",
+        "l_orderkey",
+        "l_partkey",
+        "l_suppkey",
+        "l_linenumber",
+        "l_quantity",
+        "l_extendedprice",
+        "l_discount",
+        "l_tax",
+        "l_returnflag",
+        "l_linestatus",
+        "l_shipdate",
+        "l_commitdate",
+        "l_receiptdate",
+        "l_shipinstruct",
+        "l_shipmode",
+        "l_comment",
     ];
 
     /// `n` lines shaped like dbgen's lineitem.tbl lines (without the trailing `|`), about 120 bytes each.

@@ -20,10 +20,16 @@ use std::sync::{mpsc, Arc};
 
 use mysql::consts::ColumnType;
 use mysql::prelude::{Protocol, Queryable};
-use mysql::{ClientIdentity, Column, Conn, DriverError, LocalInfileHandler, Opts, OptsBuilder, Params, QueryResult, SslOpts, Statement};
+use mysql::{
+    ClientIdentity, Column, Conn, DriverError, LocalInfileHandler, Opts, OptsBuilder, Params, QueryResult, SslOpts,
+    Statement,
+};
 
-use super::sqlite::{closed_stmt, Slots, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated};
-use super::{insert_rows, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::sqlite::{closed_stmt, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated, Slots};
+use super::{
+    insert_rows, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId,
+    Value,
+};
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
@@ -92,9 +98,15 @@ pub(crate) fn endpoints(hosts: &[String], ports: &[String], sockets: &[String]) 
     }
     let ports = ports
         .iter()
-        .map(|p| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid --mysql-port value '{p}': use port numbers 1-65535")))
+        .map(|p| {
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| format!("invalid --mysql-port value '{p}': use port numbers 1-65535"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let eps: Vec<Endpoint> = hosts.iter().flat_map(|h| ports.iter().map(move |p| Endpoint::Tcp(h.clone(), *p))).collect();
+    let eps: Vec<Endpoint> =
+        hosts.iter().flat_map(|h| ports.iter().map(move |p| Endpoint::Tcp(h.clone(), *p))).collect();
     if eps.is_empty() {
         return Err("--mysql-host and --mysql-port must name at least one host and port".into());
     }
@@ -108,7 +120,10 @@ fn parse_ignore(items: &[String]) -> Result<Option<Vec<i64>>, String> {
     }
     items
         .iter()
-        .map(|s| s.parse::<i64>().map_err(|_| format!("invalid --mysql-ignore-errors item '{s}': use MySQL error numbers, or 'all'")))
+        .map(|s| {
+            s.parse::<i64>()
+                .map_err(|_| format!("invalid --mysql-ignore-errors item '{s}': use MySQL error numbers, or 'all'"))
+        })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
 }
@@ -139,7 +154,10 @@ fn cipher_suites(list: &str) -> Result<Vec<rustls::SupportedCipherSuite>, String
             .map(|(_, r)| *r)
             .ok_or_else(|| {
                 let known: Vec<&str> = CIPHER_NAMES.iter().map(|(o, _)| *o).collect();
-                format!("invalid --mysql-ssl-cipher item '{name}': dbbench's TLS (rustls) offers only {}", known.join(", "))
+                format!(
+                    "invalid --mysql-ssl-cipher item '{name}': dbbench's TLS (rustls) offers only {}",
+                    known.join(", ")
+                )
             })?;
         let suite = rustls::crypto::ring::ALL_CIPHER_SUITES
             .iter()
@@ -155,7 +173,8 @@ fn cipher_suites(list: &str) -> Result<Vec<rustls::SupportedCipherSuite>, String
 fn ssl_opts(ciphers: &[rustls::SupportedCipherSuite]) -> SslOpts {
     let mut ssl = SslOpts::default().with_cipher_suites(ciphers);
     if Path::new("client-cert.pem").exists() && Path::new("client-key.pem").exists() {
-        ssl = ssl.with_client_identity(Some(ClientIdentity::new(Path::new("client-cert.pem"), Path::new("client-key.pem"))));
+        ssl = ssl
+            .with_client_identity(Some(ClientIdentity::new(Path::new("client-cert.pem"), Path::new("client-key.pem"))));
     }
     if Path::new("cacert.pem").exists() {
         // Verify the chain against the given CA, but not the host name: servers
@@ -198,7 +217,9 @@ impl Config {
             .ssl_opts(self.ssl.clone())
             .compress(self.compress.then(mysql::Compression::default));
         let b = match ep {
-            Endpoint::Tcp(h, p) => b.ip_or_hostname(Some(if h == "localhost" { "127.0.0.1" } else { h.as_str() })).tcp_port(*p),
+            Endpoint::Tcp(h, p) => {
+                b.ip_or_hostname(Some(if h == "localhost" { "127.0.0.1" } else { h.as_str() })).tcp_port(*p)
+            }
             Endpoint::Socket(s) => b.socket(Some(s.as_str())),
         };
         b.into()
@@ -234,7 +255,11 @@ impl MysqlDriver {
             user: opts.str("mysql_user").to_string(),
             password: opts.str("mysql_password").to_string(),
             db: opts.str("mysql_db").to_string(),
-            ssl: if opts.bool("mysql_ssl") { Some(ssl_opts(&cipher_suites(opts.str("mysql_ssl_cipher"))?)) } else { None },
+            ssl: if opts.bool("mysql_ssl") {
+                Some(ssl_opts(&cipher_suites(opts.str("mysql_ssl_cipher"))?))
+            } else {
+                None
+            },
             compress: opts.bool("mysql_compression"),
             ignore: parse_ignore(&opts.list("mysql_ignore_errors"))?,
             ps_disabled: ps_mode_disabled(opts)?,
@@ -280,7 +305,15 @@ impl Driver for MysqlDriver {
         let opts = self.cfg.opts(&ep);
         let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&ep, &self.cfg.user, e, false))?;
         let conn_id = Arc::new(AtomicU32::new(conn.connection_id()));
-        Ok(Box::new(MysqlConnection { conn, opts, endpoint: ep, cfg: self.cfg.clone(), stmts: Slots::default(), conn_id, pending: VecDeque::new() }))
+        Ok(Box::new(MysqlConnection {
+            conn,
+            opts,
+            endpoint: ep,
+            cfg: self.cfg.clone(),
+            stmts: Slots::default(),
+            conn_id,
+            pending: VecDeque::new(),
+        }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -299,7 +332,11 @@ impl Driver for MysqlDriver {
 /// A lost connection, with libmysqlclient's client error numbers so that
 /// ignore lists written for sysbench (2006, 2013) keep working.
 pub(super) fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
-    let (code, what) = if broken_pipe { (2006, "MySQL server has gone away") } else { (2013, "Lost connection to MySQL server during query") };
+    let (code, what) = if broken_pipe {
+        (2006, "MySQL server has gone away")
+    } else {
+        (2013, "Lost connection to MySQL server during query")
+    };
     DbError { kind: ErrorKind::ConnectionLost, code, sqlstate: "HY000".into(), message: format!("{what} ({e})") }
 }
 
@@ -307,12 +344,9 @@ pub(super) fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
 fn map_err(e: mysql::Error) -> DbError {
     let other = |code: i64, message: String| DbError { kind: ErrorKind::Other, code, sqlstate: String::new(), message };
     match e {
-        mysql::Error::MySqlError(me) => DbError {
-            kind: kind_for_code(me.code),
-            code: me.code.into(),
-            sqlstate: me.state,
-            message: me.message,
-        },
+        mysql::Error::MySqlError(me) => {
+            DbError { kind: kind_for_code(me.code), code: me.code.into(), sqlstate: me.state, message: me.message }
+        }
         mysql::Error::IoError(io) => lost(&io, io.kind() == io::ErrorKind::BrokenPipe),
         mysql::Error::CodecError(c) => lost(&c, false),
         mysql::Error::TlsError(t) => lost(&t, false),
@@ -395,7 +429,9 @@ pub(super) fn rows_mismatch_error(table: &str, loaded: u64, lines: u64) -> DbErr
 /// with its code.
 pub(super) fn warnings_error(c: &mut dyn Connection, what: &str, count: u16) -> DbError {
     let first = match c.query("SHOW WARNINGS LIMIT 3") {
-        Ok(Outcome::Rows(rs)) => rs.row(0).map(|r| r.map(|c| String::from_utf8_lossy(c.unwrap_or_default()).into_owned()).collect::<Vec<_>>()),
+        Ok(Outcome::Rows(rs)) => rs
+            .row(0)
+            .map(|r| r.map(|c| String::from_utf8_lossy(c.unwrap_or_default()).into_owned()).collect::<Vec<_>>()),
         _ => None,
     };
     let (code, detail) = match first.as_deref() {
@@ -406,7 +442,9 @@ pub(super) fn warnings_error(c: &mut dyn Connection, what: &str, count: u16) -> 
         kind: ErrorKind::Other,
         code,
         sqlstate: "HY000".into(),
-        message: format!("{what}: {count} warning(s): the server truncated or converted values or skipped rows; the first: {detail}"),
+        message: format!(
+            "{what}: {count} warning(s): the server truncated or converted values or skipped rows; the first: {detail}"
+        ),
     }
 }
 
@@ -422,11 +460,18 @@ fn connect_error(ep: &Endpoint, user: &str, e: mysql::Error, reconnect: bool) ->
     let (kind, code, sqlstate, detail) = match e {
         mysql::Error::MySqlError(me) => (ErrorKind::ConnectFailed, i64::from(me.code), me.state, me.message),
         // 2026 = CR_SSL_CONNECTION_ERROR.
-        mysql::Error::DriverError(DriverError::TlsNotSupported) => {
-            (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), "the server does not support TLS, which --mysql-ssl=on requires".to_string())
+        mysql::Error::DriverError(DriverError::TlsNotSupported) => (
+            ErrorKind::ConnectFailed,
+            2026,
+            "HY000".to_string(),
+            "the server does not support TLS, which --mysql-ssl=on requires".to_string(),
+        ),
+        mysql::Error::TlsError(t) => {
+            (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), format!("TLS handshake failed: {t}"))
         }
-        mysql::Error::TlsError(t) => (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), format!("TLS handshake failed: {t}")),
-        mysql::Error::DriverError(d @ (DriverError::CouldNotConnect(_) | DriverError::ConnectTimeout)) => network(d.to_string()),
+        mysql::Error::DriverError(d @ (DriverError::CouldNotConnect(_) | DriverError::ConnectTimeout)) => {
+            network(d.to_string())
+        }
         mysql::Error::IoError(io) => network(io.to_string()),
         mysql::Error::CodecError(c) => network(c.to_string()),
         mysql::Error::DriverError(d) => (ErrorKind::ConnectFailed, 0, String::new(), d.to_string()),
@@ -601,7 +646,11 @@ impl Connection for MysqlConnection {
     fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
         match self.stmts.get(id) {
             Some(Stmt::Server { stmt, .. }) => {
-                let params = if params.is_empty() { Params::Empty } else { Params::Positional(params.iter().map(to_mysql).collect()) };
+                let params = if params.is_empty() {
+                    Params::Empty
+                } else {
+                    Params::Positional(params.iter().map(to_mysql).collect())
+                };
                 self.pending.clear();
                 let qr = self.conn.exec_iter(stmt, params).map_err(map_err)?;
                 let (first, rest) = collect(qr).map_err(map_err)?;
@@ -663,7 +712,12 @@ impl Connection for MysqlConnection {
 
     /// `KILL QUERY <this session's id>` from a fresh connection with the same options (TLS included).
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(CrateCanceller { conn_id: self.conn_id.clone(), opts: self.opts.clone(), endpoint: self.endpoint.clone(), user: self.cfg.user.clone() }))
+        Some(Box::new(CrateCanceller {
+            conn_id: self.conn_id.clone(),
+            opts: self.opts.clone(),
+            endpoint: self.endpoint.clone(),
+            user: self.cfg.user.clone(),
+        }))
     }
 
     fn server_version(&mut self) -> String {
@@ -718,7 +772,12 @@ fn ascii_is_bytes<C: Connection + ?Sized>(conn: &mut C, table: &str) -> bool {
     match conn.query(&sql) {
         Ok(Outcome::Rows(rs)) => {
             let sets = rs.text_rows();
-            sets.iter().all(|r| matches!(r.first().and_then(|c| c.as_deref()), Some("utf8mb4" | "utf8mb3" | "utf8" | "latin1" | "ascii" | "binary")))
+            sets.iter().all(|r| {
+                matches!(
+                    r.first().and_then(|c| c.as_deref()),
+                    Some("utf8mb4" | "utf8mb3" | "utf8" | "latin1" | "ascii" | "binary")
+                )
+            })
         }
         _ => false,
     }
@@ -781,10 +840,12 @@ impl MysqlConnection {
     fn load(&mut self, table: &str, columns: &[&str], rows: RowSource, binary: bool) -> Result<u64, DbError> {
         match self.load_data(table, columns, rows, binary)? {
             Loaded::Rows(n) => Ok(n),
-            Loaded::Refused(rows) => insert_rows(self, table, columns, rows, &mut |c: &mut MysqlConnection| match c.conn.warnings() {
-                0 => Ok(()),
-                n => Err(warnings_error(c, "INSERT", n)),
-            }),
+            Loaded::Refused(rows) => {
+                insert_rows(self, table, columns, rows, &mut |c: &mut MysqlConnection| match c.conn.warnings() {
+                    0 => Ok(()),
+                    n => Err(warnings_error(c, "INSERT", n)),
+                })
+            }
         }
     }
 
@@ -794,7 +855,13 @@ impl MysqlConnection {
     /// this thread reads from `rows` over a channel (one chunk in flight:
     /// reading the next overlaps sending the last). No row is taken before
     /// the server asks for the stream, so a refusal can fall back to INSERTs.
-    fn load_data<'r>(&mut self, table: &str, columns: &[&str], rows: RowSource<'r>, binary: bool) -> Result<Loaded<'r>, DbError> {
+    fn load_data<'r>(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: RowSource<'r>,
+        binary: bool,
+    ) -> Result<Loaded<'r>, DbError> {
         let (event_tx, events) = mpsc::channel::<InfileEvent>();
         let (data_tx, data_rx) = mpsc::sync_channel::<Vec<u8>>(1);
         let handler_events = event_tx.clone();
@@ -846,7 +913,9 @@ impl MysqlConnection {
                     Ok(InfileEvent::Foreign(name)) => foreign = Some(name),
                     Ok(InfileEvent::Done(r)) => return (r, lines, foreign, started),
                     // The statement thread is gone without a word: it panicked, and the scope re-raises that.
-                    Err(_) => return (Err(mysql::Error::DriverError(DriverError::PacketOutOfSync)), lines, foreign, started),
+                    Err(_) => {
+                        return (Err(mysql::Error::DriverError(DriverError::PacketOutOfSync)), lines, foreign, started)
+                    }
                 }
             }
         });
@@ -915,7 +984,8 @@ impl Connection for DryRunConnection {
 mod tests {
     use super::super::mysql_wire::{NativeConnection, Params as WireParams};
     use super::super::test_support::{
-        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
+        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path,
+        own_bulk_load, rows, test_env, txt,
     };
     use super::*;
 
@@ -981,7 +1051,10 @@ mod tests {
     /// cells for every column type, in the text and the binary protocol.
     #[test]
     fn native_client_matches_the_crate() {
-        let (Some(native), Some(via_crate)) = (sock(&[("mysql_client", "native")]), sock(&[("mysql_client", "crate")])) else { return };
+        let (Some(native), Some(via_crate)) = (sock(&[("mysql_client", "native")]), sock(&[("mysql_client", "crate")]))
+        else {
+            return;
+        };
         let mut setup = connect(&native);
         setup.query("DROP TABLE IF EXISTS t_native_vs_crate").unwrap();
         setup
@@ -1030,13 +1103,26 @@ mod tests {
             Ok(Outcome::Affected(0))
         );
         let ins = c.prepare("INSERT INTO dbb_my_basic (id, k, c, d) VALUES (?, ?, ?, ?)").expect("prepare");
-        assert_eq!(c.execute(ins, &[Value::Int(1), Value::Int(-5), Value::Text("x'y".into()), Value::Double(0.25)]), Ok(Outcome::Affected(1)));
+        assert_eq!(
+            c.execute(ins, &[Value::Int(1), Value::Int(-5), Value::Text("x'y".into()), Value::Double(0.25)]),
+            Ok(Outcome::Affected(1))
+        );
         assert_eq!(c.execute(ins, &[Value::Int(2), Value::Null, Value::Null, Value::Null]), Ok(Outcome::Affected(1)));
         c.query("UPDATE dbb_my_basic SET n = 12.5, t = '2024-02-03 04:05:06.789', dt = '2024-02-03', tm = '-27:01:02' WHERE id = 1")
             .expect("update");
-        let sel = c.prepare("SELECT id, k, c, d, n, t, dt, tm FROM dbb_my_basic WHERE id >= ? ORDER BY id").expect("prepare");
+        let sel =
+            c.prepare("SELECT id, k, c, d, n, t, dt, tm FROM dbb_my_basic WHERE id >= ? ORDER BY id").expect("prepare");
         let want = vec![
-            vec![txt("1"), txt("-5"), txt("x'y"), txt("0.25"), txt("12.50"), txt("2024-02-03 04:05:06.789"), txt("2024-02-03"), txt("-27:01:02")],
+            vec![
+                txt("1"),
+                txt("-5"),
+                txt("x'y"),
+                txt("0.25"),
+                txt("12.50"),
+                txt("2024-02-03 04:05:06.789"),
+                txt("2024-02-03"),
+                txt("-27:01:02"),
+            ],
             vec![txt("2"), None, None, None, None, None, None, None],
         ];
         assert_eq!(rows(c.execute(sel, &[Value::Int(1)])), want);
@@ -1198,7 +1284,9 @@ mod tests {
     fn ascii_bulk_load_is_exact_and_refuses_other_text() {
         use super::super::test_support::{bulk_table_sql, chunks_of, lines_of, BULK_COLUMNS};
         let (Some(native), Some(via_crate)) = (sock(&[]), sock(&[("mysql_client", "crate")])) else { return };
-        let ascii: Vec<u8> = (1..=3000).flat_map(|i| format!("{i}|{i}.25|1995-03-0{}|A|plain ascii note {i}\n", i % 9 + 1).into_bytes()).collect();
+        let ascii: Vec<u8> = (1..=3000)
+            .flat_map(|i| format!("{i}|{i}.25|1995-03-0{}|A|plain ascii note {i}\n", i % 9 + 1).into_bytes())
+            .collect();
         // The bad row's start is in the 37-byte piece before the one holding its é.
         let mut mixed = ascii.clone();
         mixed.extend_from_slice("3001|1.00|1995-01-01|A|plain ascii note l'\u{e9}t\u{e9}\n".as_bytes());
@@ -1213,19 +1301,36 @@ mod tests {
             c.query(&bulk_table_sql(&table)).expect("create");
             assert_eq!(c.bulk_load_ascii(&table, &BULK_COLUMNS, &mut lines_of(&ascii, 400)), Ok(3000), "{client}");
             let sums = text(&mut c, &format!("SELECT SUM(k), SUM(price), MAX(note) FROM {table}"));
-            assert_eq!(sums, vec![vec![Some("4501500".to_string()), Some("4502250.00".to_string()), Some("plain ascii note 999".to_string())]], "{client}");
+            assert_eq!(
+                sums,
+                vec![vec![
+                    Some("4501500".to_string()),
+                    Some("4502250.00".to_string()),
+                    Some("plain ascii note 999".to_string())
+                ]],
+                "{client}"
+            );
             c.query(&format!("DELETE FROM {table}")).expect("delete");
             let e = c.bulk_load_ascii(&table, &BULK_COLUMNS, &mut chunks_of(&mixed, 37)).expect_err("non-ASCII");
             assert!(e.message.contains("non-ASCII byte"), "{client}: {e}");
             // Whole rows only: no row cut at a piece boundary, none of the bad one.
-            let bad = text(&mut c, &format!("SELECT COUNT(*) FROM {table} WHERE note <> CONCAT('plain ascii note ', k)"));
+            let bad =
+                text(&mut c, &format!("SELECT COUNT(*) FROM {table} WHERE note <> CONCAT('plain ascii note ', k)"));
             assert_eq!(bad, vec![vec![Some("0".to_string())]], "{client}: the session goes on, and no row is mangled");
             // A utf16 column takes ASCII as two bytes a character: converted from utf8mb4, not loaded as bytes.
             c.query(&format!("DROP TABLE {table}")).expect("drop");
-            c.query(&bulk_table_sql(&table).replace("note VARCHAR(44)", "note VARCHAR(44) CHARACTER SET utf16")).expect("create utf16");
+            c.query(&bulk_table_sql(&table).replace("note VARCHAR(44)", "note VARCHAR(44) CHARACTER SET utf16"))
+                .expect("create utf16");
             assert_eq!(c.bulk_load_ascii(&table, &BULK_COLUMNS, &mut lines_of(&ascii, 400)), Ok(3000), "{client}");
-            let notes = text(&mut c, &format!("SELECT MAX(note), COUNT(*) FROM {table} WHERE note = CONCAT('plain ascii note ', k)"));
-            assert_eq!(notes, vec![vec![Some("plain ascii note 999".to_string()), Some("3000".to_string())]], "{client}");
+            let notes = text(
+                &mut c,
+                &format!("SELECT MAX(note), COUNT(*) FROM {table} WHERE note = CONCAT('plain ascii note ', k)"),
+            );
+            assert_eq!(
+                notes,
+                vec![vec![Some("plain ascii note 999".to_string()), Some("3000".to_string())]],
+                "{client}"
+            );
             c.query(&format!("DROP TABLE {table}")).expect("drop");
         }
     }
@@ -1239,16 +1344,28 @@ mod tests {
     fn bulk_load_falls_back_to_insert_when_local_infile_is_refused() {
         let Some(socket) = test_env("DBBENCH_TEST_MYSQL_SOCKET") else { return };
         let ep = Endpoint::Socket(socket);
-        let params = WireParams { endpoint: &ep, user: "sbtest", password: "", db: "sbtest", ps_disabled: false, local_infile: false };
+        let params = WireParams {
+            endpoint: &ep,
+            user: "sbtest",
+            password: "",
+            db: "sbtest",
+            ps_disabled: false,
+            local_infile: false,
+        };
         let Ok(mut c) = NativeConnection::connect(&params) else { panic!("connect") };
         c.query("DROP TABLE IF EXISTS dbb_my_bulk_refused").expect("drop");
         c.query(&super::super::test_support::bulk_table_sql("dbb_my_bulk_refused")).expect("create");
-        let err = c.query(&load_data_sql("dbb_my_bulk_refused", &super::super::test_support::BULK_COLUMNS, false)).expect_err("refused");
+        let err = c
+            .query(&load_data_sql("dbb_my_bulk_refused", &super::super::test_support::BULK_COLUMNS, false))
+            .expect_err("refused");
         eprintln!("refused: {err}");
         assert!(local_infile_refused(&err), "{err}");
         check_bulk_load(&mut c, "dbb_my_bulk_refused", true, &own_bulk_load);
         c.query("SET SESSION sql_mode = ''").expect("sql_mode");
-        let lenient = [("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"), ("2|1.00|1995-13-45|A|n\n", "Data truncated for column 'd'")];
+        let lenient = [
+            ("x|1.00|1995-01-01|A|n\n", "Incorrect integer value: 'x'"),
+            ("2|1.00|1995-13-45|A|n\n", "Data truncated for column 'd'"),
+        ];
         check_bad_rows(&mut c, "dbb_my_bulk_refused", &own_bulk_load, &lenient);
     }
 

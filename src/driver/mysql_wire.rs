@@ -29,8 +29,8 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use super::mysql::{
-    foreign_infile_error, kind_for_code, load_data_sql, local_infile_refused, load_ascii, lost, push_fraction, push_literal, quote_literal, rows_mismatch_error,
-    warnings_error, Endpoint, ER_UNSUPPORTED_PS,
+    foreign_infile_error, kind_for_code, load_ascii, load_data_sql, local_infile_refused, lost, push_fraction,
+    push_literal, quote_literal, rows_mismatch_error, warnings_error, Endpoint, ER_UNSUPPORTED_PS,
 };
 use super::sqlite::{closed_stmt, f64_cell, param_count_error, write_int, Emulated, Slots};
 use super::{insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
@@ -253,7 +253,8 @@ impl Wire {
                     self.rbuf.resize(need.next_power_of_two(), 0);
                 }
             }
-            let n = if self.awaiting_reply { self.first_read()? } else { self.stream.read(&mut self.rbuf[self.rlen..])? };
+            let n =
+                if self.awaiting_reply { self.first_read()? } else { self.stream.read(&mut self.rbuf[self.rlen..])? };
             if n == 0 {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
             }
@@ -269,7 +270,9 @@ impl Wire {
         let read_first = self.reply_score >= REPLY_SCORE_MAX / 2 || self.replies.is_multiple_of(REPLY_PROBE);
         if read_first {
             match self.stream.read_now(&mut self.rbuf[self.rlen..]) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.reply_score = self.reply_score.saturating_sub(1),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.reply_score = self.reply_score.saturating_sub(1)
+                }
                 r => {
                     self.reply_score = (self.reply_score + 1).min(REPLY_SCORE_MAX);
                     return r;
@@ -464,7 +467,12 @@ fn server_error(p: &[u8]) -> DbError {
         Some(b'#') if b.0.len() >= 6 => (String::from_utf8_lossy(&b.0[1..6]).into_owned(), &b.0[6..]),
         _ => (String::new(), b.0),
     };
-    DbError { kind: kind_for_code(code), code: code.into(), sqlstate, message: String::from_utf8_lossy(msg).into_owned() }
+    DbError {
+        kind: kind_for_code(code),
+        code: code.into(),
+        sqlstate,
+        message: String::from_utf8_lossy(msg).into_owned(),
+    }
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -527,7 +535,13 @@ pub struct Params<'a> {
 /// A prepared statement: server-side, or emulated client-side.
 enum Stmt {
     /// `cols`: the result columns last sent by the server (metadata cache).
-    Server { sql: String, id: u32, nparams: usize, sent_types: Option<Vec<u8>>, cols: Vec<Col> },
+    Server {
+        sql: String,
+        id: u32,
+        nparams: usize,
+        sent_types: Option<Vec<u8>>,
+        cols: Vec<Col>,
+    },
     Emulated(Emulated),
 }
 
@@ -725,7 +739,9 @@ impl NativeConnection {
                 // caching_sha2_password: 3 = fast auth succeeded (OK follows); 4 = full auth needed.
                 Some(0x01) if p.get(1) == Some(&3) => continue,
                 Some(0x01) => {
-                    return Err(HandshakeError::Unsupported(Unsupported("caching_sha2_password full authentication (needs TLS or RSA)".into())))
+                    return Err(HandshakeError::Unsupported(Unsupported(
+                        "caching_sha2_password full authentication (needs TLS or RSA)".into(),
+                    )))
                 }
                 _ => return Err(HandshakeError::Io(Buf::bad())),
             }
@@ -828,7 +844,10 @@ impl NativeConnection {
                 _ => Vec::new(),
             };
             if cols.len() != ncols {
-                return Err(io_err(io::Error::new(io::ErrorKind::InvalidData, "the server skipped result metadata that dbbench has not seen")));
+                return Err(io_err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the server skipped result metadata that dbbench has not seen",
+                )));
             }
             if !deprecate_eof {
                 self.wire.read().map_err(io_err)?;
@@ -860,7 +879,8 @@ impl NativeConnection {
                     break Err(e);
                 }
                 _ => {
-                    let r = if binary { decode_binary_row(p, &cols, &mut rs) } else { decode_text_row(p, ncols, &mut rs) };
+                    let r =
+                        if binary { decode_binary_row(p, &cols, &mut rs) } else { decode_text_row(p, ncols, &mut rs) };
                     if let Err(e) = r {
                         break Err(io_err(e));
                     }
@@ -893,7 +913,8 @@ impl NativeConnection {
             return if e.code == i64::from(ER_UNSUPPORTED_PS) { Ok(None) } else { Err(e) };
         }
         let mut b = Buf(&p[1..]);
-        let (id, ncols, nparams) = (|| Ok::<_, io::Error>((b.u32()?, b.u16()? as usize, b.u16()? as usize)))().map_err(io_err)?;
+        let (id, ncols, nparams) =
+            (|| Ok::<_, io::Error>((b.u32()?, b.u16()? as usize, b.u16()? as usize)))().map_err(io_err)?;
         self.read_columns(nparams, false).map_err(io_err)?;
         // Kept: with the metadata cache the first execution may already
         // refer to these.
@@ -1143,7 +1164,8 @@ fn decode_binary_row(p: &[u8], cols: &[Col], rs: &mut ResultSet) -> io::Result<(
                 let d = b.take(n)?;
                 let g = |i: usize| d.get(i).copied().unwrap_or(0) as u32;
                 let days = g(1) | g(2) << 8 | g(3) << 16 | g(4) << 24;
-                let mut t = format!("{}{:02}:{:02}:{:02}", if g(0) == 1 { "-" } else { "" }, days * 24 + g(5), g(6), g(7));
+                let mut t =
+                    format!("{}{:02}:{:02}:{:02}", if g(0) == 1 { "-" } else { "" }, days * 24 + g(5), g(6), g(7));
                 push_fraction(&mut t, g(8) | g(9) << 8 | g(10) << 16 | g(11) << 24, c.decimals);
                 t.into_bytes()
             }
@@ -1198,7 +1220,8 @@ impl Connection for NativeConnection {
                 // Types go to the server only when they change (as libmysqlclient
                 // does): the server then reuses the parsed types. Compared in
                 // place: the steady state allocates nothing.
-                let unchanged = sent_types.as_deref().is_some_and(|sent| sent.iter().copied().eq(params.iter().map(param_type)));
+                let unchanged =
+                    sent_types.as_deref().is_some_and(|sent| sent.iter().copied().eq(params.iter().map(param_type)));
                 if !unchanged {
                     *sent_types = Some(params.iter().map(param_type).collect());
                 }

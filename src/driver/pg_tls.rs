@@ -42,7 +42,9 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 pub fn check_mode(mode: &str) -> Result<(), String> {
     match mode {
         "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full" => Ok(()),
-        m => Err(format!("invalid --pgsql-sslmode value '{m}': use disable, allow, prefer, require, verify-ca or verify-full")),
+        m => Err(format!(
+            "invalid --pgsql-sslmode value '{m}': use disable, allow, prefer, require, verify-ca or verify-full"
+        )),
     }
 }
 
@@ -148,7 +150,9 @@ fn root_store(mode: &str, rootcert: &str) -> Result<rustls::RootCertStore, Strin
     let mut store = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert = cert.map_err(|e| format!("--pgsql-sslrootcert {path}: not a PEM certificate file ({e})"))?;
-        store.add(cert).map_err(|e| format!("--pgsql-sslrootcert {path}: a certificate cannot be used as a root ({e})"))?;
+        store
+            .add(cert)
+            .map_err(|e| format!("--pgsql-sslrootcert {path}: a certificate cannot be used as a root ({e})"))?;
     }
     if store.is_empty() {
         return Err(format!("--pgsql-sslrootcert {path}: no certificate in the file (PEM expected)"));
@@ -196,7 +200,9 @@ fn system_roots() -> Result<rustls::RootCertStore, String> {
 /// unusable the connection goes on without a certificate, with a warning
 /// (a stray file must not stop a benchmark that does not need it).
 #[allow(clippy::type_complexity)]
-fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String)>, String> {
+fn client_certificate(
+    files: TlsFiles,
+) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String)>, String> {
     let home = || std::env::var("HOME").unwrap_or_default();
     let env = |name: &str| std::env::var(name).ok().filter(|p| !p.is_empty());
     // (path, where it came from; None: libpq's default file)
@@ -211,14 +217,16 @@ fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'sta
         (p, _) => (p.to_string(), "--pgsql-sslkey"),
     };
     let loaded = (|| {
-        let pem = std::fs::read(&cert_path).map_err(|e| (e.kind() == std::io::ErrorKind::NotFound, format!("{cert_path} cannot be read ({e})")))?;
+        let pem = std::fs::read(&cert_path)
+            .map_err(|e| (e.kind() == std::io::ErrorKind::NotFound, format!("{cert_path} cannot be read ({e})")))?;
         let chain = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (false, format!("{cert_path} is not a PEM certificate file ({e})")))?;
         if chain.is_empty() {
             return Err((false, format!("{cert_path} holds no certificate (PEM expected)")));
         }
-        let key_pem = std::fs::read(&key_path).map_err(|e| (false, format!("its key {key_path} ({key_from}) cannot be read ({e})")))?;
+        let key_pem = std::fs::read(&key_path)
+            .map_err(|e| (false, format!("its key {key_path} ({key_from}) cannot be read ({e})")))?;
         let key = PrivateKeyDer::from_pem_slice(&key_pem)
             .map_err(|e| (false, format!("its key {key_path} ({key_from}) holds no usable private key (PEM PKCS#8, PKCS#1 or SEC1 expected; {e})")))?;
         // What rustls will do with them (load the key, match it to the
@@ -232,10 +240,16 @@ fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'sta
         (Err((true, _)), None) => Ok(None),
         (Err((_, why)), None) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| crate::log::warning(&format!("client certificate not used: {why}; give --pgsql-sslcert/--pgsql-sslkey, or remove the file")));
+            WARNED.call_once(|| {
+                crate::log::warning(&format!(
+                    "client certificate not used: {why}; give --pgsql-sslcert/--pgsql-sslkey, or remove the file"
+                ))
+            });
             Ok(None)
         }
-        (Err((_, why)), Some(from)) => Err(format!("client certificate from {from}: {why}; give --pgsql-sslcert=FILE and --pgsql-sslkey=FILE (PEM)")),
+        (Err((_, why)), Some(from)) => Err(format!(
+            "client certificate from {from}: {why}; give --pgsql-sslcert=FILE and --pgsql-sslkey=FILE (PEM)"
+        )),
     }
 }
 
@@ -246,15 +260,32 @@ fn client_certificate(files: TlsFiles) -> Result<Option<(Vec<CertificateDer<'sta
 struct AnyCertificate(Arc<CryptoProvider>);
 
 impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(&self, _: &CertificateDer<'_>, _: &[CertificateDer<'_>], _: &ServerName<'_>, _: &[u8], _: UnixTime) -> Result<ServerCertVerified, rustls::Error> {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
-    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
@@ -268,18 +299,37 @@ impl ServerCertVerifier for AnyCertificate {
 struct ChainOnly(Arc<WebPkiServerVerifier>);
 
 impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(&self, end: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>], name: &ServerName<'_>, ocsp: &[u8], now: UnixTime) -> Result<ServerCertVerified, rustls::Error> {
+    fn verify_server_cert(
+        &self,
+        end: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
         match self.0.verify_server_cert(end, intermediates, name, ocsp, now) {
-            Err(rustls::Error::InvalidCertificate(CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. })) => Ok(ServerCertVerified::assertion()),
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
 
-    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.0.verify_tls12_signature(message, cert, dss)
     }
 
-    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         self.0.verify_tls13_signature(message, cert, dss)
     }
 
@@ -300,7 +350,10 @@ mod tests {
         assert_eq!(effective_mode("require", true, "/etc/root.pem").unwrap(), "require");
         for weak in ["disable", "prefer", "require", "verify-ca"] {
             let err = effective_mode(weak, true, "system").unwrap_err();
-            assert!(!err.contains('\n') && err.contains(weak) && err.contains("use --pgsql-sslmode=verify-full"), "{err}");
+            assert!(
+                !err.contains('\n') && err.contains(weak) && err.contains("use --pgsql-sslmode=verify-full"),
+                "{err}"
+            );
         }
         assert!(effective_mode("bogus", true, "system").unwrap_err().contains("invalid --pgsql-sslmode value 'bogus'"));
     }

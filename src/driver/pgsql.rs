@@ -24,8 +24,10 @@ use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
-use super::sqlite::{closed_stmt, Slots, placeholders, ps_mode_disabled, push_f64, Emulated};
-use super::{Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::sqlite::{closed_stmt, placeholders, ps_mode_disabled, push_f64, Emulated, Slots};
+use super::{
+    Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
+};
 use crate::options::{OptKind, OptionSpec, Options};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
@@ -103,7 +105,12 @@ struct Config {
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config").field("target", &self.target).field("user", &self.user).field("db", &self.db).field("tls", &self.tls.is_some()).finish_non_exhaustive()
+        f.debug_struct("Config")
+            .field("target", &self.target)
+            .field("user", &self.user)
+            .field("db", &self.db)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -181,7 +188,8 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     if !password.is_empty() {
         pg.password(password);
     }
-    let target = if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
+    let target =
+        if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
     let cfg = Config {
         pg,
         tls,
@@ -202,7 +210,13 @@ impl Driver for PgsqlDriver {
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let client = self.cfg.connect().map_err(|f| connect_failure(&self.cfg, f, false))?;
         let cancel = Arc::new(Mutex::new(client.cancel_token()));
-        Ok(Box::new(PgsqlConnection { client, cfg: self.cfg.clone(), stmts: Slots::default(), pending: Default::default(), cancel }))
+        Ok(Box::new(PgsqlConnection {
+            client,
+            cfg: self.cfg.clone(),
+            stmts: Slots::default(),
+            pending: Default::default(),
+            cancel,
+        }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -211,7 +225,13 @@ impl Driver for PgsqlDriver {
             ErrorKind::ConnectionLost => ErrorAction::Reconnect,
             _ => {
                 let listed = self.cfg.ignore.as_ref().is_none_or(|items| {
-                    items.iter().any(|i| if i.len() == 2 { err.sqlstate.starts_with(i.as_str()) } else { *i == err.sqlstate })
+                    items.iter().any(|i| {
+                        if i.len() == 2 {
+                            err.sqlstate.starts_with(i.as_str())
+                        } else {
+                            *i == err.sqlstate
+                        }
+                    })
                 });
                 if listed {
                     ErrorAction::Restart
@@ -271,7 +291,10 @@ fn connect_error(cfg: &Config, e: postgres::Error, reconnect: bool) -> DbError {
         kind,
         code: 0,
         sqlstate,
-        message: format!("cannot connect to PostgreSQL at {} as '{}', database '{}': {detail}", cfg.target, cfg.user, cfg.db),
+        message: format!(
+            "cannot connect to PostgreSQL at {} as '{}', database '{}': {detail}",
+            cfg.target, cfg.user, cfg.db
+        ),
     }
 }
 
@@ -436,7 +459,8 @@ fn time_text(s: &mut String, us: i64) {
 
 /// Binary NUMERIC (base-10000 digits) → decimal text with the value's scale.
 fn numeric_text(raw: &[u8]) -> Result<String, BoxError> {
-    let word = |i: usize| raw.get(2 * i..2 * i + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or("truncated numeric value");
+    let word =
+        |i: usize| raw.get(2 * i..2 * i + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).ok_or("truncated numeric value");
     let (ndigits, weight, sign, dscale) = (usize::from(word(0)?), word(1)? as i16, word(2)?, usize::from(word(3)?));
     match sign {
         0xC000 => return Ok("NaN".into()),
@@ -523,7 +547,10 @@ fn translate(sql: &str) -> String {
 #[derive(Debug)]
 enum Stmt {
     /// The translated SQL (for re-preparing) and the server statement.
-    Server { sql: String, stmt: Statement },
+    Server {
+        sql: String,
+        stmt: Statement,
+    },
     Emulated(Emulated),
 }
 
@@ -555,7 +582,13 @@ impl Canceller for PgCanceller {
         let sent = match &self.cfg.tls {
             None => token.cancel_query(NoTls),
             // allow/prefer: without TLS when the TLS attempt fails, as connecting.
-            Some(tls) => token.cancel_query(tls.clone()).or_else(|e| if self.cfg.plain_after_tls_failure() { token.cancel_query(NoTls) } else { Err(e) }),
+            Some(tls) => token.cancel_query(tls.clone()).or_else(|e| {
+                if self.cfg.plain_after_tls_failure() {
+                    token.cancel_query(NoTls)
+                } else {
+                    Err(e)
+                }
+            }),
         };
         sent.map_err(|e| DbError {
             kind: ErrorKind::ConnectFailed,
@@ -699,7 +732,8 @@ impl Connection for PgsqlConnection {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{
-        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path, own_bulk_load, rows, test_env, txt,
+        check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path,
+        own_bulk_load, rows, test_env, txt,
     };
     use super::*;
 
@@ -723,7 +757,10 @@ mod tests {
 
     #[test]
     fn translate_placeholders() {
-        assert_eq!(translate("SELECT c FROM t WHERE id = ? AND c = '?' AND k IN (?, ?)"), "SELECT c FROM t WHERE id = $1 AND c = '?' AND k IN ($2, $3)");
+        assert_eq!(
+            translate("SELECT c FROM t WHERE id = ? AND c = '?' AND k IN (?, ?)"),
+            "SELECT c FROM t WHERE id = $1 AND c = '?' AND k IN ($2, $3)"
+        );
     }
 
     #[test]
@@ -732,8 +769,13 @@ mod tests {
             let err = create(&opts(&[(k, v)])).err().expect("must fail");
             assert!(!err.contains('\n') && err.contains(v), "{err}");
         }
-        let err = create(&opts(&[("pgsql_sslmode", "verify-ca"), ("pgsql_sslrootcert", "/nonexistent/root.crt")])).err().expect("no root file");
-        assert!(!err.contains('\n') && err.contains("/nonexistent/root.crt") && err.contains("--pgsql-sslrootcert=FILE"), "{err}");
+        let err = create(&opts(&[("pgsql_sslmode", "verify-ca"), ("pgsql_sslrootcert", "/nonexistent/root.crt")]))
+            .err()
+            .expect("no root file");
+        assert!(
+            !err.contains('\n') && err.contains("/nonexistent/root.crt") && err.contains("--pgsql-sslrootcert=FILE"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -764,25 +806,71 @@ mod tests {
             Ok(Outcome::Affected(0))
         );
         // Ints bound to INTEGER/SMALLINT/NUMERIC columns and text to a DATE column all work.
-        let ins = c.prepare("INSERT INTO dbb_pg_basic (id, k, s, c, v, d, f, n, dt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").expect("prepare");
-        let p = [Value::Int(1), Value::Int(-5_000_000_000), Value::Int(7), Value::Text("ab".into()), Value::Text("x'y".into()), Value::Double(0.25), Value::Double(0.1), Value::Int(3), Value::Text("1999-12-31".into())];
+        let ins = c
+            .prepare("INSERT INTO dbb_pg_basic (id, k, s, c, v, d, f, n, dt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .expect("prepare");
+        let p = [
+            Value::Int(1),
+            Value::Int(-5_000_000_000),
+            Value::Int(7),
+            Value::Text("ab".into()),
+            Value::Text("x'y".into()),
+            Value::Double(0.25),
+            Value::Double(0.1),
+            Value::Int(3),
+            Value::Text("1999-12-31".into()),
+        ];
         assert_eq!(c.execute(ins, &p), Ok(Outcome::Affected(1)));
-        let nulls = [Value::Int(2), Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null, Value::Null];
+        let nulls = [
+            Value::Int(2),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ];
         assert_eq!(c.execute(ins, &nulls), Ok(Outcome::Affected(1)));
         c.query("UPDATE dbb_pg_basic SET n = -12345678.0125, b = true, ts = '2024-02-29 04:05:06.789', u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', j = '{\"a\": 1}', by = '\\x00ff' WHERE id = 1")
             .expect("update");
         let cols = "id, k, s, c, v, d, f, n, b, ts, dt, u, j, by";
         let sel = c.prepare(&format!("SELECT {cols} FROM dbb_pg_basic WHERE id >= ? ORDER BY id")).expect("prepare");
         let want = vec![
-            ["1", "-5000000000", "7", "ab        ", "x'y", "0.25", "0.1", "-12345678.0125", "t", "2024-02-29 04:05:06.789", "1999-12-31", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "{\"a\": 1}", "\\x00ff"]
-                .map(txt)
-                .to_vec(),
+            [
+                "1",
+                "-5000000000",
+                "7",
+                "ab        ",
+                "x'y",
+                "0.25",
+                "0.1",
+                "-12345678.0125",
+                "t",
+                "2024-02-29 04:05:06.789",
+                "1999-12-31",
+                "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                "{\"a\": 1}",
+                "\\x00ff",
+            ]
+            .map(txt)
+            .to_vec(),
             [vec![txt("2")], vec![None; 13]].concat(),
         ];
         assert_eq!(rows(c.execute(sel, &[Value::Int(1)])), want);
         // The simple protocol returns the server's own text: it must agree.
         assert_eq!(rows(c.query(&format!("SELECT {cols} FROM dbb_pg_basic ORDER BY id"))), want);
-        for (expr, text) in [("0.0001::numeric", "0.0001"), ("100000000::numeric", "100000000"), ("'NaN'::numeric", "NaN"), ("sum(x) FROM generate_series(1,3) x", "6"), ("avg(x) FROM generate_series(1,2) x", "1.5000000000000000"), ("'-infinity'::float8", "-Infinity"), ("'0001-01-01'::date", "0001-01-01"), ("'12:00:01.5'::time", "12:00:01.5")] {
+        for (expr, text) in [
+            ("0.0001::numeric", "0.0001"),
+            ("100000000::numeric", "100000000"),
+            ("'NaN'::numeric", "NaN"),
+            ("sum(x) FROM generate_series(1,3) x", "6"),
+            ("avg(x) FROM generate_series(1,2) x", "1.5000000000000000"),
+            ("'-infinity'::float8", "-Infinity"),
+            ("'0001-01-01'::date", "0001-01-01"),
+            ("'12:00:01.5'::time", "12:00:01.5"),
+        ] {
             let s = c.prepare(&format!("SELECT {expr}")).expect("prepare");
             assert_eq!(rows(c.execute(s, &[])), vec![vec![txt(text)]], "{expr}");
             c.close_statement(s);
@@ -839,7 +927,10 @@ mod tests {
         let d = create(&opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", "1")])).expect("driver");
         let err = d.connect().err().expect("refused");
         assert_eq!(err.kind, ErrorKind::ConnectFailed);
-        assert!(err.message.starts_with("cannot connect to PostgreSQL at 127.0.0.1:1 as 'sbtest', database 'sbtest': "), "{err}");
+        assert!(
+            err.message.starts_with("cannot connect to PostgreSQL at 127.0.0.1:1 as 'sbtest', database 'sbtest': "),
+            "{err}"
+        );
         assert_eq!(d.classify(&err), ErrorAction::Fatal);
     }
 
@@ -879,7 +970,10 @@ mod tests {
         ];
         check_bad_rows(c.as_mut(), "dbb_pg_bulk_copy", &own_bulk_load, &bad);
         check_bulk_load(c.as_mut(), "dbb_pg_bulk_insert", true, &insert_path);
-        let bad = [("x|1.00|1995-01-01|A|n\n", "invalid input syntax for type integer: \"x\""), ("3|1.00\n", "has 2 field(s), 5 column(s)")];
+        let bad = [
+            ("x|1.00|1995-01-01|A|n\n", "invalid input syntax for type integer: \"x\""),
+            ("3|1.00\n", "has 2 field(s), 5 column(s)"),
+        ];
         check_bad_rows(c.as_mut(), "dbb_pg_bulk_insert", &insert_path, &bad);
     }
 

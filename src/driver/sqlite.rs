@@ -15,7 +15,10 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, Connection as SqlConn, ErrorCode, InterruptHandle, OpenFlags};
 
-use super::{line_fields, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Lines, Outcome, ResultSet, RowSource, StmtId, Value};
+use super::{
+    line_fields, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Lines, Outcome, ResultSet, RowSource,
+    StmtId, Value,
+};
 use crate::options::{OptKind, OptionSpec, Options};
 
 /// Options shared by all drivers (declared once, here): `--db-ps-mode`.
@@ -334,7 +337,13 @@ impl Driver for SqliteDriver {
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let conn = open(&self.cfg)?;
         let interrupt = Arc::new(Mutex::new(conn.get_interrupt_handle()));
-        Ok(Box::new(SqliteConnection { conn, cfg: self.cfg.clone(), stmts: Slots::default(), interrupt, pending: Default::default() }))
+        Ok(Box::new(SqliteConnection {
+            conn,
+            cfg: self.cfg.clone(),
+            stmts: Slots::default(),
+            interrupt,
+            pending: Default::default(),
+        }))
     }
 
     fn classify(&self, err: &DbError) -> ErrorAction {
@@ -417,7 +426,10 @@ fn map_err(e: rusqlite::Error) -> DbError {
             let kind = match fe.code {
                 ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => ErrorKind::Busy,
                 ErrorCode::ConstraintViolation
-                    if matches!(fe.extended_code, ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY) =>
+                    if matches!(
+                        fe.extended_code,
+                        ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    ) =>
                 {
                     ErrorKind::UniqueViolation
                 }
@@ -425,7 +437,12 @@ fn map_err(e: rusqlite::Error) -> DbError {
                 ErrorCode::OperationInterrupted => ErrorKind::Cancelled,
                 _ => ErrorKind::Other,
             };
-            DbError { kind, code: fe.extended_code as i64, sqlstate: String::new(), message: msg.unwrap_or_else(|| fe.to_string()) }
+            DbError {
+                kind,
+                code: fe.extended_code as i64,
+                sqlstate: String::new(),
+                message: msg.unwrap_or_else(|| fe.to_string()),
+            }
         }
         other => DbError { kind: ErrorKind::Other, code: 0, sqlstate: String::new(), message: other.to_string() },
     }
@@ -545,7 +562,9 @@ fn is_date(f: &str) -> bool {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return false;
     }
-    let num = |r: std::ops::Range<usize>| f.get(r).filter(|s| s.bytes().all(|c| c.is_ascii_digit())).and_then(|s| s.parse::<u32>().ok());
+    let num = |r: std::ops::Range<usize>| {
+        f.get(r).filter(|s| s.bytes().all(|c| c.is_ascii_digit())).and_then(|s| s.parse::<u32>().ok())
+    };
     let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else { return false };
     let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
     let days = match m {
@@ -568,7 +587,10 @@ impl SqliteConnection {
             .iter()
             .map(|c| {
                 // A column SQLite does not know fails at prepare, with its message.
-                declared.iter().find(|(name, _)| name.eq_ignore_ascii_case(c)).map_or(FieldCheck::Any, |(_, t)| FieldCheck::for_declared_type(t))
+                declared
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(c))
+                    .map_or(FieldCheck::Any, |(_, t)| FieldCheck::for_declared_type(t))
             })
             .collect())
     }
@@ -578,7 +600,10 @@ impl SqliteConnection {
         let checks = self.field_checks(table, columns)?;
         let params = vec!["?"; columns.len()].join(", ");
         // Not cached: a one-off statement would only evict the prepared ones.
-        let mut st = self.conn.prepare(&format!("INSERT INTO {table} ({}) VALUES ({params})", columns.join(", "))).map_err(map_err)?;
+        let mut st = self
+            .conn
+            .prepare(&format!("INSERT INTO {table} ({}) VALUES ({params})", columns.join(", ")))
+            .map_err(map_err)?;
         let mut lines = Lines::new(rows);
         let mut loaded = 0;
         while let Some((line_no, line)) = lines.next_line() {
@@ -589,7 +614,10 @@ impl SqliteConnection {
                         kind: ErrorKind::Other,
                         code: i64::from(ffi::SQLITE_MISMATCH),
                         sqlstate: String::new(),
-                        message: format!("datatype mismatch: bulk load into {table}: row {line_no}, column {}: '{f}' is not {want}", columns[i]),
+                        message: format!(
+                            "datatype mismatch: bulk load into {table}: row {line_no}, column {}: '{f}' is not {want}",
+                            columns[i]
+                        ),
                     });
                 }
                 // Bound as text: the column's affinity converts numbers.
@@ -780,7 +808,9 @@ impl Connection for SqliteConnection {
     /// rolls everything back.
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(map_err)?;
-        let result = self.insert_lines(table, columns, rows).and_then(|n| self.conn.execute_batch("COMMIT").map(|()| n).map_err(map_err));
+        let result = self
+            .insert_lines(table, columns, rows)
+            .and_then(|n| self.conn.execute_batch("COMMIT").map(|()| n).map_err(map_err));
         if result.is_err() && !self.conn.is_autocommit() {
             // Some errors (an interrupt, a full disk) roll back by themselves; then there is nothing to undo.
             let _ = self.conn.execute_batch("ROLLBACK");
@@ -808,7 +838,8 @@ pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
 mod tests {
     use super::*;
     use crate::driver::test_support::{
-        bulk_table_sql, check_bad_rows, check_bulk_load, check_cancel, chunks_of, driver_opts, insert_path, own_bulk_load, rows, txt, BULK_COLUMNS,
+        bulk_table_sql, check_bad_rows, check_bulk_load, check_cancel, chunks_of, driver_opts, insert_path,
+        own_bulk_load, rows, txt, BULK_COLUMNS,
     };
 
     /// Removes a test database and its WAL files (for tests that write megabytes).
@@ -905,7 +936,10 @@ mod tests {
         let drv = create(&opts(&path, &[])).expect("driver");
         let mut c = drv.connect().expect("connect");
         assert!(c.server_version().starts_with('3'));
-        assert_eq!(c.query("CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, c TEXT, d REAL)"), Ok(Outcome::Affected(0)));
+        assert_eq!(
+            c.query("CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, c TEXT, d REAL)"),
+            Ok(Outcome::Affected(0))
+        );
         let ins = c.prepare("INSERT INTO t (id, k, c, d) VALUES (?, ?, ?, ?)").expect("prepare");
         let p = |id, c: Value| vec![Value::Int(id), Value::Int(id * 10), c, Value::Double(0.5)];
         assert_eq!(c.execute(ins, &p(1, Value::Text("it's".into()))), Ok(Outcome::Affected(1)));
@@ -1007,8 +1041,10 @@ mod tests {
     #[test]
     fn field_checks_follow_affinity() {
         use FieldCheck::*;
-        let types = [("INTEGER", Number), ("BIGINT", Number), ("DECIMAL(15,2)", Number), ("REAL", Number), ("date", Date)];
-        for (t, want) in types.into_iter().chain([("CHAR(1)", Any), ("VARCHAR(44)", Any), ("", Any), ("DATETIME", Any)]) {
+        let types =
+            [("INTEGER", Number), ("BIGINT", Number), ("DECIMAL(15,2)", Number), ("REAL", Number), ("date", Date)];
+        for (t, want) in types.into_iter().chain([("CHAR(1)", Any), ("VARCHAR(44)", Any), ("", Any), ("DATETIME", Any)])
+        {
             assert_eq!(FieldCheck::for_declared_type(t), want, "{t}");
         }
         for ok in ["1", "-12.50", "+3", ".5", "5.", "1e10", "1.5E-3", " 7 "] {

@@ -27,7 +27,9 @@ pub fn connect_new(driver: Result<Box<dyn Driver>, String>) -> Box<dyn Connectio
 pub fn test_env(name: &str) -> Option<String> {
     match std::env::var(name) {
         Ok(v) if !v.is_empty() => Some(v),
-        _ if std::env::var("CI").as_deref() == Ok("true") || std::env::var("DBBENCH_TEST_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+        _ if std::env::var("CI").as_deref() == Ok("true")
+            || std::env::var("DBBENCH_TEST_REQUIRE_SERVERS").as_deref() == Ok("1") =>
+        {
             panic!("{name} not set (required when CI=true or DBBENCH_TEST_REQUIRE_SERVERS=1)")
         }
         _ => {
@@ -56,7 +58,10 @@ pub fn check_text_round_trip(c: &mut dyn Connection, table: &str, double_type: &
     c.query(&format!("DROP TABLE IF EXISTS {table}")).expect("drop");
     c.query(&format!("CREATE TABLE {table} (id INT, c VARCHAR(100), d {double_type})")).expect("create");
     let ins = c.prepare(&format!("INSERT INTO {table} VALUES (?, ?, ?)")).expect("prepare");
-    assert_eq!(c.execute(ins, &[Value::Int(1), Value::Text(tricky.into()), Value::Double(0.125)]), Ok(Outcome::Affected(1)));
+    assert_eq!(
+        c.execute(ins, &[Value::Int(1), Value::Text(tricky.into()), Value::Double(0.125)]),
+        Ok(Outcome::Affected(1))
+    );
     let sel = c.prepare(&format!("SELECT c, d, '?' FROM {table} WHERE c = ? AND id = ?")).expect("prepare");
     let got = rows(c.execute(sel, &[Value::Text(tricky.into()), Value::Int(1)]));
     assert_eq!(got, vec![vec![txt(tricky), txt("0.125"), txt("?")]], "mode {mode}");
@@ -93,7 +98,8 @@ pub struct BulkData {
 /// with cents (some negative), dates over seven years from 1992-01-01, a flag
 /// and a comment of varying length with a quote and non-ASCII letters.
 pub fn bulk_data(n: u64) -> BulkData {
-    let mut d = BulkData { stream: Vec::with_capacity(n as usize * 64), rows: n, sum_k: 0, sum_cents: 0, distinct_dates: 0 };
+    let mut d =
+        BulkData { stream: Vec::with_capacity(n as usize * 64), rows: n, sum_k: 0, sum_cents: 0, distinct_dates: 0 };
     let mut dates = std::collections::HashSet::new();
     for i in 0..n as i64 {
         let k = i * 7919 % 1_000_003 + 1;
@@ -101,7 +107,8 @@ pub fn bulk_data(n: u64) -> BulkData {
         let day = 8035 + (i * 31) % 2557;
         let date = super::date_from_unix_days(day);
         let flag = ["A", "N", "R"][(i % 3) as usize];
-        let note: String = "l'été, car-ride; pending accounts: fluffily ironic".chars().take((10 + i % 30) as usize).collect();
+        let note: String =
+            "l'été, car-ride; pending accounts: fluffily ironic".chars().take((10 + i % 30) as usize).collect();
         let price = format!("{}{}.{:02}", if cents < 0 { "-" } else { "" }, cents.abs() / 100, cents.abs() % 100);
         d.stream.extend_from_slice(format!("{k}|{price}|{date}|{flag}|{note}\n").as_bytes());
         d.sum_k += k;
@@ -159,7 +166,8 @@ pub fn insert_path(c: &mut dyn Connection, table: &str, rows: RowSource) -> Resu
 /// the DECIMAL sum comes back exact (not SQLite's floating point).
 pub fn check_bulk_load(c: &mut dyn Connection, table: &str, exact_decimal: bool, load: Loader) {
     let data = bulk_data(100_000);
-    let sample = data.stream.split(|&b| b == b'\n').nth(54_321).map(|l| String::from_utf8_lossy(l).into_owned()).expect("line");
+    let sample =
+        data.stream.split(|&b| b == b'\n').nth(54_321).map(|l| String::from_utf8_lossy(l).into_owned()).expect("line");
     let fields: Vec<&str> = sample.split('|').collect();
     for chunking in ["lines", "cut", "whole"] {
         c.query(&format!("DROP TABLE IF EXISTS {table}")).expect("drop");
@@ -173,19 +181,34 @@ pub fn check_bulk_load(c: &mut dyn Connection, table: &str, exact_decimal: bool,
         let n = n.unwrap_or_else(|e| panic!("{table}, {chunking}: {e}"));
         eprintln!("{table}, {chunking}: {n} rows in {:?}", t0.elapsed());
         assert_eq!(n, data.rows, "{chunking}");
-        let got = rows(c.query(&format!("SELECT COUNT(*), SUM(k), SUM(price), COUNT(DISTINCT d) FROM {table}"))).remove(0);
+        let got =
+            rows(c.query(&format!("SELECT COUNT(*), SUM(k), SUM(price), COUNT(DISTINCT d) FROM {table}"))).remove(0);
         let cell = |i: usize| String::from_utf8_lossy(got[i].as_deref().unwrap_or_default()).into_owned();
-        assert_eq!((cell(0), cell(1), cell(3)), (data.rows.to_string(), data.sum_k.to_string(), data.distinct_dates.to_string()), "{chunking}");
-        let want_sum = format!("{}{}.{:02}", if data.sum_cents < 0 { "-" } else { "" }, data.sum_cents.abs() / 100, data.sum_cents.abs() % 100);
+        assert_eq!(
+            (cell(0), cell(1), cell(3)),
+            (data.rows.to_string(), data.sum_k.to_string(), data.distinct_dates.to_string()),
+            "{chunking}"
+        );
+        let want_sum = format!(
+            "{}{}.{:02}",
+            if data.sum_cents < 0 { "-" } else { "" },
+            data.sum_cents.abs() / 100,
+            data.sum_cents.abs() % 100
+        );
         if exact_decimal {
             assert_eq!(cell(2), want_sum, "{chunking}");
         } else {
             let got_sum: f64 = cell(2).parse().expect("sum");
             assert!((got_sum - data.sum_cents as f64 / 100.0).abs() < 0.01, "{chunking}: {got_sum} vs {want_sum}");
         }
-        let row = rows(c.query(&format!("SELECT k, price, d, flag, note FROM {table} WHERE k = {}", fields[0]))).remove(0);
+        let row =
+            rows(c.query(&format!("SELECT k, price, d, flag, note FROM {table} WHERE k = {}", fields[0]))).remove(0);
         let text = |i: usize| String::from_utf8_lossy(row[i].as_deref().unwrap_or_default()).into_owned();
-        assert_eq!((text(0), text(2), text(3), text(4)), (fields[0].into(), fields[2].into(), fields[3].into(), fields[4].into()), "{chunking}");
+        assert_eq!(
+            (text(0), text(2), text(3), text(4)),
+            (fields[0].into(), fields[2].into(), fields[3].into(), fields[4].into()),
+            "{chunking}"
+        );
         assert_eq!(text(1).parse::<f64>().ok(), fields[1].parse::<f64>().ok(), "{chunking}");
     }
     c.query(&format!("DELETE FROM {table}")).expect("delete");
@@ -236,9 +259,17 @@ pub fn check_cancel(c: &mut dyn Connection, long_sql: &str) -> DbError {
         let err = c.query(long_sql).expect_err("cancelled");
         let ended = Instant::now();
         let cancelled_at = t.join().expect("canceller thread").expect("cancel");
-        eprintln!("round {round}: cancelled after {:?}, ended {:?} after the cancel: {err}", t0.elapsed(), ended.duration_since(cancelled_at));
+        eprintln!(
+            "round {round}: cancelled after {:?}, ended {:?} after the cancel: {err}",
+            t0.elapsed(),
+            ended.duration_since(cancelled_at)
+        );
         assert_eq!(err.kind, super::ErrorKind::Cancelled, "{err}");
-        assert!(ended.duration_since(cancelled_at) < Duration::from_secs(2), "took {:?}", ended.duration_since(cancelled_at));
+        assert!(
+            ended.duration_since(cancelled_at) < Duration::from_secs(2),
+            "took {:?}",
+            ended.duration_since(cancelled_at)
+        );
         assert_eq!(rows(c.query("SELECT 1")), vec![vec![txt("1")]]);
         first.get_or_insert(err);
         c.reconnect().expect("reconnect");

@@ -62,7 +62,9 @@ fn run(args: &[String]) -> Result<u8, String> {
                 print_out(HELP);
                 return Ok(0);
             }
-            (k, _) if k.starts_with('-') => return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`")),
+            (k, _) if k.starts_with('-') => {
+                return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`"))
+            }
             _ => positionals.push(a.clone()),
         }
     }
@@ -71,7 +73,11 @@ fn run(args: &[String]) -> Result<u8, String> {
     }
     let spec_arg = |n: usize| -> Result<spec::Spec, String> {
         if positionals.len() != n {
-            return Err(format!("`lab {sub}` takes {} argument(s), got {}; see `dbbench lab --help`", n, positionals.len()));
+            return Err(format!(
+                "`lab {sub}` takes {} argument(s), got {}; see `dbbench lab --help`",
+                n,
+                positionals.len()
+            ));
         }
         spec::load(Path::new(&positionals[0]))
     };
@@ -112,7 +118,13 @@ fn run(args: &[String]) -> Result<u8, String> {
                 return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
             };
             let text = crate::report::lab_summary(&st, e.id, None)? + &summary::overhead(&st, e.id, &s)?;
-            print_out(&format!("{text}experiment id {} ({}) in {}; full report: dbbench report {}\n", e.id, e.status, store_path.display(), s.path.display()));
+            print_out(&format!(
+                "{text}experiment id {} ({}) in {}; full report: dbbench report {}\n",
+                e.id,
+                e.status,
+                store_path.display(),
+                s.path.display()
+            ));
             Ok(0)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.

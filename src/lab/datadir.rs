@@ -210,7 +210,15 @@ impl Copier {
     fn new() -> Copier {
         // SAFETY: geteuid has no preconditions and cannot fail.
         let is_root = unsafe { libc::geteuid() } == 0;
-        Copier { is_root, files: 0, files_copied: 0, regular_copied: 0, regular_reflinked: 0, bytes_copied: 0, files_removed: 0 }
+        Copier {
+            is_root,
+            files: 0,
+            files_copied: 0,
+            regular_copied: 0,
+            regular_reflinked: 0,
+            bytes_copied: 0,
+            files_removed: 0,
+        }
     }
 
     fn full_copy_method(&self) -> CopyMethod {
@@ -297,7 +305,8 @@ impl Copier {
             self.regular_reflinked += 1;
         } else {
             // Not supported here (ext4, tmpfs, across filesystems, ...): copy.
-            io::copy(&mut from, &mut to).map_err(|e| io_error(&format!("cannot copy {} to", src.display()), dst, &e))?;
+            io::copy(&mut from, &mut to)
+                .map_err(|e| io_error(&format!("cannot copy {} to", src.display()), dst, &e))?;
         }
         self.regular_copied += 1;
         self.files_copied += 1;
@@ -475,7 +484,10 @@ fn remove_tree(dir: &Path) -> Result<u64, String> {
 fn source_dir_meta(dir: &Path, op: &str) -> Result<Metadata, String> {
     let meta = fs::metadata(dir).map_err(|e| io_error(&format!("{op}: cannot open source"), dir, &e))?;
     if !meta.is_dir() {
-        return Err(format!("datadir {op}: {} is not a directory; give a data directory or snapshot path", dir.display()));
+        return Err(format!(
+            "datadir {op}: {} is not a directory; give a data directory or snapshot path",
+            dir.display()
+        ));
     }
     Ok(meta)
 }
@@ -509,11 +521,8 @@ fn check_disjoint(src: &Path, dst: &Path, op: &str) -> Result<(), String> {
 /// Absolute path with symlinks resolved as far as the path exists, the rest
 /// appended lexically.
 fn resolve(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
+    let abs =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
     let mut existing = abs.as_path();
     let mut rest = Vec::new();
     loop {
@@ -665,7 +674,12 @@ mod tests {
                 Kind::File => {
                     assert_eq!(ma.mode(), mb.mode(), "mode of {}", pb.display());
                     assert_eq!(fs::read(&pa).unwrap(), fs::read(&pb).unwrap(), "contents of {}", pb.display());
-                    assert_eq!((ma.mtime(), ma.mtime_nsec()), (mb.mtime(), mb.mtime_nsec()), "mtime of {}", pb.display());
+                    assert_eq!(
+                        (ma.mtime(), ma.mtime_nsec()),
+                        (mb.mtime(), mb.mtime_nsec()),
+                        "mtime of {}",
+                        pb.display()
+                    );
                 }
                 Kind::Symlink => assert_eq!(fs::read_link(&pa).unwrap(), fs::read_link(&pb).unwrap()),
                 Kind::Fifo => assert_eq!(ma.mode(), mb.mode(), "mode of {}", pb.display()),
@@ -702,7 +716,10 @@ mod tests {
 
         // Nothing changed: nothing copied.
         let st = restore(&snap, &live).unwrap();
-        assert_eq!((st.method, st.files, st.files_copied, st.bytes_copied, st.files_removed), (CopyMethod::Sync, 10, 0, 0, 0));
+        assert_eq!(
+            (st.method, st.files, st.files_copied, st.bytes_copied, st.files_removed),
+            (CopyMethod::Sync, 10, 0, 0, 0)
+        );
 
         // Same size, new contents, a few ms after the snapshot: only the
         // nanosecond mtime tells.
@@ -805,7 +822,8 @@ mod tests {
         assert_eq!(st.files_copied, 0);
         assert_eq!(mode(&src.join("ib_logfile0")), 0o640);
         // Symlink times are those of the symlink itself.
-        let (a, b) = (fs::symlink_metadata(src.join("link")).unwrap(), fs::symlink_metadata(snap.join("link")).unwrap());
+        let (a, b) =
+            (fs::symlink_metadata(src.join("link")).unwrap(), fs::symlink_metadata(snap.join("link")).unwrap());
         assert_eq!((a.mtime(), a.mtime_nsec()), (b.mtime(), b.mtime_nsec()));
     }
 

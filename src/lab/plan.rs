@@ -159,7 +159,14 @@ pub fn describe(spec: &Spec, plan: &[PlannedRun]) -> String {
             }
         };
         let threads: Vec<String> = w.threads.iter().map(u32::to_string).collect();
-        let _ = writeln!(o, "  {:<20} threads {:<16} {}{}", w.name, threads.join(","), what.trim(), if w.writes { "" } else { " (read-only)" });
+        let _ = writeln!(
+            o,
+            "  {:<20} threads {:<16} {}{}",
+            w.name,
+            threads.join(","),
+            what.trim(),
+            if w.writes { "" } else { " (read-only)" }
+        );
         for (c, extra) in spec.configurations.iter().zip(&w.server_options).filter(|(_, e)| !e.is_empty()) {
             let _ = writeln!(o, "  {:<20} on {}: server restarted with {}", "", c.name, extra.join(" "));
         }
@@ -220,7 +227,8 @@ threads = [4]
         let s = spec("interleaved");
         let p = runs(&s);
         assert_eq!(p.len(), 2 * (2 + 1) * 2);
-        let first: Vec<(usize, usize, u32, u32)> = p.iter().take(6).map(|r| (r.configuration, r.workload, r.threads, r.repeat)).collect();
+        let first: Vec<(usize, usize, u32, u32)> =
+            p.iter().take(6).map(|r| (r.configuration, r.workload, r.threads, r.repeat)).collect();
         assert_eq!(first, vec![(0, 0, 1, 1), (1, 0, 1, 1), (0, 0, 2, 1), (1, 0, 2, 1), (0, 1, 4, 1), (1, 1, 4, 1)]);
         assert_eq!(p[6].repeat, 2);
         assert!(p.iter().enumerate().all(|(i, r)| r.seq as usize == i));

@@ -109,7 +109,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             e.id
         }
         Some(e) if o.resume && e.status == "finished" => {
-            return Err(format!("experiment '{}' (id {}) already finished; nothing to resume (run without --resume for a new one)", spec.name, e.id));
+            return Err(format!(
+                "experiment '{}' (id {}) already finished; nothing to resume (run without --resume for a new one)",
+                spec.name, e.id
+            ));
         }
         None if o.resume => return Err(format!("no experiment '{}' in {} to resume", spec.name, store_path.display())),
         _ => {
@@ -123,11 +126,21 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
                 "drop_caches": spec.drop_caches, "sample_interval_s": spec.sample_interval_s,
                 "run_timeout_s": spec.run_timeout.as_secs(),
             });
-            store.create_experiment(&spec.name, &spec.description, &spec.path.display().to_string(), &stored_text, &hash, git.as_deref(), &host, &settings)?
+            store.create_experiment(
+                &spec.name,
+                &spec.description,
+                &spec.path.display().to_string(),
+                &stored_text,
+                &hash,
+                git.as_deref(),
+                &host,
+                &settings,
+            )?
         }
     };
     let workdir = base.join(format!("{}-{experiment}", spec.name));
-    std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: cannot create the lab's work directory: {e}", workdir.display()))?;
+    std::fs::create_dir_all(&workdir)
+        .map_err(|e| format!("{}: cannot create the lab's work directory: {e}", workdir.display()))?;
     // PostgreSQL runs as `postgres` when we are root; it must reach its data.
     let _ = std::fs::set_permissions(&workdir, std::os::unix::fs::PermissionsExt::from_mode(0o755));
     let _lock = lock(&workdir)?;
@@ -163,7 +176,12 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             break;
         }
         let est = plan::estimate_s(spec, &planned[i..i + 1]);
-        let cell = lab.store.cell(experiment, lab.config_ids[run.configuration], &spec.workloads[run.workload].name, run.threads)?;
+        let cell = lab.store.cell(
+            experiment,
+            lab.config_ids[run.configuration],
+            &spec.workloads[run.workload].name,
+            run.threads,
+        )?;
         if lab.store.run_exists(cell, run.repeat)? {
             progress.skipped(est);
             continue;
@@ -187,7 +205,11 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     lab.stop_server();
     if INTERRUPTED.load(Ordering::SeqCst) {
         lab.store.set_experiment_status(experiment, "interrupted")?;
-        eprintln!("interrupted: completed runs are stored in {}; continue with: dbbench lab run --resume {}", store_path.display(), spec.path.display());
+        eprintln!(
+            "interrupted: completed runs are stored in {}; continue with: dbbench lab run --resume {}",
+            store_path.display(),
+            spec.path.display()
+        );
         return Ok(130);
     }
     lab.store.set_experiment_status(experiment, "finished")?;
@@ -201,7 +223,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     // directory not writable) is a warning, not the lab's failure.
     let html = base.join("reports").join(format!("{}-{experiment}.html", spec.name));
     let figures = crate::report::lab_summary(&lab.store, experiment, Some(&html)).unwrap_or_else(|e| {
-        eprintln!("warning: the report could not be made ({e}); the runs are stored: dbbench report {}", spec.path.display());
+        eprintln!(
+            "warning: the report could not be made ({e}); the runs are stored: dbbench report {}",
+            spec.path.display()
+        );
         String::new()
     });
     crate::lab::cli::print_out(&format!(
@@ -238,9 +263,17 @@ fn short_rundir(workdir: &Path) -> PathBuf {
 fn lock(workdir: &Path) -> Result<std::fs::File, String> {
     use std::os::unix::io::AsRawFd;
     let path = workdir.join("lock");
-    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(format!("{} is in use by another dbbench lab run; wait for it or use another --workdir", workdir.display()));
+        return Err(format!(
+            "{} is in use by another dbbench lab run; wait for it or use another --workdir",
+            workdir.display()
+        ));
     }
     Ok(f)
 }
@@ -334,7 +367,9 @@ impl Lab<'_> {
         let path = self.server_state_file();
         let Ok(text) = std::fs::read_to_string(&path) else { return };
         let mut parts = text.splitn(2, '\n');
-        let (Some(pid), Some(datadir)) = (parts.next().and_then(|p| p.trim().parse::<i32>().ok()), parts.next()) else { return };
+        let (Some(pid), Some(datadir)) = (parts.next().and_then(|p| p.trim().parse::<i32>().ok()), parts.next()) else {
+            return;
+        };
         let datadir = datadir.trim();
         let matches = |pid: i32| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -385,7 +420,9 @@ impl Lab<'_> {
     fn driver_args(&self, c: usize, datadir: &Path) -> Vec<String> {
         let cfg = &self.spec.configurations[c];
         let mut args = match &cfg.target {
-            Target::Managed(_) => self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.driver_args()).unwrap_or_default(),
+            Target::Managed(_) => {
+                self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.driver_args()).unwrap_or_default()
+            }
             Target::External { driver_args, .. } => driver_args.clone(),
             Target::Sqlite { driver_args } => {
                 let mut a = driver_args.clone();
@@ -428,11 +465,20 @@ impl Lab<'_> {
     /// printed (rows of SQL statements, a shell command's stdout and
     /// stderr) is kept as a `hook_output` event: the seeds' status dumps
     /// (`SHOW STATUS` after a run, table statistics) are results too.
-    fn run_hooks(&self, steps: &[HookStep], c: usize, w: usize, run: Option<&PlannedRun>, datadir: &Path, what: &str) -> Result<(), String> {
+    fn run_hooks(
+        &self,
+        steps: &[HookStep],
+        c: usize,
+        w: usize,
+        run: Option<&PlannedRun>,
+        datadir: &Path,
+        what: &str,
+    ) -> Result<(), String> {
         for (i, step) in steps.iter().enumerate() {
             let output = match step {
                 HookStep::Sql(q) => {
-                    let mut conn = sql::connect(&self.driver_args(c, datadir)).map_err(|e| format!("{what} hook: {e}"))?;
+                    let mut conn =
+                        sql::connect(&self.driver_args(c, datadir)).map_err(|e| format!("{what} hook: {e}"))?;
                     conn.execute_script(q).map_err(|e| format!("{what} hook: {e}"))?
                 }
                 HookStep::Shell(cmd) => {
@@ -454,7 +500,14 @@ impl Lab<'_> {
                     "threads": run.map(|r| r.threads), "repeat": run.map(|r| r.repeat), "seq": run.map(|r| r.seq),
                     "output": truncate_output(&output),
                 });
-                let _ = self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "hook_output", None, &detail);
+                let _ = self.store.event(
+                    self.experiment,
+                    Some(&self.spec.configurations[c].name),
+                    Some(&self.spec.workloads[w].name),
+                    "hook_output",
+                    None,
+                    &detail,
+                );
             }
         }
         Ok(())
@@ -464,7 +517,14 @@ impl Lab<'_> {
     /// `after_start` hooks, records version and variables at first start.
     /// Starts configuration `c`'s server (when dbbench manages it) on
     /// `datadir` with `extra` options after the configuration's own.
-    fn start(&mut self, c: usize, w: usize, datadir: &Path, overhead: &mut serde_json::Value, extra: &[String]) -> Result<(), String> {
+    fn start(
+        &mut self,
+        c: usize,
+        w: usize,
+        datadir: &Path,
+        overhead: &mut serde_json::Value,
+        extra: &[String],
+    ) -> Result<(), String> {
         if let Some(mut spec) = self.server_spec(c).cloned() {
             let t = Instant::now();
             let rundir = self.rundir(c);
@@ -505,7 +565,8 @@ impl Lab<'_> {
         let managed = self.server_spec(c).is_some();
         let datadir = self.datadir(c, w);
         let server_up = self.live.as_ref().is_some_and(|l| l.configuration == c && (!managed || l.server.is_some()));
-        let same_data = self.live.as_ref().is_some_and(|l| l.configuration == c && l.workload == Some(w) && l.datadir == datadir);
+        let same_data =
+            self.live.as_ref().is_some_and(|l| l.configuration == c && l.workload == Some(w) && l.datadir == datadir);
         let dirty = self.live.as_ref().is_some_and(|l| l.dirty);
         let external = matches!(self.spec.configurations[c].target, Target::External { .. });
 
@@ -526,7 +587,14 @@ impl Lab<'_> {
         if was_running {
             overhead["stop_s"] = json!(t_stop.elapsed().as_secs_f64());
         }
-        self.live = Some(Live { configuration: c, workload: None, datadir: datadir.clone(), server: None, dirty: false, server_options: Vec::new() });
+        self.live = Some(Live {
+            configuration: c,
+            workload: None,
+            datadir: datadir.clone(),
+            server: None,
+            dirty: false,
+            server_options: Vec::new(),
+        });
 
         if policy == PreparePolicy::Restore {
             let snap = self.snapshot_dir(c, w);
@@ -603,7 +671,12 @@ impl Lab<'_> {
     /// server's preparation is remembered in the store (per experiment).
     fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> Result<bool, String> {
         if matches!(self.spec.configurations[c].target, Target::External { .. }) {
-            return self.store.has_event(self.experiment, &self.spec.configurations[c].name, &self.spec.workloads[w].name, "prepared");
+            return self.store.has_event(
+                self.experiment,
+                &self.spec.configurations[c].name,
+                &self.spec.workloads[w].name,
+                "prepared",
+            );
         }
         Ok(marker.exists())
     }
@@ -612,7 +685,14 @@ impl Lab<'_> {
         if !matches!(self.spec.configurations[c].target, Target::External { .. }) {
             std::fs::write(marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
         }
-        self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "prepared", Some(seconds), &json!({}))
+        self.store.event(
+            self.experiment,
+            Some(&self.spec.configurations[c].name),
+            Some(&self.spec.workloads[w].name),
+            "prepared",
+            Some(seconds),
+            &json!({}),
+        )
     }
 
     fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut serde_json::Value) -> Result<(), String> {
@@ -625,7 +705,14 @@ impl Lab<'_> {
         let marker = sibling(datadir, "initialized");
         std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
         overhead["initialize_s"] = json!(t.elapsed().as_secs_f64());
-        self.store.event(self.experiment, Some(&self.spec.configurations[c].name), None, "initialized", Some(t.elapsed().as_secs_f64()), &json!({}))
+        self.store.event(
+            self.experiment,
+            Some(&self.spec.configurations[c].name),
+            None,
+            "initialized",
+            Some(t.elapsed().as_secs_f64()),
+            &json!({}),
+        )
     }
 
     /// Prepare into a fresh data directory, stop, snapshot (restore policy).
@@ -694,7 +781,11 @@ impl Lab<'_> {
                 let argv = self.expand(p, None, c, w, datadir);
                 let r = run_child(&argv, &env, timeout, None);
                 if r.code != Some(0) {
-                    return Err(format!("prepare_command exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                    return Err(format!(
+                        "prepare_command exited with {:?}: {}",
+                        r.code,
+                        r.tail(4).replace('\n', " | ")
+                    ));
                 }
             }
             WorkloadKind::Command { prepare: None, .. } => {}
@@ -770,7 +861,8 @@ impl Lab<'_> {
         let (c, w) = (run.configuration, run.workload);
         let started_at = rfc3339_now();
         let mut overhead = json!({});
-        let mut rec = RunRecord { cell_id: cell, repeat: run.repeat, seq: run.seq, seed: self.seed(run), ..Default::default() };
+        let mut rec =
+            RunRecord { cell_id: cell, repeat: run.repeat, seq: run.seq, seed: self.seed(run), ..Default::default() };
         let t_ready = Instant::now();
         let ready = self.ensure_ready(run, &mut overhead);
         overhead["ready_s"] = json!(t_ready.elapsed().as_secs_f64());
@@ -807,7 +899,14 @@ impl Lab<'_> {
         if !hooks.before_test.is_empty() && !self.store.has_event(self.experiment, cname, wname, "before_test")? {
             let t = Instant::now();
             match self.run_hooks(&hooks.before_test, c, w, None, &datadir, "before_test") {
-                Ok(()) => self.store.event(self.experiment, Some(cname), Some(wname), "before_test", Some(t.elapsed().as_secs_f64()), &json!({}))?,
+                Ok(()) => self.store.event(
+                    self.experiment,
+                    Some(cname),
+                    Some(wname),
+                    "before_test",
+                    Some(t.elapsed().as_secs_f64()),
+                    &json!({}),
+                )?,
                 Err(e) => error = Some(e),
             }
         }
@@ -861,14 +960,18 @@ impl Lab<'_> {
                 PeriodicSampler::start(interval, move |_| {
                     let now = conn.get(&status_args)?.status().ok()?;
                     // Only what changed since the previous sample (the first holds all).
-                    let changed: serde_json::Map<_, _> =
-                        now.iter().filter(|(k, v)| previous.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let changed: serde_json::Map<_, _> = now
+                        .iter()
+                        .filter(|(k, v)| previous.get(*k) != Some(*v))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
                     previous = now;
                     Some(serde_json::Value::Object(changed))
                 })
             });
             let r = run_child(&argv, &env, run_timeout, None);
-            rec.os_samples = os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
+            rec.os_samples =
+                os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
             if let Some(s) = server_sampler {
                 rec.server_samples = s.stop();
             }
@@ -896,7 +999,14 @@ impl Lab<'_> {
             }
         }
         if crashed {
-            let _ = self.store.event(self.experiment, Some(&self.spec.configurations[c].name), Some(&self.spec.workloads[w].name), "crash", None, &json!({"seq": run.seq}));
+            let _ = self.store.event(
+                self.experiment,
+                Some(&self.spec.configurations[c].name),
+                Some(&self.spec.workloads[w].name),
+                "crash",
+                None,
+                &json!({"seq": run.seq}),
+            );
         }
         let mut summary = String::new();
         if let Some(r) = &child {
@@ -916,14 +1026,20 @@ impl Lab<'_> {
                     if let Some(d) = &doc {
                         let tps = d.pointer("/rates_per_s/events").and_then(|v| v.as_f64()).unwrap_or(0.0);
                         let p95 = d.pointer("/latency/percentiles_ms/95").and_then(|v| v.as_f64());
-                        summary = format!("{tps:.1} tps, p95 {}", p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into()));
+                        summary =
+                            format!("{tps:.1} tps, p95 {}", p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into()));
                     }
                     rec.report = doc;
                 }
                 WorkloadKind::Command { metrics, .. } => {
                     let text = format!("{}\n{}", r.stdout, r.stderr);
                     for (name, rx) in metrics {
-                        match rx.captures_iter(&text).last().and_then(|m| m.get(1)).and_then(|g| g.as_str().trim().parse::<f64>().ok()) {
+                        match rx
+                            .captures_iter(&text)
+                            .last()
+                            .and_then(|m| m.get(1))
+                            .and_then(|g| g.as_str().trim().parse::<f64>().ok())
+                        {
                             Some(v) => rec.metrics.push((name.clone(), v)),
                             None if error.is_none() => error = Some(format!("metric '{name}' not found in the output")),
                             None => {}
@@ -940,7 +1056,8 @@ impl Lab<'_> {
                 WorkloadKind::Tpch { options, .. } => {
                     let doc: Option<serde_json::Value> = serde_json::from_str(r.stdout.trim()).ok();
                     let q = doc.as_ref().and_then(|d| d.pointer("/streams/0/queries/0")).cloned();
-                    let timeout_s = options.iter().find_map(|o| o.strip_prefix("--timeout=")).and_then(|t| t.parse::<f64>().ok());
+                    let timeout_s =
+                        options.iter().find_map(|o| o.strip_prefix("--timeout=")).and_then(|t| t.parse::<f64>().ok());
                     match (&q, error.is_none()) {
                         (_, false) => {}
                         (_, true) if r.timed_out => {
@@ -948,7 +1065,13 @@ impl Lab<'_> {
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                             rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
-                        (None, true) => error = Some(format!("no JSON report on stdout (exit {:?}): {}", r.code, r.tail(3).replace('\n', " | "))),
+                        (None, true) => {
+                            error = Some(format!(
+                                "no JSON report on stdout (exit {:?}): {}",
+                                r.code,
+                                r.tail(3).replace('\n', " | ")
+                            ))
+                        }
                         (Some(q), true) => {
                             if let Some(s) = q["seconds"].as_f64() {
                                 rec.metrics.push(("seconds".into(), s));
@@ -956,12 +1079,17 @@ impl Lab<'_> {
                             } else if q["timed_out"].as_bool() == Some(true) {
                                 // Censored: the query was stopped on the server at its timeout.
                                 rec.status = "timeout".into();
-                                error = Some(format!("the query was stopped on the server after {} s", timeout_s.unwrap_or(0.0)));
+                                error = Some(format!(
+                                    "the query was stopped on the server after {} s",
+                                    timeout_s.unwrap_or(0.0)
+                                ));
                                 rec.metrics.push(("timeout_s".into(), timeout_s.unwrap_or(0.0)));
                             } else {
                                 error = Some(q["error"].as_str().unwrap_or("the query failed").to_string());
                             }
-                            if let Some(n) = q["executions"].as_array().and_then(|e| e.iter().find_map(|x| x["rows"].as_u64())) {
+                            if let Some(n) =
+                                q["executions"].as_array().and_then(|e| e.iter().find_map(|x| x["rows"].as_u64()))
+                            {
                                 rec.metrics.push(("rows".into(), n as f64));
                             }
                         }
@@ -989,7 +1117,14 @@ impl Lab<'_> {
                 eprintln!("warning: {e}");
             }
             let detail = json!({"error": outcome.err()});
-            self.store.event(self.experiment, Some(cname), Some(wname), "after_test", Some(t.elapsed().as_secs_f64()), &detail)?;
+            self.store.event(
+                self.experiment,
+                Some(cname),
+                Some(wname),
+                "after_test",
+                Some(t.elapsed().as_secs_f64()),
+                &detail,
+            )?;
         }
         overhead["after_run_s"] = json!(t_after.elapsed().as_secs_f64());
         if error.is_some() && rec.log_excerpt.is_none() {
@@ -1045,7 +1180,11 @@ fn log_excerpt(s: &ManagedServer, pos: u64) -> String {
     if !since.trim().is_empty() {
         return since;
     }
-    format!("(nothing was written to {} during the run; its last lines before:)\n{}", s.error_log().display(), s.log_excerpt(0, 20))
+    format!(
+        "(nothing was written to {} during the run; its last lines before:)\n{}",
+        s.error_log().display(),
+        s.log_excerpt(0, 20)
+    )
 }
 
 /// Runs `argv` with extra environment, capturing output, killing it after
@@ -1065,7 +1204,13 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return ChildResult { code: Some(127), timed_out: false, interrupted: false, stdout: String::new(), stderr: format!("cannot run {}: {e}", argv[0]) }
+            return ChildResult {
+                code: Some(127),
+                timed_out: false,
+                interrupted: false,
+                stdout: String::new(),
+                stderr: format!("cannot run {}: {e}", argv[0]),
+            }
         }
     };
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -1124,7 +1269,15 @@ struct Progress {
 
 impl Progress {
     fn new(total: usize, est_total: f64) -> Progress {
-        Progress { total, done: 0, est_total, est_done: 0.0, started: Instant::now(), measured_est: 0.0, tty: std::io::stderr().is_terminal() }
+        Progress {
+            total,
+            done: 0,
+            est_total,
+            est_done: 0.0,
+            started: Instant::now(),
+            measured_est: 0.0,
+            tty: std::io::stderr().is_terminal(),
+        }
     }
 
     fn bar(&self) -> String {

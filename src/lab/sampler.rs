@@ -127,7 +127,13 @@ impl<T: Send + 'static> PeriodicSampler<T> {
 }
 
 /// The sampler thread's loop.
-fn run<T>(start: Instant, interval: Duration, limit: usize, stop: Receiver<()>, mut f: impl FnMut(f64) -> Option<T>) -> Vec<(f64, T)> {
+fn run<T>(
+    start: Instant,
+    interval: Duration,
+    limit: usize,
+    stop: Receiver<()>,
+    mut f: impl FnMut(f64) -> Option<T>,
+) -> Vec<(f64, T)> {
     let tick = interval.as_secs_f64();
     let mut out: Vec<(f64, T)> = Vec::new();
     // Call every `stride` ticks; doubles each time the samples are thinned.
@@ -182,7 +188,8 @@ struct Reading {
 impl Reading {
     /// Read /proc now; a missing or unreadable file leaves its fields 0.
     fn now(disks: &[String]) -> Reading {
-        let mut r = Reading { cpu: [0; 8], ctxt: 0, procs_running: 0, mem_total: 0, mem_available: 0, cached: 0, disk: [0; 4] };
+        let mut r =
+            Reading { cpu: [0; 8], ctxt: 0, procs_running: 0, mem_total: 0, mem_available: 0, cached: 0, disk: [0; 4] };
         if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
             for line in stat.lines() {
                 let mut it = line.split_ascii_whitespace();

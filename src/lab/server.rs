@@ -178,7 +178,10 @@ impl Programs {
     fn find(spec: &ServerSpec) -> Result<Programs, String> {
         if let Some(b) = &spec.basedir {
             if !b.is_dir() {
-                return Err(format!("basedir {} is not a directory; set basedir to an unpacked tarball or build tree", b.display()));
+                return Err(format!(
+                    "basedir {} is not a directory; set basedir to an unpacked tarball or build tree",
+                    b.display()
+                ));
             }
         }
         match spec.kind {
@@ -985,10 +988,7 @@ pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<()
     let config = config_file(spec)?;
     let existed = datadir.exists();
     if existed && !is_empty_dir(datadir) {
-        return Err(format!(
-            "datadir {} is not empty; initialise into a new or empty directory",
-            datadir.display()
-        ));
+        return Err(format!("datadir {} is not empty; initialise into a new or empty directory", datadir.display()));
     }
     let progs = Programs::find(spec)?;
     let rundir = make_dir(rundir, "run directory")?;
@@ -1078,7 +1078,8 @@ fn initialize_in(
             ]);
             run_bounded(cmd, "initdb", &layout.init_log, spec.timeout)?;
             if let Some(f) = config {
-                let text = fs::read_to_string(f).map_err(|e| format!("cannot read config file {}: {e}", f.display()))?;
+                let text =
+                    fs::read_to_string(f).map_err(|e| format!("cannot read config file {}: {e}", f.display()))?;
                 let conf = datadir.join("postgresql.conf");
                 let mut all = fs::read_to_string(&conf).map_err(|e| format!("cannot read {}: {e}", conf.display()))?;
                 all.push_str(&format!("\n# appended by dbbench from {}\n{text}\n", f.display()));
@@ -1507,7 +1508,12 @@ impl ManagedServer {
                 })?;
                 for stmt in split_pg_statements(sql) {
                     c.batch_execute(&stmt).map_err(|e| {
-                        format!("SQL failed on {label} (port {}): {} in: {}", self.port, pg_err(&e), one_line(&stmt, 120))
+                        format!(
+                            "SQL failed on {label} (port {}): {} in: {}",
+                            self.port,
+                            pg_err(&e),
+                            one_line(&stmt, 120)
+                        )
                     })?;
                 }
                 Ok(())
@@ -1518,12 +1524,16 @@ impl ManagedServer {
                     format!("cannot connect to {label} at {} as {BENCH_USER}: {}", self.socket.display(), my_err(&e))
                 })?;
                 c.query_drop(sql).map_err(|e| {
-                    format!("SQL failed on {label} ({}): {} in: {}", self.socket.display(), my_err(&e), one_line(sql, 120))
+                    format!(
+                        "SQL failed on {label} ({}): {} in: {}",
+                        self.socket.display(),
+                        my_err(&e),
+                        one_line(sql, 120)
+                    )
                 })
             }
         }
     }
-
 
     /// `SELECT VERSION()`.
     fn version(&self) -> Result<String, String> {
@@ -1539,7 +1549,10 @@ impl ManagedServer {
         let statements: Vec<String> = match self.kind {
             ServerKind::Postgresql => {
                 // Separately: CREATE DATABASE cannot run in a multi-statement query.
-                vec![format!("CREATE ROLE {BENCH_USER} SUPERUSER LOGIN"), format!("CREATE DATABASE {BENCH_DB} OWNER {BENCH_USER}")]
+                vec![
+                    format!("CREATE ROLE {BENCH_USER} SUPERUSER LOGIN"),
+                    format!("CREATE DATABASE {BENCH_DB} OWNER {BENCH_USER}"),
+                ]
             }
             _ => {
                 let mut v = vec![format!("CREATE DATABASE IF NOT EXISTS {BENCH_DB}")];
@@ -1599,7 +1612,12 @@ impl ManagedServer {
                 let mut cfg = self.pg_config("postgres", "postgres");
                 cfg.connect_timeout(timeout);
                 cfg.connect(postgres::NoTls).map(|c| AdminConn::Pg(Box::new(c))).map_err(|e| {
-                    format!("cannot connect to {label} at {} port {} as postgres: {}", self.socket.display(), self.port, pg_err(&e))
+                    format!(
+                        "cannot connect to {label} at {} port {} as postgres: {}",
+                        self.socket.display(),
+                        self.port,
+                        pg_err(&e)
+                    )
                 })
             }
             _ => mysql::Conn::new(self.mysql_opts("root", None, Some(timeout)))
@@ -1657,7 +1675,6 @@ impl ManagedServer {
     }
 }
 
-
 /// Refuses to start where a live server holds the socket (naming it), and
 /// removes stale socket files a killed server left behind.
 fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
@@ -1682,7 +1699,10 @@ fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
             Err(_) => continue,
         };
         if !meta.file_type().is_socket() {
-            return Err(format!("{} exists and is not a socket; remove it or use another run directory", sock.display()));
+            return Err(format!(
+                "{} exists and is not a socket; remove it or use another run directory",
+                sock.display()
+            ));
         }
         match std::os::unix::net::UnixStream::connect(&sock) {
             Ok(_) => {
@@ -1787,7 +1807,9 @@ struct CliArgs {
 fn parse_cli(args: &[String]) -> Result<CliArgs, String> {
     let mut a = CliArgs::default();
     let Some(action) = args.first() else {
-        return Err("missing action; usage: dbbench server start|stop|status --dir DIR (see dbbench server --help)".into());
+        return Err(
+            "missing action; usage: dbbench server start|stop|status --dir DIR (see dbbench server --help)".into()
+        );
     };
     match action.as_str() {
         "--help" | "-h" | "help" => {
@@ -1841,9 +1863,10 @@ fn parse_cli(args: &[String]) -> Result<CliArgs, String> {
         }
         match name {
             "--kind" => {
-                a.kind = Some(ServerKind::parse(&value).ok_or_else(|| {
-                    format!("--kind takes mariadb, mysql or postgresql, not '{value}'")
-                })?)
+                a.kind = Some(
+                    ServerKind::parse(&value)
+                        .ok_or_else(|| format!("--kind takes mariadb, mysql or postgresql, not '{value}'"))?,
+                )
             }
             "--dir" => a.dir = Some(PathBuf::from(value)),
             "--basedir" => a.basedir = Some(PathBuf::from(value)),
@@ -1890,7 +1913,11 @@ fn read_state(dir: &Path) -> Result<Option<ServerState>, String> {
     let path = state_path(dir);
     match fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!("{} is damaged ({e}); check for a server still running from {} and remove the file", path.display(), dir.display())
+            format!(
+                "{} is damaged ({e}); check for a server still running from {} and remove the file",
+                path.display(),
+                dir.display()
+            )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
@@ -2124,7 +2151,9 @@ mod tests {
         let version = conn.version();
         let vars = conn.variables().unwrap();
         let status = conn.status().unwrap();
-        let get = |v: &serde_json::Map<String, serde_json::Value>, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let get = |v: &serde_json::Map<String, serde_json::Value>, k: &str| {
+            v.get(k).and_then(|x| x.as_str()).map(str::to_string)
+        };
         match kind {
             ServerKind::Postgresql => {
                 assert!(version.starts_with(|c: char| c.is_ascii_digit()), "{version}");
@@ -2145,7 +2174,10 @@ mod tests {
                 assert_eq!(get(&vars, "socket"), Some(s.socket().display().to_string()));
                 // A private tmpdir: concurrent servers and bootstraps in a shared
                 // /tmp clashed on temporary table files.
-                assert_eq!(get(&vars, "tmpdir"), Some(fs::canonicalize(&run).unwrap().join("tmp").display().to_string()));
+                assert_eq!(
+                    get(&vars, "tmpdir"),
+                    Some(fs::canonicalize(&run).unwrap().join("tmp").display().to_string())
+                );
                 assert!(get(&status, "Uptime").is_some() && get(&status, "Questions").is_some());
                 assert_eq!(s.admin_query("SELECT count(*) FROM sbtest.t1").unwrap().1[0][0].as_deref(), Some("3"));
                 assert_eq!(
@@ -2422,7 +2454,9 @@ mod tests {
         assert_eq!(log_tail(&log, 10_000, 1), "2024 [ERROR] Aborting", "a shorter log is read from its start");
         assert_eq!(last_error_line(&read_log_from(&log, 0)), "2024 [ERROR] unknown variable 'foo=1'");
         assert_eq!(log_tail(&fx.dir.join("missing"), 0, 5), "");
-        assert!(is_port_conflict("[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"));
+        assert!(is_port_conflict(
+            "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"
+        ));
         assert!(is_port_conflict("LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use"));
         assert!(is_socket_conflict("[ERROR] Can't start server : Bind on unix socket: Address already in use"));
         assert!(!is_socket_conflict("[ERROR] Can't start server: Bind on TCP/IP port"));

@@ -449,7 +449,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     let time_s = match &e.time {
         Some(t) => seconds(t).map_err(|m| err(&[K("experiment"), K("time")], m))?,
         None if all_tpch => 1,
-        None => return Err(format!("{}: [experiment] needs time = <seconds measured per run> (e.g. time = 60)", path.display())),
+        None => {
+            return Err(format!(
+                "{}: [experiment] needs time = <seconds measured per run> (e.g. time = 60)",
+                path.display()
+            ))
+        }
     };
     if time_s == 0 {
         return Err(err(&[K("experiment"), K("time")], "must be at least 1 second".into()));
@@ -471,7 +476,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         None | Some("interleaved") => Order::Interleaved,
         Some("grouped") => Order::Grouped,
         Some(o) => {
-            return Err(err(&[K("experiment"), K("order")], format!("'{o}' is not an order; use \"interleaved\" or \"grouped\"")))
+            return Err(err(
+                &[K("experiment"), K("order")],
+                format!("'{o}' is not an order; use \"interleaved\" or \"grouped\""),
+            ))
         }
     };
     let default_prepare = match e.prepare.as_deref() {
@@ -484,7 +492,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
 
     // Configurations.
     if raw.configurations.is_empty() {
-        return Err(format!("{}: no [[configuration]]: give at least one (see examples/quickstart.toml)", path.display()));
+        return Err(format!(
+            "{}: no [[configuration]]: give at least one (see examples/quickstart.toml)",
+            path.display()
+        ));
     }
     let mut configurations = Vec::new();
     for (i, c) in raw.configurations.iter().enumerate() {
@@ -590,10 +601,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         };
         if prepare == PreparePolicy::Restore && matches!(target, Target::External { .. }) {
             let m = "an external server's data cannot be snapshotted; use prepare = \"once\" or \"none\"".to_string();
-            return Err(if c.prepare.is_some() { cerr("prepare", m) } else { err(&[K("experiment"), K("prepare")], m) });
+            return Err(if c.prepare.is_some() {
+                cerr("prepare", m)
+            } else {
+                err(&[K("experiment"), K("prepare")], m)
+            });
         }
-        let options = options_list(&c.options).map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
-        let hooks = hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
+        let options = options_list(&c.options)
+            .map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
+        let hooks =
+            hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
         let mut definition = serde_json::json!({
             "server": c.server, "basedir": c.basedir, "server_options": c.server_options,
             "config_file": c.config_file, "prepare": prepare.name(),
@@ -608,7 +625,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     if let Some(b) = &e.baseline {
         let Some(pos) = configurations.iter().position(|c| &c.name == b) else {
             let names: Vec<_> = configurations.iter().map(|c| c.name.as_str()).collect();
-            return Err(err(&[K("experiment"), K("baseline")], format!("no configuration is named '{b}' (have: {})", names.join(", "))));
+            return Err(err(
+                &[K("experiment"), K("baseline")],
+                format!("no configuration is named '{b}' (have: {})", names.join(", ")),
+            ));
         };
         let base = configurations.remove(pos);
         configurations.insert(0, base);
@@ -631,23 +651,45 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                 Some(t) => t.clone(),
                 // TPC-H workloads leave here before this; everything else needs thread counts.
                 None if w.tpch.is_some() => Vec::new(),
-                None => return Err(werr("threads", "needs thread counts: threads = [1, 4, 16] here or in [experiment]".into())),
+                None => {
+                    return Err(werr(
+                        "threads",
+                        "needs thread counts: threads = [1, 4, 16] here or in [experiment]".into(),
+                    ))
+                }
             },
         };
         if let Some(t) = &w.tpch {
-            if w.test.is_some() || w.command.is_some() || !w.options.is_empty() || !w.metrics.is_empty() || w.prepare_command.is_some() {
-                return Err(werr("tpch", "a TPC-H workload is tpch = {...} alone: no test, command, options, metrics or prepare_command".into()));
+            if w.test.is_some()
+                || w.command.is_some()
+                || !w.options.is_empty()
+                || !w.metrics.is_empty()
+                || w.prepare_command.is_some()
+            {
+                return Err(werr(
+                    "tpch",
+                    "a TPC-H workload is tpch = {...} alone: no test, command, options, metrics or prepare_command"
+                        .into(),
+                ));
             }
             if w.threads.is_some() {
-                return Err(werr("threads", "a TPC-H workload runs one query at a time (its figure is the query's time)".into()));
+                return Err(werr(
+                    "threads",
+                    "a TPC-H workload runs one query at a time (its figure is the query's time)".into(),
+                ));
             }
             let name = w.name.clone().unwrap_or_else(|| "tpch".to_string());
             if name.is_empty() || name.contains(['/', ':']) {
                 return Err(werr("name", "must be non-empty and must not contain '/' or ':'".into()));
             }
-            for q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations).map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))? {
+            for q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations)
+                .map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))?
+            {
                 if workloads.iter().any(|x| x.name == q.name) {
-                    return Err(werr("name", format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name)));
+                    return Err(werr(
+                        "name",
+                        format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name),
+                    ));
                 }
                 workloads.push(q);
             }
@@ -656,14 +698,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         let (name, kind, natural_writes) = match (&w.test, &w.command) {
             (Some(_), Some(_)) => return Err(werr("command", "give either test or command, not both".into())),
             (None, None) => {
-                return Err(err(&[K("workload"), I(i)], "needs test = \"<built-in or script.lua>\", command = [...] or tpch = { sf = ... }".into()))
+                return Err(err(
+                    &[K("workload"), I(i)],
+                    "needs test = \"<built-in or script.lua>\", command = [...] or tpch = { sf = ... }".into(),
+                ))
             }
             (Some(test), None) => {
                 if w.prepare_command.is_some() {
                     return Err(werr("prepare_command", "applies to command workloads only".into()));
                 }
                 if !w.metrics.is_empty() {
-                    return Err(werr("metrics", "applies to command workloads only; a test's figures are all recorded".into()));
+                    return Err(werr(
+                        "metrics",
+                        "applies to command workloads only; a test's figures are all recorded".into(),
+                    ));
                 }
                 let resolved = if crate::workloads::builtin(test).is_some() && !test.contains('/') {
                     test.clone()
@@ -678,7 +726,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     p.to_string_lossy().into_owned()
                 };
                 let mut options = common_options.clone();
-                let own = options_list(&w.options).map_err(|(k, m)| err(&[K("workload"), I(i), K("options"), K_owned(&k)], m))?;
+                let own = options_list(&w.options)
+                    .map_err(|(k, m)| err(&[K("workload"), I(i), K("options"), K_owned(&k)], m))?;
                 for (k, v) in own {
                     options.retain(|(ek, _)| *ek != k);
                     options.push((k, v));
@@ -692,27 +741,48 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     return Err(werr("command", "must name a program".into()));
                 }
                 if !w.options.is_empty() {
-                    return Err(werr("options", "applies to test workloads; put a command's arguments in command = [...]".into()));
+                    return Err(werr(
+                        "options",
+                        "applies to test workloads; put a command's arguments in command = [...]".into(),
+                    ));
                 }
                 let Some(name) = &w.name else {
                     return Err(werr("name", "a command workload needs a name".into()));
                 };
                 if w.metrics.is_empty() {
-                    return Err(werr("metrics", "a command workload needs metrics = { tps = 'tps = ([0-9.]+)' } (name → regex with one group)".into()));
+                    return Err(werr(
+                        "metrics",
+                        "a command workload needs metrics = { tps = 'tps = ([0-9.]+)' } (name → regex with one group)"
+                            .into(),
+                    ));
                 }
                 let mut metrics = Vec::new();
                 for (m, re) in &w.metrics {
                     let Some(re) = re.as_str() else {
-                        return Err(err(&[K("workload"), I(i), K("metrics"), K_owned(m)], "must be a regex in a string".into()));
+                        return Err(err(
+                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
+                            "must be a regex in a string".into(),
+                        ));
                     };
-                    let rx = regex::Regex::new(re)
-                        .map_err(|e| err(&[K("workload"), I(i), K("metrics"), K_owned(m)], format!("bad regex: {}", e.to_string().replace('\n', " "))))?;
+                    let rx = regex::Regex::new(re).map_err(|e| {
+                        err(
+                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
+                            format!("bad regex: {}", e.to_string().replace('\n', " ")),
+                        )
+                    })?;
                     if rx.captures_len() < 2 {
-                        return Err(err(&[K("workload"), I(i), K("metrics"), K_owned(m)], "the regex needs one capture group around the number".into()));
+                        return Err(err(
+                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
+                            "the regex needs one capture group around the number".into(),
+                        ));
                     }
                     metrics.push((m.clone(), rx));
                 }
-                (name.clone(), WorkloadKind::Command { command: command.clone(), prepare: w.prepare_command.clone(), metrics }, true)
+                (
+                    name.clone(),
+                    WorkloadKind::Command { command: command.clone(), prepare: w.prepare_command.clone(), metrics },
+                    true,
+                )
             }
         };
         if name.is_empty() || name.contains('/') {
@@ -722,7 +792,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             return Err(werr("name", format!("two workloads are named '{name}'; give each a distinct name = \"...\"")));
         }
         let data = workloads.len();
-        workloads.push(Workload { name, kind, threads, writes: w.writes.unwrap_or(natural_writes), data, restart_each_run: false, run_timeout: None, estimate_s: None, server_options: Vec::new() });
+        workloads.push(Workload {
+            name,
+            kind,
+            threads,
+            writes: w.writes.unwrap_or(natural_writes),
+            data,
+            restart_each_run: false,
+            run_timeout: None,
+            estimate_s: None,
+            server_options: Vec::new(),
+        });
     }
 
     Ok(Spec {
@@ -740,7 +820,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         drop_caches: e.drop_caches,
         sample_interval_s,
         seed: e.seed,
-        store: e.store.as_ref().map(|s| if crate::lab::store::is_url(s) { s.clone() } else { rel_to(&dir, s).to_string_lossy().into_owned() }),
+        store: e.store.as_ref().map(|s| {
+            if crate::lab::store::is_url(s) {
+                s.clone()
+            } else {
+                rel_to(&dir, s).to_string_lossy().into_owned()
+            }
+        }),
         hooks: experiment_hooks,
     })
 }
@@ -857,12 +943,19 @@ fn hooks(h: &RawHooks) -> Result<Hooks, (&'static str, usize, String)> {
 /// `NAME:Q14` (`NAME:Q20-opt0` for a variant), all on the data the first
 /// one prepares with `dbbench tpch load` (index `first`). Errors are
 /// (key inside `tpch`, message).
-fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurations: &[Configuration]) -> Result<Vec<Workload>, (String, String)> {
+fn tpch_workloads(
+    t: &RawTpch,
+    name: &str,
+    dir: &Path,
+    first: usize,
+    configurations: &[Configuration],
+) -> Result<Vec<Workload>, (String, String)> {
     let e = |k: &str, m: String| (k.to_string(), m);
     if !(t.sf.is_finite() && t.sf > 0.0) {
         return Err(e("sf", format!("{} is not a positive scale factor", t.sf)));
     }
-    let queries = crate::tpch::run::QueryId::parse_list(t.queries.as_deref().unwrap_or("1-22")).map_err(|m| e("queries", m))?;
+    let queries =
+        crate::tpch::run::QueryId::parse_list(t.queries.as_deref().unwrap_or("1-22")).map_err(|m| e("queries", m))?;
     let timeout_s = match &t.timeout {
         Some(d) => seconds(d).map_err(|m| e("timeout", m))?.max(1),
         None => 3600,
@@ -872,7 +965,14 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
     match t.params.as_deref() {
         None | Some("seed") => {}
         Some("validation") => options.push("--validation".into()),
-        Some(p) => return Err(e("params", format!("'{p}': use \"seed\" (qgen-like, repeat r uses the experiment's seed + r - 1) or \"validation\""))),
+        Some(p) => {
+            return Err(e(
+                "params",
+                format!(
+                    "'{p}': use \"seed\" (qgen-like, repeat r uses the experiment's seed + r - 1) or \"validation\""
+                ),
+            ))
+        }
     }
     if let Some(d) = &t.query_dir {
         let p = rel_to(dir, d);
@@ -883,13 +983,21 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
     }
     for q in queries.iter().filter(|q| q.variant.is_some()) {
         if t.query_dir.is_none() {
-            return Err(e("queries", format!("{} is a variant: give query_dir, the directory of its template", q.label())));
+            return Err(e(
+                "queries",
+                format!("{} is a variant: give query_dir, the directory of its template", q.label()),
+            ));
         }
     }
     let keys = match t.keys.as_deref() {
         None => None,
         Some(k @ ("before" | "after")) => Some(k.to_string()),
-        Some(k) => return Err(e("keys", format!("'{k}': use \"before\" or \"after\" (primary keys created before or after the load)"))),
+        Some(k) => {
+            return Err(e(
+                "keys",
+                format!("'{k}': use \"before\" or \"after\" (primary keys created before or after the load)"),
+            ))
+        }
     };
     let restart_each_run = match t.restart.as_deref() {
         None | Some("none") => false,
@@ -899,7 +1007,14 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
             }
             true
         }
-        Some(r) => return Err(e("restart", format!("'{r}': use \"run\" (restart the server, and drop caches if asked, before every query) or \"none\""))),
+        Some(r) => {
+            return Err(e(
+                "restart",
+                format!(
+                    "'{r}': use \"run\" (restart the server, and drop caches if asked, before every query) or \"none\""
+                ),
+            ))
+        }
     };
     // Only for the plan's estimate: a guess of a minute per query at SF 1.
     let estimate_s = match &t.expected {
@@ -912,13 +1027,17 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
     }
     // Query label → options per configuration index.
     let mut server_options: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
-    let strings = |v: &toml::Value| v.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>());
+    let strings = |v: &toml::Value| {
+        v.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+    };
     for (q, v) in &t.server_options {
         let label = q.trim_start_matches(['Q', 'q']);
         if !queries.iter().any(|x| x.label().trim_start_matches('Q') == label) {
             return Err(e("server_options", format!("'{q}' is not one of this workload's queries (keys are query numbers or variants: \"18\", \"20-opt0\")")));
         }
-        let shape = || e("server_options", format!("'{q}' must be a list of options for every configuration, e.g. [\"--optimizer-switch=semijoin=off\"], or a table of such lists by configuration name, e.g. {{ mariadb = [...] }}"));
+        let shape = || {
+            e("server_options", format!("'{q}' must be a list of options for every configuration, e.g. [\"--optimizer-switch=semijoin=off\"], or a table of such lists by configuration name, e.g. {{ mariadb = [...] }}"))
+        };
         let mut per_config = vec![Vec::new(); configurations.len()];
         match v {
             toml::Value::Array(_) => {
@@ -928,7 +1047,13 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
             toml::Value::Table(by_config) => {
                 for (cname, list) in by_config {
                     let c = configurations.iter().position(|c| c.name == *cname).ok_or_else(|| {
-                        e("server_options", format!("'{q}': '{cname}' is not a configuration of this experiment ({})", configurations.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")))
+                        e(
+                            "server_options",
+                            format!(
+                                "'{q}': '{cname}' is not a configuration of this experiment ({})",
+                                configurations.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                            ),
+                        )
                     })?;
                     per_config[c] = strings(list).ok_or_else(shape)?;
                 }
@@ -946,7 +1071,11 @@ fn tpch_workloads(t: &RawTpch, name: &str, dir: &Path, first: usize, configurati
         .iter()
         .map(|q| Workload {
             name: format!("{name}:{}", q.label()),
-            kind: WorkloadKind::Tpch { query: q.label().trim_start_matches('Q').to_string(), options: options.clone(), load: load.clone() },
+            kind: WorkloadKind::Tpch {
+                query: q.label().trim_start_matches('Q').to_string(),
+                options: options.clone(),
+                load: load.clone(),
+            },
             threads: vec![1],
             writes: false,
             data: first,
@@ -968,7 +1097,9 @@ pub fn test_workload_name(test: &str) -> String {
 /// Driver options from `mysql://user[:pass]@host[:port]/db[?socket=/path]`
 /// or `postgresql://user[:pass]@host[:port]/db[?host=/socketdir]`.
 fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>, String> {
-    let (scheme, rest) = dsn.split_once("://").ok_or_else(|| format!("'{}' is not a URL like mysql://user@127.0.0.1:3306/sbtest", redact_dsn(dsn)))?;
+    let (scheme, rest) = dsn
+        .split_once("://")
+        .ok_or_else(|| format!("'{}' is not a URL like mysql://user@127.0.0.1:3306/sbtest", redact_dsn(dsn)))?;
     let prefix = match scheme {
         "mysql" | "mariadb" => "mysql",
         "postgres" | "postgresql" | "pgsql" => "pgsql",
@@ -1005,7 +1136,11 @@ fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>,
         match kv.split_once('=') {
             Some(("socket", s)) if prefix == "mysql" => args.push(format!("--mysql-socket={s}")),
             Some(("host", s)) if prefix == "pgsql" => args.push(format!("--pgsql-host={s}")),
-            _ => return Err(format!("unknown DSN parameter '{kv}'; mysql:// takes ?socket=PATH, postgresql:// takes ?host=SOCKETDIR")),
+            _ => {
+                return Err(format!(
+                    "unknown DSN parameter '{kv}'; mysql:// takes ?socket=PATH, postgresql:// takes ?host=SOCKETDIR"
+                ))
+            }
         }
     }
     Ok(args)
@@ -1028,12 +1163,20 @@ pub fn redact_dsn(dsn: &str) -> String {
 pub fn redact_text(text: &str) -> String {
     static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static KEY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let url = URL.get_or_init(|| regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"']*):[^@\s"']*@"#).expect("valid regex"));
-    let key = KEY.get_or_init(|| regex::Regex::new(r#"(?i)([A-Za-z0-9_.-]*password[A-Za-z0-9_.-]*["']?\s*=\s*)("[^"\n]*"|'[^'\n]*')"#).expect("valid regex"));
+    let url = URL.get_or_init(|| {
+        regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"']*):[^@\s"']*@"#).expect("valid regex")
+    });
+    let key = KEY.get_or_init(|| {
+        regex::Regex::new(r#"(?i)([A-Za-z0-9_.-]*password[A-Za-z0-9_.-]*["']?\s*=\s*)("[^"\n]*"|'[^'\n]*')"#)
+            .expect("valid regex")
+    });
     let t = url.replace_all(text, "$1:<hidden>@");
     key.replace_all(&t, |c: &regex::Captures| {
         // `password_env` names a variable, not a password.
-        if c[1].trim_end_matches(|ch: char| ch == '=' || ch == '"' || ch == '\'' || ch.is_whitespace()).ends_with("_env") {
+        if c[1]
+            .trim_end_matches(|ch: char| ch == '=' || ch == '"' || ch == '\'' || ch.is_whitespace())
+            .ends_with("_env")
+        {
             c[0].to_string()
         } else {
             format!("{}\"<hidden>\"", &c[1])
@@ -1171,7 +1314,10 @@ options = { table-size = 500 }
         assert!(s.workloads[1].writes);
         assert_eq!(s.workloads[1].threads, vec![4]);
         let WorkloadKind::Test { options, .. } = &s.workloads[1].kind else { panic!() };
-        assert_eq!(options, &vec![("tables".to_string(), "1".to_string()), ("table-size".to_string(), "500".to_string())]);
+        assert_eq!(
+            options,
+            &vec![("tables".to_string(), "1".to_string()), ("table-size".to_string(), "500".to_string())]
+        );
         let Target::Sqlite { driver_args } = &s.configurations[0].target else { panic!() };
         assert_eq!(driver_args, &["--db-driver=sqlite", "--sqlite-journal-mode=wal", "--sqlite-synchronous=normal"]);
         assert_eq!(s.configurations[0].prepare, PreparePolicy::Restore);
@@ -1200,7 +1346,15 @@ options = { table-size = 500 }
         let args = dsn_driver_args("mysql://u:pw@127.0.0.1:3307/db?socket=/tmp/s", None).unwrap();
         assert_eq!(
             args,
-            ["--db-driver=mysql", "--mysql-user=u", "--mysql-password=pw", "--mysql-host=127.0.0.1", "--mysql-port=3307", "--mysql-db=db", "--mysql-socket=/tmp/s"]
+            [
+                "--db-driver=mysql",
+                "--mysql-user=u",
+                "--mysql-password=pw",
+                "--mysql-host=127.0.0.1",
+                "--mysql-port=3307",
+                "--mysql-db=db",
+                "--mysql-socket=/tmp/s"
+            ]
         );
         assert_eq!(redact_dsn("mysql://u:pw@h/db"), "mysql://u:<hidden>@h/db");
         assert_eq!(
@@ -1208,10 +1362,16 @@ options = { table-size = 500 }
             "dsn = \"mysql://u:<hidden>@h/db\"\noptions = { mysql-password = \"<hidden>\", x = 1 }\npassword_env = \"PW\""
         );
         assert_eq!(redact_args(&args)[2], "--mysql-password=<hidden>");
-        let t = GOOD.replace("server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }", "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"\nprepare = \"restore\"");
+        let t = GOOD.replace(
+            "server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }",
+            "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"\nprepare = \"restore\"",
+        );
         let e = parse_str(&t).unwrap_err();
         assert!(e.contains("configuration[1].prepare: an external server's data cannot be snapshotted"), "{e}");
-        let t = GOOD.replace("server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }", "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"");
+        let t = GOOD.replace(
+            "server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }",
+            "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"",
+        );
         let s = parse_str(&t).unwrap();
         let c = s.configurations.iter().find(|c| c.name == "rollback").unwrap();
         assert_eq!(c.prepare, PreparePolicy::Once);
@@ -1220,7 +1380,10 @@ options = { table-size = 500 }
 
     #[test]
     fn command_workloads_need_metrics_with_a_group() {
-        let t = GOOD.replace("test = \"oltp_point_select\"", "name = \"pgb\"\ncommand = [\"true\"]\nmetrics = { tps = 'tps = [0-9.]+' }");
+        let t = GOOD.replace(
+            "test = \"oltp_point_select\"",
+            "name = \"pgb\"\ncommand = [\"true\"]\nmetrics = { tps = 'tps = [0-9.]+' }",
+        );
         let e = parse_str(&t).unwrap_err();
         assert!(e.contains("workload[1].metrics.tps: the regex needs one capture group"), "{e}");
     }

@@ -213,8 +213,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let db = dir.join("x.sqlite");
         let mut c = connect(&["--db-driver=sqlite".into(), format!("--sqlite-db={}", db.display())]).unwrap();
-        assert_eq!(c.execute_script("CREATE TABLE t (a TEXT, b TEXT); INSERT INTO t VALUES ('x;y', NULL);").unwrap(), "");
-        assert_eq!(c.execute_script("SELECT a, b FROM t; SELECT 1 WHERE 0").unwrap(), "-- SELECT a, b FROM t\nx;y\tNULL\n-- SELECT 1 WHERE 0\n");
+        assert_eq!(
+            c.execute_script("CREATE TABLE t (a TEXT, b TEXT); INSERT INTO t VALUES ('x;y', NULL);").unwrap(),
+            ""
+        );
+        assert_eq!(
+            c.execute_script("SELECT a, b FROM t; SELECT 1 WHERE 0").unwrap(),
+            "-- SELECT a, b FROM t\nx;y\tNULL\n-- SELECT 1 WHERE 0\n"
+        );
         assert_eq!(c.rows("SELECT a FROM t").unwrap(), vec![vec![Some("x;y".to_string())]]);
         assert!(c.variables().unwrap().contains_key("sqlite_version"));
         let e = c.execute_script("SELEC 1").unwrap_err();

@@ -300,7 +300,11 @@ fn parse_location(text: &str) -> Result<Location, String> {
     let dialect = match scheme {
         "postgresql" | "postgres" | "pgsql" => Dialect::Postgres,
         "mysql" | "mariadb" => Dialect::Mysql,
-        s => return Err(format!("unknown scheme '{s}'; give a file path, postgresql://user@host/db or mysql://user@host/db")),
+        s => {
+            return Err(format!(
+                "unknown scheme '{s}'; give a file path, postgresql://user@host/db or mysql://user@host/db"
+            ))
+        }
     };
     let example = match dialect {
         Dialect::Postgres => "postgresql://user[:password]@host[:port]/db[?host=/socket/dir]",
@@ -338,7 +342,9 @@ fn parse_location(text: &str) -> Result<Location, String> {
     let mut socket = None;
     for kv in query.split('&').filter(|s| !s.is_empty()) {
         match (dialect, kv.split_once('=')) {
-            (Dialect::Postgres, Some(("host", v))) | (Dialect::Mysql, Some(("socket", v))) => socket = Some(percent_decode(v)?),
+            (Dialect::Postgres, Some(("host", v))) | (Dialect::Mysql, Some(("socket", v))) => {
+                socket = Some(percent_decode(v)?)
+            }
             _ => return Err(format!("unknown URL parameter '{kv}'; use {example}")),
         }
     }
@@ -492,7 +498,8 @@ fn translate(dialect: Dialect, sql: &str) -> String {
         // for its column, a missing foreign key) into warnings. A no-op
         // update of the first listed column ignores only the duplicate.
         (Dialect::Mysql, Some(rest)) => {
-            let first = rest.split_once('(').and_then(|(_, cols)| cols.split([',', ')']).next()).map(str::trim).unwrap_or("id");
+            let first =
+                rest.split_once('(').and_then(|(_, cols)| cols.split([',', ')']).next()).map(str::trim).unwrap_or("id");
             format!("INSERT INTO {rest} ON DUPLICATE KEY UPDATE {first} = {first}")
         }
         _ => sql.to_string(),
@@ -629,14 +636,21 @@ fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
         return vec![sql.to_string()];
     }
     let text = strip_comments(sql);
-    let statements: Vec<String> = text.split(';').map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).collect();
+    let statements: Vec<String> =
+        text.split(';').map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).collect();
     // Columns in an index of this migration (table, column).
     let mut keys: Vec<(String, String)> = Vec::new();
     for st in &statements {
         let up = st.to_ascii_uppercase();
         if up.starts_with("CREATE INDEX") || up.starts_with("CREATE UNIQUE INDEX") {
-            if let Some(table) = st.split_once(" ON ").map(|(_, r)| r.split('(').next().unwrap_or("").trim().to_string()) {
-                keys.extend(paren_names(st.split_once(" ON ").map(|(_, r)| r).unwrap_or("")).into_iter().map(|c| (table.clone(), c)));
+            if let Some(table) =
+                st.split_once(" ON ").map(|(_, r)| r.split('(').next().unwrap_or("").trim().to_string())
+            {
+                keys.extend(
+                    paren_names(st.split_once(" ON ").map(|(_, r)| r).unwrap_or(""))
+                        .into_iter()
+                        .map(|c| (table.clone(), c)),
+                );
             }
         }
     }
@@ -648,7 +662,8 @@ fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
             let body = body.rsplit_once(')').map(|(b, _)| b).unwrap_or(body);
             let table = head.split_whitespace().last().unwrap_or("").to_string();
             let items = split_top_level(body);
-            let mut table_keys: Vec<String> = keys.iter().filter(|(t, _)| *t == table).map(|(_, c)| c.clone()).collect();
+            let mut table_keys: Vec<String> =
+                keys.iter().filter(|(t, _)| *t == table).map(|(_, c)| c.clone()).collect();
             for item in &items {
                 let u = item.to_ascii_uppercase();
                 if u.starts_with("UNIQUE") || u.starts_with("PRIMARY KEY") {
@@ -659,7 +674,8 @@ fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
                 .iter()
                 .map(|item| {
                     let u = item.to_ascii_uppercase();
-                    if ["UNIQUE", "PRIMARY KEY", "FOREIGN KEY", "CHECK", "CONSTRAINT"].iter().any(|k| u.starts_with(k)) {
+                    if ["UNIQUE", "PRIMARY KEY", "FOREIGN KEY", "CHECK", "CONSTRAINT"].iter().any(|k| u.starts_with(k))
+                    {
                         quote_paren_list(dialect, item)
                     } else {
                         let name = item.split_whitespace().next().unwrap_or("").trim_matches('"');
@@ -669,7 +685,11 @@ fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
                 .collect();
             // utf8mb4_bin: names compare byte for byte, as in SQLite and
             // PostgreSQL (the default collation would make "WAL" = "wal ").
-            let engine = if dialect == Dialect::Mysql { " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin" } else { "" };
+            let engine = if dialect == Dialect::Mysql {
+                " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+            } else {
+                ""
+            };
             out.push(format!("{} (\n    {}\n){engine}", head.trim(), defs.join(",\n    ")));
         } else if up.starts_with("CREATE INDEX") || up.starts_with("CREATE UNIQUE INDEX") {
             let (head, on) = st.split_once(" ON ").unwrap_or((&st, ""));
@@ -759,7 +779,9 @@ impl Backend {
                             rusqlite::types::ValueRef::Null => Val::Null,
                             rusqlite::types::ValueRef::Integer(v) => Val::Int(v),
                             rusqlite::types::ValueRef::Real(v) => Val::Real(v),
-                            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => Val::Text(String::from_utf8_lossy(t).into_owned()),
+                            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                                Val::Text(String::from_utf8_lossy(t).into_owned())
+                            }
                         });
                     }
                     out.push(row);
@@ -807,7 +829,10 @@ impl Backend {
     fn insert(&mut self, sql: &str, params: &[Val]) -> Result<i64, String> {
         if self.dialect() == Dialect::Postgres {
             let rows = self.query(&format!("{sql} RETURNING id"), params)?;
-            return rows.first().ok_or_else(|| "INSERT .. RETURNING id returned no row".to_string()).and_then(|r| int_at(r, 0));
+            return rows
+                .first()
+                .ok_or_else(|| "INSERT .. RETURNING id returned no row".to_string())
+                .and_then(|r| int_at(r, 0));
         }
         self.execute(sql, params)?;
         match self {
@@ -829,7 +854,8 @@ impl Backend {
             Backend::Postgres(p) => {
                 let idle = p.last_used.elapsed() > IDLE_CHECK;
                 if p.client.is_closed() || (idle && p.client.is_valid(Duration::from_secs(10)).is_err()) {
-                    p.client = p.config.connect(postgres::NoTls).map_err(|e| format!("cannot reconnect: {}", pg_error(e)))?;
+                    p.client =
+                        p.config.connect(postgres::NoTls).map_err(|e| format!("cannot reconnect: {}", pg_error(e)))?;
                     p.statements.clear();
                     reconnected = true;
                 }
@@ -837,7 +863,8 @@ impl Backend {
             }
             Backend::Mysql(m) => {
                 if m.last_used.elapsed() > IDLE_CHECK && m.conn.ping().is_err() {
-                    m.conn = mysql::Conn::new(m.opts.clone()).map_err(|e| format!("cannot reconnect: {}", my_error(e)))?;
+                    m.conn =
+                        mysql::Conn::new(m.opts.clone()).map_err(|e| format!("cannot reconnect: {}", my_error(e)))?;
                     reconnected = true;
                 }
                 m.last_used = Instant::now();
@@ -863,7 +890,9 @@ impl Pg {
 /// (the crate's own text is only "db error").
 fn pg_error(e: postgres::Error) -> String {
     match (e.as_db_error(), std::error::Error::source(&e)) {
-        (Some(d), _) => format!("{}: {}{}", d.severity(), d.message(), d.detail().map(|x| format!(" ({x})")).unwrap_or_default()),
+        (Some(d), _) => {
+            format!("{}: {}{}", d.severity(), d.message(), d.detail().map(|x| format!(" ({x})")).unwrap_or_default())
+        }
         // "error connecting to server" alone does not say why.
         (None, Some(cause)) => format!("{e}: {cause}"),
         (None, None) => e.to_string(),
@@ -1012,13 +1041,24 @@ fn open_server(url: &ServerUrl) -> Result<Backend, String> {
     match url.dialect {
         Dialect::Postgres => {
             let mut config = postgres::Config::new();
-            config.user(&url.user).dbname(&url.db).application_name("dbbench lab").connect_timeout(Duration::from_secs(30));
+            config
+                .user(&url.user)
+                .dbname(&url.db)
+                .application_name("dbbench lab")
+                .connect_timeout(Duration::from_secs(30));
             config.host(url.socket.as_deref().unwrap_or(&url.host)).port(url.port.unwrap_or(5432));
             if let Some(p) = &password {
                 config.password(p);
             }
-            let client = config.connect(postgres::NoTls).map_err(|e| format!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
-            Ok(Backend::Postgres(Box::new(Pg { client, config, statements: HashMap::new(), last_used: Instant::now() })))
+            let client = config
+                .connect(postgres::NoTls)
+                .map_err(|e| format!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
+            Ok(Backend::Postgres(Box::new(Pg {
+                client,
+                config,
+                statements: HashMap::new(),
+                last_used: Instant::now(),
+            })))
         }
         _ => {
             let mut b = mysql::OptsBuilder::new()
@@ -1035,7 +1075,8 @@ fn open_server(url: &ServerUrl) -> Result<Backend, String> {
                 None => b.ip_or_hostname(Some(&url.host)).tcp_port(url.port.unwrap_or(3306)),
             };
             let opts = mysql::Opts::from(b);
-            let conn = mysql::Conn::new(opts.clone()).map_err(|e| format!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
+            let conn = mysql::Conn::new(opts.clone())
+                .map_err(|e| format!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
             Ok(Backend::Mysql(My { conn, opts, last_used: Instant::now() }))
         }
     }
@@ -1054,7 +1095,9 @@ impl Store {
         let fail = |e: String| format!("results store {shown}: {e}");
         let (backend, url_auth) = match parse_location(location).map_err(fail)? {
             Location::File(path) => (open_sqlite(&path).map_err(fail)?, None),
-            Location::Server(url) => (open_server(&url).map_err(fail)?, url.raw_password.clone().map(|p| (url.raw_user.clone(), p))),
+            Location::Server(url) => {
+                (open_server(&url).map_err(fail)?, url.raw_password.clone().map(|p| (url.raw_user.clone(), p)))
+            }
         };
         let store = Store { db: RefCell::new(backend), location: shown, url_auth };
         store.migrate().map_err(|e| format!("results store {}: {e}", store.location))?;
@@ -1069,14 +1112,24 @@ impl Store {
     pub fn open_existing(location: &str) -> Result<Store, String> {
         let shown = redact(location);
         let fail = |e: String| format!("results store {shown}: {e}");
-        let not_ours = || fail("is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote".into());
+        let not_ours = || {
+            fail(
+                "is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"
+                    .into(),
+            )
+        };
         match parse_location(location).map_err(fail)? {
             Location::File(path) => {
                 if !path.is_file() {
-                    return Err(format!("no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"));
+                    return Err(format!(
+                        "no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"
+                    ));
                 }
-                let c = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| fail(format!("cannot open: {e}")))?;
-                let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| fail(format!("cannot read it: {e}")))?;
+                let c = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .map_err(|e| fail(format!("cannot open: {e}")))?;
+                let version: i64 = c
+                    .pragma_query_value(None, "user_version", |r| r.get(0))
+                    .map_err(|e| fail(format!("cannot read it: {e}")))?;
                 if version == 0 {
                     return Err(not_ours());
                 }
@@ -1106,7 +1159,10 @@ impl Store {
         let mut db = self.db.borrow_mut();
         let r = db.keep_alive().and_then(|reconnected| {
             if reconnected {
-                eprintln!("warning: results store {}: the server had closed the connection; reconnected", self.location);
+                eprintln!(
+                    "warning: results store {}: the server had closed the connection; reconnected",
+                    self.location
+                );
             }
             f(&mut db)
         });
@@ -1142,7 +1198,10 @@ impl Store {
 
     /// The newest experiment named `name`, if any.
     pub fn latest_experiment(&self, name: &str) -> Result<Option<ExperimentRow>, String> {
-        let rows = self.rows("SELECT id, status, spec_hash FROM experiments WHERE name = ? ORDER BY id DESC LIMIT 1", &vals![name])?;
+        let rows = self.rows(
+            "SELECT id, status, spec_hash FROM experiments WHERE name = ? ORDER BY id DESC LIMIT 1",
+            &vals![name],
+        )?;
         rows.first()
             .map(|r| Ok(ExperimentRow { id: int_at(r, 0)?, status: text_at(r, 1)?, spec_hash: text_at(r, 2)? }))
             .transpose()
@@ -1179,11 +1238,20 @@ impl Store {
     /// Sets an experiment's status (and its end time when finished).
     pub fn set_experiment_status(&self, id: i64, status: &str) -> Result<(), String> {
         let finished = (status == "finished").then(now);
-        self.with(|db| db.execute("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?", &vals![status, finished, id]))
+        self.with(|db| {
+            db.execute("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?", &vals![status, finished, id])
+        })
     }
 
     /// The id of a configuration row, created if missing.
-    pub fn configuration(&self, experiment: i64, position: usize, name: &str, kind: &str, definition: &serde_json::Value) -> Result<i64, String> {
+    pub fn configuration(
+        &self,
+        experiment: i64,
+        position: usize,
+        name: &str,
+        kind: &str,
+        definition: &serde_json::Value,
+    ) -> Result<i64, String> {
         self.with(|db| {
             db.execute(
                 "INSERT OR IGNORE INTO configurations (experiment_id, position, name, kind, definition) VALUES (?, ?, ?, ?, ?)",
@@ -1195,7 +1263,12 @@ impl Store {
     }
 
     /// Records a configuration's server version and variables (first start only).
-    pub fn set_server_info(&self, configuration: i64, version: &str, variables: &serde_json::Value) -> Result<(), String> {
+    pub fn set_server_info(
+        &self,
+        configuration: i64,
+        version: &str,
+        variables: &serde_json::Value,
+    ) -> Result<(), String> {
         self.with(|db| {
             db.execute(
                 "UPDATE configurations SET server_version = ?, variables = ? WHERE id = ? AND server_version IS NULL",
@@ -1211,8 +1284,13 @@ impl Store {
                 "INSERT OR IGNORE INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?, ?, ?, ?)",
                 &vals![experiment, configuration, workload, threads],
             )?;
-            let rows = db.query("SELECT id FROM cells WHERE configuration_id = ? AND workload = ? AND threads = ?", &vals![configuration, workload, threads])?;
-            rows.first().ok_or_else(|| format!("cell ({workload}, {threads} threads) was not stored")).and_then(|r| int_at(r, 0))
+            let rows = db.query(
+                "SELECT id FROM cells WHERE configuration_id = ? AND workload = ? AND threads = ?",
+                &vals![configuration, workload, threads],
+            )?;
+            rows.first()
+                .ok_or_else(|| format!("cell ({workload}, {threads} threads) was not stored"))
+                .and_then(|r| int_at(r, 0))
         })
     }
 
@@ -1222,7 +1300,15 @@ impl Store {
     }
 
     /// Records a lab event (prepare, snapshot, crash, warning).
-    pub fn event(&self, experiment: i64, configuration: Option<&str>, workload: Option<&str>, kind: &str, seconds: Option<f64>, detail: &serde_json::Value) -> Result<(), String> {
+    pub fn event(
+        &self,
+        experiment: i64,
+        configuration: Option<&str>,
+        workload: Option<&str>,
+        kind: &str,
+        seconds: Option<f64>,
+        detail: &serde_json::Value,
+    ) -> Result<(), String> {
         self.with(|db| {
             db.execute(
                 "INSERT INTO events (experiment_id, at, configuration, workload, kind, seconds, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -1387,9 +1473,7 @@ impl Store {
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| format!("results store {}: {e}", self.location))
     }
-
 }
-
 
 // ------------------------------------------------------------------ reading, for reports
 
@@ -1670,7 +1754,13 @@ impl Store {
         Ok(rows
             .iter()
             .filter_map(|r| {
-                Some(IntervalPoint { run_id: opt_int(r, 0)?, time_s: opt_real(r, 1)?, tps: opt_real(r, 2), qps: opt_real(r, 3), latency_p95_ms: opt_real(r, 4) })
+                Some(IntervalPoint {
+                    run_id: opt_int(r, 0)?,
+                    time_s: opt_real(r, 1)?,
+                    tps: opt_real(r, 2),
+                    qps: opt_real(r, 3),
+                    latency_p95_ms: opt_real(r, 4),
+                })
             })
             .collect())
     }
@@ -1698,7 +1788,9 @@ fn migrate_sqlite(c: &Connection) -> Result<(), String> {
 
 fn check_version(version: i64) -> Result<(), String> {
     if version > SCHEMA_VERSION {
-        return Err(format!("schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"));
+        return Err(format!(
+            "schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
+        ));
     }
     Ok(())
 }
@@ -1789,7 +1881,9 @@ fn migrate_mysql(db: &mut Backend) -> Result<(), String> {
             })?;
         }
         db.batch("START TRANSACTION")?;
-        let r = db.batch("DELETE FROM dbbench_schema").and_then(|_| db.execute("INSERT INTO dbbench_schema (version) VALUES (?)", &vals![(i + 1) as i64]));
+        let r = db
+            .batch("DELETE FROM dbbench_schema")
+            .and_then(|_| db.execute("INSERT INTO dbbench_schema (version) VALUES (?)", &vals![(i + 1) as i64]));
         match r {
             Ok(()) => db.batch("COMMIT")?,
             Err(e) => {
@@ -1837,7 +1931,9 @@ mod tests {
     /// newer schema is refused.
     fn round_trip(location: &str) {
         let s = Store::open(location).unwrap();
-        let e = s.create_experiment("x", "", "x.toml", "", "h", None, &serde_json::json!({}), &serde_json::json!({})).unwrap();
+        let e = s
+            .create_experiment("x", "", "x.toml", "", "h", None, &serde_json::json!({}), &serde_json::json!({}))
+            .unwrap();
         assert_eq!(s.latest_experiment("x").unwrap().unwrap().status, "running");
         assert!(s.latest_experiment("y").unwrap().is_none());
         let c = s.configuration(e, 0, "base", "sqlite", &serde_json::json!({})).unwrap();
@@ -1876,7 +1972,9 @@ mod tests {
         // The failed insert left nothing behind: one transaction per run.
         let counts = s.rows("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), (SELECT count(*) FROM run_metrics)", &[]).unwrap();
         assert_eq!(counts[0], vec![Val::Int(1), Val::Int(2), Val::Int(1)]);
-        let row = &s.rows("SELECT rw_qps, histogram, report, \"reads\", server_restarted FROM runs WHERE id = ?", &vals![id]).unwrap()[0];
+        let row = &s
+            .rows("SELECT rw_qps, histogram, report, \"reads\", server_restarted FROM runs WHERE id = ?", &vals![id])
+            .unwrap()[0];
         assert_eq!(row[0].real(), Some(9.0));
         assert_eq!(row[1].text().as_deref(), Some("HIST"));
         assert!(!row[2].text().unwrap().contains("HIST"));
@@ -1884,19 +1982,33 @@ mod tests {
         assert_eq!(row[4].int(), Some(1));
         let info = &s.rows("SELECT server_version FROM configurations WHERE id = ?", &vals![c]).unwrap()[0];
         assert_eq!(info[0].text().as_deref(), Some("1.0"), "server info is recorded at the first start only");
-        let iv = &s.rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ? ORDER BY time_s", &vals![id]).unwrap();
+        let iv = &s
+            .rows("SELECT time_s, tps, threads_running FROM run_intervals WHERE run_id = ? ORDER BY time_s", &vals![id])
+            .unwrap();
         // The warmup tick is kept beside the measured one (time_s <= 0), outside every figure.
-        assert_eq!(iv, &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Null], vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]);
+        assert_eq!(
+            iv,
+            &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Null], vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]
+        );
         // What reports read back, the same on every backend.
         let figures = s.run_figures(e).unwrap();
         assert_eq!(figures.len(), 1);
         let f = &figures[0];
-        assert_eq!((f.id, f.configuration_id, f.workload.as_str(), f.threads, f.repeat, f.status.as_str()), (id, c, "w", 4, 1, "ok"));
-        assert_eq!((f.tps, f.qps, f.rw_qps, f.latency_p95_ms, f.events), (Some(5.0), Some(10.0), Some(9.0), Some(2.5), Some(10)));
+        assert_eq!(
+            (f.id, f.configuration_id, f.workload.as_str(), f.threads, f.repeat, f.status.as_str()),
+            (id, c, "w", 4, 1, "ok")
+        );
+        assert_eq!(
+            (f.tps, f.qps, f.rw_qps, f.latency_p95_ms, f.events),
+            (Some(5.0), Some(10.0), Some(9.0), Some(2.5), Some(10))
+        );
         assert_eq!(f.metrics, vec![("m".to_string(), 7.5)]);
         assert_eq!(s.run_histograms(e).unwrap(), vec![(id, "HIST".to_string())]);
         let points = s.interval_points(e).unwrap();
-        assert_eq!(points.iter().map(|p| (p.run_id, p.time_s, p.tps)).collect::<Vec<_>>(), vec![(id, 0.0, Some(4.0)), (id, 1.0, Some(5.0))]);
+        assert_eq!(
+            points.iter().map(|p| (p.run_id, p.time_s, p.tps)).collect::<Vec<_>>(),
+            vec![(id, 0.0, Some(4.0)), (id, 1.0, Some(5.0))]
+        );
         let info = s.experiment_info(e).unwrap().unwrap();
         assert_eq!((info.name.as_str(), info.status.as_str()), ("x", "running"));
         assert!(s.experiment_info(e + 1000).unwrap().is_none());
@@ -1943,7 +2055,10 @@ mod tests {
         .unwrap();
         drop(s);
         let err = Store::open(location).err().unwrap();
-        assert!(err.contains("schema version 99 is newer than this dbbench understands (1); use a newer dbbench"), "{err}");
+        assert!(
+            err.contains("schema version 99 is newer than this dbbench understands (1); use a newer dbbench"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1956,9 +2071,20 @@ mod tests {
 
     #[test]
     fn round_trips_a_run_on_postgresql() {
-        let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_PGSQL_HOST"), server_env("DBBENCH_TEST_PGSQL_PORT")) else { return };
+        let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_PGSQL_HOST"), server_env("DBBENCH_TEST_PGSQL_PORT"))
+        else {
+            return;
+        };
         let db = format!("dbbench_store_test_{}", std::process::id());
-        let admin = || postgres::Config::new().host(&host).port(port.parse().unwrap()).user("sbtest").dbname("sbtest").connect(postgres::NoTls).unwrap();
+        let admin = || {
+            postgres::Config::new()
+                .host(&host)
+                .port(port.parse().unwrap())
+                .user("sbtest")
+                .dbname("sbtest")
+                .connect(postgres::NoTls)
+                .unwrap()
+        };
         admin().batch_execute(&format!("DROP DATABASE IF EXISTS {db}")).unwrap();
         admin().batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
         round_trip(&format!("postgresql://sbtest@localhost:{port}/{db}?host={host}"));
@@ -1970,7 +2096,8 @@ mod tests {
         let Some(sock) = server_env("DBBENCH_TEST_MYSQL_SOCKET") else { return };
         use mysql::prelude::Queryable;
         let db = format!("dbbench_store_test_{}", std::process::id());
-        let admin = || mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest"))).unwrap();
+        let admin =
+            || mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("sbtest"))).unwrap();
         admin().query_drop(format!("DROP DATABASE IF EXISTS {db}")).unwrap();
         admin().query_drop(format!("CREATE DATABASE {db}")).unwrap();
         round_trip(&format!("mysql://sbtest@localhost/{db}?socket={sock}"));
@@ -1981,11 +2108,17 @@ mod tests {
     fn placeholders_quotes_and_ignores_are_translated() {
         let sql = "SELECT \"repeat\", 'it''s ? \"x\"' FROM t WHERE a = ? AND b = ?";
         assert_eq!(translate(Dialect::Sqlite, sql), sql);
-        assert_eq!(translate(Dialect::Postgres, sql), "SELECT \"repeat\", 'it''s ? \"x\"' FROM t WHERE a = $1 AND b = $2");
+        assert_eq!(
+            translate(Dialect::Postgres, sql),
+            "SELECT \"repeat\", 'it''s ? \"x\"' FROM t WHERE a = $1 AND b = $2"
+        );
         assert_eq!(translate(Dialect::Mysql, sql), "SELECT `repeat`, 'it''s ? \"x\"' FROM t WHERE a = ? AND b = ?");
         let ins = "INSERT OR IGNORE INTO cells (experiment_id, workload) VALUES (?, ?)";
         assert_eq!(translate(Dialect::Sqlite, ins), ins);
-        assert_eq!(translate(Dialect::Postgres, ins), "INSERT INTO cells (experiment_id, workload) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+        assert_eq!(
+            translate(Dialect::Postgres, ins),
+            "INSERT INTO cells (experiment_id, workload) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+        );
         assert_eq!(translate(Dialect::Mysql, ins), "INSERT INTO cells (experiment_id, workload) VALUES (?, ?) ON DUPLICATE KEY UPDATE experiment_id = experiment_id");
     }
 
@@ -2010,23 +2143,40 @@ mod tests {
         assert!(my.contains("`repeat` BIGINT NOT NULL"), "{my}");
         assert!(my.contains("`spec_text` LONGTEXT NOT NULL"), "{my}");
         // Text in a key or index must have a bounded length.
-        for keyed in ["`name` VARCHAR(255) NOT NULL,\n    `kind`", "`workload` VARCHAR(255)", "`source` VARCHAR(255)", "`name` VARCHAR(255) NOT NULL,\n    `value`"] {
+        for keyed in [
+            "`name` VARCHAR(255) NOT NULL,\n    `kind`",
+            "`workload` VARCHAR(255)",
+            "`source` VARCHAR(255)",
+            "`name` VARCHAR(255) NOT NULL,\n    `value`",
+        ] {
             assert!(my.contains(keyed), "{keyed} in {my}");
         }
         assert!(my.contains("`kind` LONGTEXT NOT NULL"), "{my}");
         assert_eq!(my.matches(") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin").count(), 8, "{my}");
         // Later migrations may add columns.
         assert_eq!(
-            migration_statements(Dialect::Mysql, "ALTER TABLE runs ADD COLUMN note TEXT; -- why\nALTER TABLE runs ADD COLUMN cpu_s REAL"),
+            migration_statements(
+                Dialect::Mysql,
+                "ALTER TABLE runs ADD COLUMN note TEXT; -- why\nALTER TABLE runs ADD COLUMN cpu_s REAL"
+            ),
             vec!["ALTER TABLE runs ADD COLUMN `note` LONGTEXT", "ALTER TABLE runs ADD COLUMN `cpu_s` DOUBLE"]
         );
     }
 
     #[test]
     fn store_urls_are_parsed_and_passwords_hidden() {
-        assert_eq!(parse_location("dbbench-lab/results.sqlite").unwrap(), Location::File(PathBuf::from("dbbench-lab/results.sqlite")));
-        let Location::Server(u) = parse_location("postgresql://team:p%40ss@db.example:5433/lab?host=/run/pg").unwrap() else { panic!() };
-        assert_eq!((u.dialect, u.user.as_str(), u.password.as_deref(), u.host.as_str(), u.port, u.db.as_str()), (Dialect::Postgres, "team", Some("p@ss"), "db.example", Some(5433), "lab"));
+        assert_eq!(
+            parse_location("dbbench-lab/results.sqlite").unwrap(),
+            Location::File(PathBuf::from("dbbench-lab/results.sqlite"))
+        );
+        let Location::Server(u) = parse_location("postgresql://team:p%40ss@db.example:5433/lab?host=/run/pg").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (u.dialect, u.user.as_str(), u.password.as_deref(), u.host.as_str(), u.port, u.db.as_str()),
+            (Dialect::Postgres, "team", Some("p@ss"), "db.example", Some(5433), "lab")
+        );
         assert_eq!(u.socket.as_deref(), Some("/run/pg"));
         let Location::Server(u) = parse_location("mysql://sbtest@/lab?socket=/tmp/m.sock").unwrap() else { panic!() };
         assert_eq!((u.dialect, u.host.as_str(), u.port, u.password), (Dialect::Mysql, "localhost", None, None));
@@ -2048,7 +2198,10 @@ mod tests {
         assert_eq!(redact("/x/y:z@w.sqlite"), "/x/y:z@w.sqlite");
         // A bad URL's message shows no password.
         let e = Store::open("postgresql://u:secret@h:99999/db").err().unwrap();
-        assert!(e.starts_with("results store postgresql://u:<hidden>@h:99999/db: port '99999'") && !e.contains("secret"), "{e}");
+        assert!(
+            e.starts_with("results store postgresql://u:<hidden>@h:99999/db: port '99999'") && !e.contains("secret"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -2058,7 +2211,9 @@ mod tests {
         let mut s = Store::open(&dir.join("r.sqlite").display().to_string()).unwrap();
         s.url_auth = Some(("team".into(), "s3cret".into()));
         let spec = "[experiment]\nstore = \"postgresql://team:s3cret@db/lab\"\n";
-        let e = s.create_experiment("x", "", "x.toml", spec, "h", None, &serde_json::json!({}), &serde_json::json!({})).unwrap();
+        let e = s
+            .create_experiment("x", "", "x.toml", spec, "h", None, &serde_json::json!({}), &serde_json::json!({}))
+            .unwrap();
         let text = s.rows("SELECT spec_text FROM experiments WHERE id = ?", &vals![e]).unwrap()[0][0].text().unwrap();
         assert_eq!(text, "[experiment]\nstore = \"postgresql://team:<hidden>@db/lab\"\n");
         let _ = std::fs::remove_dir_all(&dir);

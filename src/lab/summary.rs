@@ -43,10 +43,17 @@ pub fn overhead(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
                 None => "-".to_string(),
             }
         };
-        let files = median_max(mine.iter().filter_map(|r| r.2.pointer("/restore/files_copied").and_then(|x| x.as_f64())).collect());
-        let bytes = median_max(mine.iter().filter_map(|r| r.2.pointer("/restore/bytes_copied").and_then(|x| x.as_f64())).collect());
+        let files = median_max(
+            mine.iter().filter_map(|r| r.2.pointer("/restore/files_copied").and_then(|x| x.as_f64())).collect(),
+        );
+        let bytes = median_max(
+            mine.iter().filter_map(|r| r.2.pointer("/restore/bytes_copied").and_then(|x| x.as_f64())).collect(),
+        );
         let method: Vec<String> = {
-            let mut m: Vec<String> = mine.iter().filter_map(|r| r.2.pointer("/restore/method").and_then(|x| x.as_str()).map(str::to_string)).collect();
+            let mut m: Vec<String> = mine
+                .iter()
+                .filter_map(|r| r.2.pointer("/restore/method").and_then(|x| x.as_str()).map(str::to_string))
+                .collect();
             m.sort();
             m.dedup();
             m

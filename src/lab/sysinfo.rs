@@ -297,6 +297,10 @@ mod tests {
         assert_eq!(meminfo_kib("MemTotal:       24576000 kB\nMemFree: 1 kB\n", "MemTotal"), Some(24_576_000));
         assert_eq!(cpu_model("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n").as_deref(), Some("AMD EPYC 7B13"));
         assert!(is_reported_block_device("vda") && is_reported_block_device("nvme0n1"));
-        assert!(!is_reported_block_device("loop0") && !is_reported_block_device("zram0") && !is_reported_block_device("ram1"));
+        assert!(
+            !is_reported_block_device("loop0")
+                && !is_reported_block_device("zram0")
+                && !is_reported_block_device("ram1")
+        );
     }
 }

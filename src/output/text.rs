@@ -166,7 +166,8 @@ pub fn final_report(s: &Summary) {
     println!("    total time:                          {:.4}s", s.total_time);
     println!("    total number of events:              {}", s.count(Counter::Event));
     println!();
-    let title = if s.rate.is_some() { "Latency (ms, from intended start, queueing included):" } else { "Latency (ms):" };
+    let title =
+        if s.rate.is_some() { "Latency (ms, from intended start, queueing included):" } else { "Latency (ms):" };
     latency_block(title, &s.cumulative.latency, s.percentiles);
     fairness_block(s);
     if let Some(r) = &s.rate {

@@ -84,7 +84,9 @@ impl Probe {
                     let d = difference(&before, &after);
                     overhead = Some(match overhead {
                         None => d,
-                        Some(o) => o.into_iter().map(|(k, v)| (k.clone(), v.min(d.get(&k).copied().unwrap_or(0.0)))).collect(),
+                        Some(o) => {
+                            o.into_iter().map(|(k, v)| (k.clone(), v.min(d.get(&k).copied().unwrap_or(0.0)))).collect()
+                        }
                     });
                 }
                 if let Probe::Mysql { overhead: o } = &mut probe {
@@ -93,8 +95,22 @@ impl Probe {
                 Ok((probe, None))
             }
             "pgsql" => {
-                let version: u32 = rows(conn, "SHOW server_version_num")?.first().and_then(|r| r[0].as_deref()?.parse().ok()).unwrap_or(0);
-                let mut cols = vec!["calls", "rows", "shared_blks_hit", "shared_blks_read", "shared_blks_dirtied", "shared_blks_written", "local_blks_hit", "local_blks_read", "temp_blks_read", "temp_blks_written"];
+                let version: u32 = rows(conn, "SHOW server_version_num")?
+                    .first()
+                    .and_then(|r| r[0].as_deref()?.parse().ok())
+                    .unwrap_or(0);
+                let mut cols = vec![
+                    "calls",
+                    "rows",
+                    "shared_blks_hit",
+                    "shared_blks_read",
+                    "shared_blks_dirtied",
+                    "shared_blks_written",
+                    "local_blks_hit",
+                    "local_blks_read",
+                    "temp_blks_read",
+                    "temp_blks_written",
+                ];
                 if version >= 130000 {
                     cols.extend(["total_exec_time", "total_plan_time", "wal_records", "wal_fpi", "wal_bytes"]);
                 } else {
@@ -127,7 +143,11 @@ impl Probe {
         let mut out = Counters::new();
         match self {
             Probe::Mysql { .. } => {
-                name_value_pairs(rows(conn, "SHOW SESSION STATUS")?, |n| MYSQL_SESSION_PREFIXES.iter().any(|p| n.starts_with(p)), &mut out);
+                name_value_pairs(
+                    rows(conn, "SHOW SESSION STATUS")?,
+                    |n| MYSQL_SESSION_PREFIXES.iter().any(|p| n.starts_with(p)),
+                    &mut out,
+                );
                 name_value_pairs(rows(conn, "SHOW GLOBAL STATUS LIKE 'Innodb\\_%'")?, |_| true, &mut out);
             }
             Probe::Pgsql { pgss: Some((sql, cols)) } => {
@@ -173,7 +193,12 @@ impl Probe {
                                 12 => &[9, 10],
                                 _ => &[],
                             };
-                            r.iter().enumerate().filter(|(i, _)| !skip.contains(i)).map(|(_, c)| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("\t")
+                            r.iter()
+                                .enumerate()
+                                .filter(|(i, _)| !skip.contains(i))
+                                .map(|(_, c)| c.as_deref().unwrap_or("NULL"))
+                                .collect::<Vec<_>>()
+                                .join("\t")
                         })
                         .collect::<Vec<_>>()
                         .join("\n")
@@ -181,10 +206,16 @@ impl Probe {
                 (text, vars)
             }
             Probe::Pgsql { .. } => {
-                let text = rows(conn, &format!("EXPLAIN (COSTS OFF) {sql}")).ok().map(|rs| rs.iter().map(|r| r[0].clone().unwrap_or_default()).collect::<Vec<_>>().join("\n"));
+                let text = rows(conn, &format!("EXPLAIN (COSTS OFF) {sql}"))
+                    .ok()
+                    .map(|rs| rs.iter().map(|r| r[0].clone().unwrap_or_default()).collect::<Vec<_>>().join("\n"));
                 if analyze {
                     if let Ok(rs) = rows(conn, &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}")) {
-                        if let Some(json) = rs.first().and_then(|r| r[0].as_deref()).and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) {
+                        if let Some(json) = rs
+                            .first()
+                            .and_then(|r| r[0].as_deref())
+                            .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                        {
                             pg_plan_counters(&json, &mut vars);
                         }
                     }
@@ -239,7 +270,9 @@ fn pg_plan_counters(json: &serde_json::Value, out: &mut Counters) {
             seq_scans += 1.0;
         }
         let loops = num(n, "Actual Loops").unwrap_or(1.0);
-        removed += (num(n, "Rows Removed by Filter").unwrap_or(0.0) + num(n, "Rows Removed by Join Filter").unwrap_or(0.0)) * loops;
+        removed += (num(n, "Rows Removed by Filter").unwrap_or(0.0)
+            + num(n, "Rows Removed by Join Filter").unwrap_or(0.0))
+            * loops;
         if n.get("Sort Space Type").and_then(|t| t.as_str()) == Some("Disk") {
             sort_disk_kb += num(n, "Sort Space Used").unwrap_or(0.0);
         }

@@ -21,7 +21,9 @@ impl Dsn {
     pub fn parse(text: &str) -> Result<Dsn, String> {
         let bad = |what: &str| format!("DSN '{}': {what}; {USAGE}", hide_password(text));
         if let Some(rest) = text.strip_prefix("dbi:") {
-            return parse_dbi(rest).map_err(|e| bad(&e)).map(|driver_args| Dsn { driver_args, shown: hide_password(text) });
+            return parse_dbi(rest)
+                .map_err(|e| bad(&e))
+                .map(|driver_args| Dsn { driver_args, shown: hide_password(text) });
         }
         if let Some(path) = text.strip_prefix("sqlite:") {
             // sqlite:///abs/path, sqlite://rel/path, sqlite:path
@@ -29,7 +31,10 @@ impl Dsn {
             if path.is_empty() {
                 return Err(bad("no database file"));
             }
-            return Ok(Dsn { driver_args: vec!["--db-driver=sqlite".into(), format!("--sqlite-db={}", percent_decode(path))], shown: text.to_string() });
+            return Ok(Dsn {
+                driver_args: vec!["--db-driver=sqlite".into(), format!("--sqlite-db={}", percent_decode(path))],
+                shown: text.to_string(),
+            });
         }
         let Some((scheme, rest)) = text.split_once("://") else { return Err(bad("not a URL")) };
         let driver = match scheme {
@@ -88,7 +93,10 @@ fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
         return Ok((h.to_string(), port));
     }
     match s.rsplit_once(':') {
-        Some((h, p)) => Ok((h.to_string(), Some(p.parse::<u16>().map_err(|_| format!("port '{p}' is not a number from 1 to 65535"))?))),
+        Some((h, p)) => Ok((
+            h.to_string(),
+            Some(p.parse::<u16>().map_err(|_| format!("port '{p}' is not a number from 1 to 65535"))?),
+        )),
         None => Ok((s.to_string(), None)),
     }
 }
@@ -144,7 +152,13 @@ pub fn hide_password(text: &str) -> String {
     if text.starts_with("dbi:") {
         return text
             .split_inclusive([';', ':'])
-            .map(|p| if p.starts_with("password=") { format!("password=***{}", if p.ends_with([';', ':']) { &p[p.len() - 1..] } else { "" }) } else { p.to_string() })
+            .map(|p| {
+                if p.starts_with("password=") {
+                    format!("password=***{}", if p.ends_with([';', ':']) { &p[p.len() - 1..] } else { "" })
+                } else {
+                    p.to_string()
+                }
+            })
             .collect();
     }
     if let Some((scheme, rest)) = text.split_once("://") {
@@ -177,14 +191,33 @@ mod tests {
     fn urls_become_connection_options() {
         assert_eq!(
             args("mysql://root:se%40cret@127.0.0.1:3307/dbt3"),
-            ["--db-driver=mysql", "--mysql-user=root", "--mysql-password=se@cret", "--mysql-host=127.0.0.1", "--mysql-port=3307", "--mysql-db=dbt3"]
+            [
+                "--db-driver=mysql",
+                "--mysql-user=root",
+                "--mysql-password=se@cret",
+                "--mysql-host=127.0.0.1",
+                "--mysql-port=3307",
+                "--mysql-db=dbt3"
+            ]
         );
         assert_eq!(
             args("mariadb://u@localhost/d?socket=/tmp/m.sock"),
-            ["--db-driver=mysql", "--mysql-user=u", "--mysql-host=localhost", "--mysql-db=d", "--mysql-socket=/tmp/m.sock"]
+            [
+                "--db-driver=mysql",
+                "--mysql-user=u",
+                "--mysql-host=localhost",
+                "--mysql-db=d",
+                "--mysql-socket=/tmp/m.sock"
+            ]
         );
-        assert_eq!(args("postgresql://sbtest@%2Ftmp%2Fpg:5433/x"), ["--db-driver=pgsql", "--pgsql-user=sbtest", "--pgsql-host=/tmp/pg", "--pgsql-port=5433", "--pgsql-db=x"]);
-        assert_eq!(args("postgres://[::1]:5432/x"), ["--db-driver=pgsql", "--pgsql-host=::1", "--pgsql-port=5432", "--pgsql-db=x"]);
+        assert_eq!(
+            args("postgresql://sbtest@%2Ftmp%2Fpg:5433/x"),
+            ["--db-driver=pgsql", "--pgsql-user=sbtest", "--pgsql-host=/tmp/pg", "--pgsql-port=5433", "--pgsql-db=x"]
+        );
+        assert_eq!(
+            args("postgres://[::1]:5432/x"),
+            ["--db-driver=pgsql", "--pgsql-host=::1", "--pgsql-port=5432", "--pgsql-db=x"]
+        );
         assert_eq!(args("sqlite:///tmp/a.db"), ["--db-driver=sqlite", "--sqlite-db=/tmp/a.db"]);
         assert_eq!(args("sqlite:a.db"), ["--db-driver=sqlite", "--sqlite-db=a.db"]);
     }
@@ -193,7 +226,13 @@ mod tests {
     fn perfrun_dbi_strings_work() {
         assert_eq!(
             args("dbi:mysql:host=127.0.0.1:port=19300:user=root:database=test"),
-            ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=19300", "--mysql-user=root", "--mysql-db=test"]
+            [
+                "--db-driver=mysql",
+                "--mysql-host=127.0.0.1",
+                "--mysql-port=19300",
+                "--mysql-user=root",
+                "--mysql-db=test"
+            ]
         );
         assert_eq!(args("dbi:Pg:dbname=x;host=/run/pg"), ["--db-driver=pgsql", "--pgsql-db=x", "--pgsql-host=/run/pg"]);
     }
@@ -210,7 +249,14 @@ mod tests {
         // A password with URL delimiters in it is refused, and never shown.
         for dsn in ["mysql://root:1234/5@h/db", "mysql://root:pa?ss@h/db", "mysql://root:p#w@h"] {
             let e = Dsn::parse(dsn).unwrap_err();
-            assert!(e.contains("percent-encode") && e.contains("root:***@h") && !e.contains("1234") && !e.contains("pa?ss") && !e.contains("p#w"), "{e}");
+            assert!(
+                e.contains("percent-encode")
+                    && e.contains("root:***@h")
+                    && !e.contains("1234")
+                    && !e.contains("pa?ss")
+                    && !e.contains("p#w"),
+                "{e}"
+            );
         }
         assert_eq!(args("mysql://root:1234%2F5@h/db")[2], "--mysql-password=1234/5");
     }

@@ -127,10 +127,36 @@ impl Filter {
 // ---------------------------------------------------------------- tokenizer
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Op { Eq, Ne, Lt, Le, Gt, Ge, Like, Add, Sub, Mul, Div, Rem }
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Like,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
 
 #[derive(Debug, Clone, PartialEq)]
-enum Tok { Num(f64), Str(String), Ident(String), True, False, And, Or, Not, Op(Op), LParen, RParen, End }
+enum Tok {
+    Num(f64),
+    Str(String),
+    Ident(String),
+    True,
+    False,
+    And,
+    Or,
+    Not,
+    Op(Op),
+    LParen,
+    RParen,
+    End,
+}
 
 #[derive(Debug, Clone)]
 struct Token {
@@ -390,7 +416,11 @@ impl Parser {
                         }
                     };
                     items.push(self.expr(bp, depth)?);
-                    if is_and { Expr::And(items) } else { Expr::Or(items) }
+                    if is_and {
+                        Expr::And(items)
+                    } else {
+                        Expr::Or(items)
+                    }
                 }
                 Some(op) => {
                     // `a < b < c` would compare a Bool with c: almost surely a mistake.
@@ -445,7 +475,9 @@ fn chained(op: &Token) -> FilterError {
 fn variable(name: String) -> Expr {
     let lower = name.to_ascii_lowercase();
     match lower.as_str() {
-        "warm" | "cold" => Expr::Binary(Op::Eq, Box::new(Expr::Var("Temperature".into())), Box::new(Expr::Lit(Value::Text(lower)))),
+        "warm" | "cold" => {
+            Expr::Binary(Op::Eq, Box::new(Expr::Var("Temperature".into())), Box::new(Expr::Lit(Value::Text(lower))))
+        }
         "t1" => Expr::Var("Execution_time1".into()),
         "t2" => Expr::Var("Execution_time2".into()),
         _ => Expr::Var(name),
@@ -493,7 +525,11 @@ fn logic(items: &[Expr], decisive: bool, lookup: &dyn Fn(&str) -> Value) -> Valu
             None => unknown = true,
         }
     }
-    if unknown { Value::Undefined } else { Value::Bool(!decisive) }
+    if unknown {
+        Value::Undefined
+    } else {
+        Value::Bool(!decisive)
+    }
 }
 
 fn binary(op: Op, a: Value, b: Value) -> Value {
@@ -532,7 +568,11 @@ fn binary(op: Op, a: Value, b: Value) -> Value {
 }
 
 #[derive(PartialEq)]
-enum Pat { Many, One, Lit(char) }
+enum Pat {
+    Many,
+    One,
+    Lit(char),
+}
 
 /// SQL LIKE, case-sensitive: `%` any run, `_` one character, `\` makes the next one literal
 /// (as in MySQL). Iterative backtracking to the last `%`: no recursion, O(text × pattern) worst case.
@@ -607,7 +647,9 @@ mod tests {
 
     #[test]
     fn literals() {
-        for (src, want) in [("2", 2.0), ("0.1", 0.1), (".5", 0.5), ("1.", 1.0), ("1e3", 1000.0), ("1.5E-2", 0.015), ("2e+1", 20.0)] {
+        for (src, want) in
+            [("2", 2.0), ("0.1", 0.1), (".5", 0.5), ("1.", 1.0), ("1e3", 1000.0), ("1.5E-2", 0.015), ("2e+1", 20.0)]
+        {
             assert_eq!(ev(src), Number(want), "{src}");
         }
         assert_eq!(ev(r"'it\'s'"), Text("it's".into()));
@@ -620,9 +662,23 @@ mod tests {
 
     #[test]
     fn precedence_and_associativity() {
-        for src in ["1 + 2 * 3 = 7", "(1 + 2) * 3 = 9", "10 - 4 - 3 = 3", "8 / 4 / 2 = 1", "-2 * 3 = -6", "2 * -3 = -6",
-                    "7 % 3 = 1", "+x = 10", "- -x = 10", "not 1 = 2", "true or false and false", "not false and true",
-                    "x > 5 and y < 5 or zero", "!(x < 5)", "x - y * 2 > 3"] {
+        for src in [
+            "1 + 2 * 3 = 7",
+            "(1 + 2) * 3 = 9",
+            "10 - 4 - 3 = 3",
+            "8 / 4 / 2 = 1",
+            "-2 * 3 = -6",
+            "2 * -3 = -6",
+            "7 % 3 = 1",
+            "+x = 10",
+            "- -x = 10",
+            "not 1 = 2",
+            "true or false and false",
+            "not false and true",
+            "x > 5 and y < 5 or zero",
+            "!(x < 5)",
+            "x - y * 2 > 3",
+        ] {
             assert_eq!(ev(src), Bool(true), "{src}");
         }
         for src in ["(true or false) and false", "not true and false", "not (x > 5 and y < 5)", "x - y * 2 > 4"] {
@@ -632,9 +688,23 @@ mod tests {
 
     #[test]
     fn comparisons() {
-        let cases = [("x = 10", true), ("x == 10", true), ("x != 10", false), ("x <> 3", true), ("y < x", true), ("x < y", false),
-            ("x <= 10", true), ("x > 10", false), ("x >= 10", true), ("'abc' < 'abd'", true), ("'b' > 'a'", true),
-            ("Temperature = 'warm'", true), ("Temperature = 'Warm'", false), ("true = true", true), ("true != false", true)];
+        let cases = [
+            ("x = 10", true),
+            ("x == 10", true),
+            ("x != 10", false),
+            ("x <> 3", true),
+            ("y < x", true),
+            ("x < y", false),
+            ("x <= 10", true),
+            ("x > 10", false),
+            ("x >= 10", true),
+            ("'abc' < 'abd'", true),
+            ("'b' > 'a'", true),
+            ("Temperature = 'warm'", true),
+            ("Temperature = 'Warm'", false),
+            ("true = true", true),
+            ("true != false", true),
+        ];
         for (src, want) in cases {
             assert_eq!(ev(src), Bool(want), "{src}");
         }
@@ -643,13 +713,33 @@ mod tests {
     #[test]
     fn three_valued_logic() {
         // `missing` is not in the record; `nan` is a non-finite number from the caller.
-        for (src, want) in [("missing and false", Bool(false)), ("missing and true", Undefined), ("missing or true", Bool(true)),
-            ("missing or false", Undefined), ("not missing", Undefined), ("false and missing", Bool(false)),
-            ("missing = missing", Undefined), ("missing + 1", Undefined), ("-missing", Undefined), ("nan", Undefined),
-            ("1 / 0", Undefined), ("1 % 0", Undefined), ("0 / 0", Undefined), ("1e308 * 10", Undefined),
-            ("1 = '1'", Undefined), ("true < false", Undefined), ("true = 1", Undefined), ("'a' + 1", Undefined),
-            ("'a' and true", Undefined), ("'a' or true", Bool(true)), ("2 and 1", Bool(true)), ("0 or 0", Bool(false)),
-            ("not 0", Bool(true)), ("x / 4", Number(2.5)), ("not missing or x > 1", Bool(true))] {
+        for (src, want) in [
+            ("missing and false", Bool(false)),
+            ("missing and true", Undefined),
+            ("missing or true", Bool(true)),
+            ("missing or false", Undefined),
+            ("not missing", Undefined),
+            ("false and missing", Bool(false)),
+            ("missing = missing", Undefined),
+            ("missing + 1", Undefined),
+            ("-missing", Undefined),
+            ("nan", Undefined),
+            ("1 / 0", Undefined),
+            ("1 % 0", Undefined),
+            ("0 / 0", Undefined),
+            ("1e308 * 10", Undefined),
+            ("1 = '1'", Undefined),
+            ("true < false", Undefined),
+            ("true = 1", Undefined),
+            ("'a' + 1", Undefined),
+            ("'a' and true", Undefined),
+            ("'a' or true", Bool(true)),
+            ("2 and 1", Bool(true)),
+            ("0 or 0", Bool(false)),
+            ("not 0", Bool(true)),
+            ("x / 4", Number(2.5)),
+            ("not missing or x > 1", Bool(true)),
+        ] {
             assert_eq!(ev(src), want, "{src}");
         }
     }
@@ -658,25 +748,41 @@ mod tests {
     fn matches_only_true_or_nonzero() {
         let m = |src: &str| Filter::parse(src).unwrap().matches(&record);
         assert!(m("true") && m("x") && m("-1") && m("x > 1"));
-        assert!(!m("false") && !m("zero") && !m("'text'") && !m("missing") && !m("missing > 1") && !m("not (missing > 1)"));
+        assert!(
+            !m("false") && !m("zero") && !m("'text'") && !m("missing") && !m("missing > 1") && !m("not (missing > 1)")
+        );
     }
 
     #[test]
     fn documented_examples() {
-        for src in ["Execution_time_ratio > 2 and Handler_read_rnd_next_delta > 1000",
-                    "(Execution_time1 > 0.1 or Execution_time2 > 0.1) and Temperature = 'warm'",
-                    "not (Created_tmp_tables_delta = 0) or Query like '%lineitem%'",
-                    "Handler_read_key2 - Handler_read_key1 >= 10 * (1 + Sort_rows1)",
-                    "Execution_time_ratio >= 1.5e0 && Temperature != \"cold\" || Name == 'q7.sql'"] {
+        for src in [
+            "Execution_time_ratio > 2 and Handler_read_rnd_next_delta > 1000",
+            "(Execution_time1 > 0.1 or Execution_time2 > 0.1) and Temperature = 'warm'",
+            "not (Created_tmp_tables_delta = 0) or Query like '%lineitem%'",
+            "Handler_read_key2 - Handler_read_key1 >= 10 * (1 + Sort_rows1)",
+            "Execution_time_ratio >= 1.5e0 && Temperature != \"cold\" || Name == 'q7.sql'",
+        ] {
             assert!(Filter::parse(src).unwrap().matches(&record), "{src}");
         }
-        assert!(!Filter::parse("Handler_read_key2 - Handler_read_key1 >= 10 * (2 + Sort_rows1)").unwrap().matches(&record));
+        assert!(!Filter::parse("Handler_read_key2 - Handler_read_key1 >= 10 * (2 + Sort_rows1)")
+            .unwrap()
+            .matches(&record));
     }
 
     #[test]
     fn aliases_and_keyword_case() {
-        for src in ["warm", "WARM and not Cold", "t1 < T2", "t2 = 0.2", "x > 1 AND y < 5", "x < 1 Or y < 5", "NOT x < 1",
-                    "Query LIKE '%lineitem'", "TRUE", "x > 1 anD warm"] {
+        for src in [
+            "warm",
+            "WARM and not Cold",
+            "t1 < T2",
+            "t2 = 0.2",
+            "x > 1 AND y < 5",
+            "x < 1 Or y < 5",
+            "NOT x < 1",
+            "Query LIKE '%lineitem'",
+            "TRUE",
+            "x > 1 anD warm",
+        ] {
             assert_eq!(ev(src), Bool(true), "{src}");
         }
         assert_eq!(ev("cold"), Bool(false));
@@ -692,11 +798,30 @@ mod tests {
 
     #[test]
     fn like_patterns() {
-        for (text, pat, want) in [("abc", "a%", true), ("abc", "%c", true), ("abc", "%b%", true), ("abc", "a_c", true),
-            ("ac", "a_c", false), ("abc", "abc", true), ("abc", "ABC", false), ("abc", "ab", false), ("", "", true),
-            ("", "%", true), ("a", "", false), ("", "_", false), ("aaa", "%a%a%a%", true), ("aa", "%a%a%a%", false),
-            ("mississippi", "%iss%ppi", true), ("mississippi", "m%ss%x", false), ("50%", r"50\%", true),
-            ("500", r"50\%", false), ("a_b", r"a\_b", true), ("axb", r"a\_b", false), (r"a\", r"a\", true), ("é", "_", true)] {
+        for (text, pat, want) in [
+            ("abc", "a%", true),
+            ("abc", "%c", true),
+            ("abc", "%b%", true),
+            ("abc", "a_c", true),
+            ("ac", "a_c", false),
+            ("abc", "abc", true),
+            ("abc", "ABC", false),
+            ("abc", "ab", false),
+            ("", "", true),
+            ("", "%", true),
+            ("a", "", false),
+            ("", "_", false),
+            ("aaa", "%a%a%a%", true),
+            ("aa", "%a%a%a%", false),
+            ("mississippi", "%iss%ppi", true),
+            ("mississippi", "m%ss%x", false),
+            ("50%", r"50\%", true),
+            ("500", r"50\%", false),
+            ("a_b", r"a\_b", true),
+            ("axb", r"a\_b", false),
+            (r"a\", r"a\", true),
+            ("é", "_", true),
+        ] {
             assert_eq!(like(text, pat), want, "{text:?} like {pat:?}");
         }
         // Through the language: quotes keep `\%` for LIKE; non-text operands are Undefined.
@@ -718,7 +843,10 @@ mod tests {
             ("x > 'a' 'b'", "column 9: unexpected 'b' after a complete expression".into()),
             ("x = 'warm", "column 5: unterminated string (opened here)".into()),
             (r"x = 'a\'", "column 5: unterminated string (opened here)".into()),
-            ("x and (y or zero  ", "column 17: expected ')' to close the '(' at column 7, found end of expression".into()),
+            (
+                "x and (y or zero  ",
+                "column 17: expected ')' to close the '(' at column 7, found end of expression".into(),
+            ),
             ("(x y)", "column 4: expected ')' to close the '(' at column 1, found 'y'".into()),
             ("x < y < 1", "column 7: comparisons do not chain; use 'and' (a < b and b < c)".into()),
             ("x = y like 'a'", "column 7: comparisons do not chain; use 'and' (a < b and b < c)".into()),
@@ -749,7 +877,10 @@ mod tests {
     fn nesting_limit_and_nasty_input() {
         let nested = |n: usize| format!("{}x{}", "(".repeat(n), ")".repeat(n));
         assert_eq!(ev(&nested(MAX_DEPTH)), Number(10.0));
-        assert_eq!(error(&nested(MAX_DEPTH + 1)), format!("column 258: expression nested too deeply (more than {MAX_DEPTH} levels)"));
+        assert_eq!(
+            error(&nested(MAX_DEPTH + 1)),
+            format!("column 258: expression nested too deeply (more than {MAX_DEPTH} levels)")
+        );
         assert!(error(&nested(100_000)).contains("nested too deeply"));
         assert!(error(&"not ".repeat(100_000)).contains("nested too deeply"));
         assert!(error(&"-".repeat(100_000)).contains("nested too deeply"));
@@ -758,7 +889,10 @@ mod tests {
         assert_eq!(ev(&vec!["x > 1"; 100_000].join(" and ")), Bool(true));
         assert_eq!(ev(&format!("{} or x = 10", vec!["missing"; 50_000].join(" or "))), Bool(true));
         // Random token soup must only ever produce Ok or Err, never a panic.
-        let parts = ["(", ")", "x", "1", ".", "e", "'", "\"", "\\", " and ", " not ", "<", "=", "!", "-", "%", " like ", " ", "é", "_", "||", "0"];
+        let parts = [
+            "(", ")", "x", "1", ".", "e", "'", "\"", "\\", " and ", " not ", "<", "=", "!", "-", "%", " like ", " ",
+            "é", "_", "||", "0",
+        ];
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         for _ in 0..20_000 {
             let mut s = String::new();
@@ -776,7 +910,10 @@ mod tests {
     fn variables_and_source() {
         let src = "b > a and a < t1 or warm and c like 'x' and (T2 + b) > 0 or Handler_read_key1";
         let f = Filter::parse(src).unwrap();
-        assert_eq!(f.variables(), ["Execution_time1", "Execution_time2", "Handler_read_key1", "Temperature", "a", "b", "c"]);
+        assert_eq!(
+            f.variables(),
+            ["Execution_time1", "Execution_time2", "Handler_read_key1", "Temperature", "a", "b", "c"]
+        );
         assert_eq!(f.source(), src);
         assert!(Filter::parse("1 + 'a' = true").unwrap().variables().is_empty());
     }

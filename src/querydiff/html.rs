@@ -59,12 +59,23 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
                 bars: (0..2)
                     .map(|k| {
                         let s = r.sides[k].seconds()?;
-                        Some(svg::Bar { value: s, err: None, censored: None, tooltip: format!("{} ({}) on {}: {s:.6} s", r.name, r.temperature.as_str(), saved.run.servers[k].label) })
+                        Some(svg::Bar {
+                            value: s,
+                            err: None,
+                            censored: None,
+                            tooltip: format!(
+                                "{} ({}) on {}: {s:.6} s",
+                                r.name,
+                                r.temperature.as_str(),
+                                saved.run.servers[k].label
+                            ),
+                        })
                     })
                     .collect(),
             })
             .collect();
-        let more = if matched.len() > charted.len() { format!(" (first {} records)", charted.len()) } else { String::new() };
+        let more =
+            if matched.len() > charted.len() { format!(" (first {} records)", charted.len()) } else { String::new() };
         h.push_str("<div class=\"charts\">");
         h.push_str(&svg::bar_chart(&svg::BarChart {
             title: format!("Execution time per query (c: cold, w: warm){more}"),
@@ -85,7 +96,13 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
             escape(&s2.label)
         );
         for r in &matched {
-            let t = |k: usize| if r.sides[k].error.is_some() { "error".to_string() } else { r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}")) };
+            let t = |k: usize| {
+                if r.sides[k].error.is_some() {
+                    "error".to_string()
+                } else {
+                    r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}"))
+                }
+            };
             let rows = |k: usize| r.sides[k].rows.map_or("-".into(), |x| x.to_string());
             let (a, b) = (r.sides[0].seconds(), r.sides[1].seconds());
             let _ = writeln!(
@@ -102,16 +119,36 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
         }
         h.push_str("</table>\n");
         for r in &matched {
-            let _ = writeln!(h, "<details><summary>{} ({}): {}</summary>", escape(&r.name), r.temperature.as_str(), escape(&one_line(&r.query, 120)));
+            let _ = writeln!(
+                h,
+                "<details><summary>{} ({}): {}</summary>",
+                escape(&r.name),
+                r.temperature.as_str(),
+                escape(&one_line(&r.query, 120))
+            );
             let _ = writeln!(h, "<pre>{}</pre>", escape(&r.query));
-            let _ = writeln!(h, "<table><tr><th class=\"l\"></th><th>{}</th><th>{}</th><th>delta</th><th>ratio</th></tr>", escape(&s1.label), escape(&s2.label));
+            let _ = writeln!(
+                h,
+                "<table><tr><th class=\"l\"></th><th>{}</th><th>{}</th><th>delta</th><th>ratio</th></tr>",
+                escape(&s1.label),
+                escape(&s2.label)
+            );
             for row in detail_rows(r) {
-                let _ = writeln!(h, "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", escape(&row[0]), escape(&row[1]), escape(&row[2]), escape(&row[3]), escape(&row[4]));
+                let _ = writeln!(
+                    h,
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&row[0]),
+                    escape(&row[1]),
+                    escape(&row[2]),
+                    escape(&row[3]),
+                    escape(&row[4])
+                );
             }
             h.push_str("</table>\n");
             for k in 0..2 {
                 if let Some(p) = &r.sides[k].plan {
-                    let _ = writeln!(h, "<p>Plan on {}:</p><pre>{}</pre>", escape(&saved.run.servers[k].label), escape(p));
+                    let _ =
+                        writeln!(h, "<p>Plan on {}:</p><pre>{}</pre>", escape(&saved.run.servers[k].label), escape(p));
                 }
             }
             h.push_str("</details>\n");
@@ -121,7 +158,13 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
     if !differ.is_empty() {
         h.push_str("<h3 id=\"qd-differ\">Different results</h3>\n<ul>\n");
         for r in differ {
-            let _ = writeln!(h, "<li>{} ({}): {}</li>", escape(&r.name), r.temperature.as_str(), escape(r.result_detail.as_deref().unwrap_or("")));
+            let _ = writeln!(
+                h,
+                "<li>{} ({}): {}</li>",
+                escape(&r.name),
+                r.temperature.as_str(),
+                escape(r.result_detail.as_deref().unwrap_or(""))
+            );
         }
         h.push_str("</ul>\n");
     }
@@ -131,7 +174,14 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
         for r in failed {
             for k in 0..2 {
                 if let Some(e) = &r.sides[k].error {
-                    let _ = writeln!(h, "<li>{} ({}) on {}: {}</li>", escape(&r.name), r.temperature.as_str(), escape(&saved.run.servers[k].label), escape(e));
+                    let _ = writeln!(
+                        h,
+                        "<li>{} ({}) on {}: {}</li>",
+                        escape(&r.name),
+                        r.temperature.as_str(),
+                        escape(&saved.run.servers[k].label),
+                        escape(e)
+                    );
                 }
             }
         }

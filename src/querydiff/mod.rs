@@ -84,7 +84,9 @@ impl Args {
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let Some(body) = a.strip_prefix("--") else {
-                return Err(format!("unexpected argument '{a}'; options are --name=value (see `dbbench querydiff --help`)"));
+                return Err(format!(
+                    "unexpected argument '{a}'; options are --name=value (see `dbbench querydiff --help`)"
+                ));
             };
             let (k, v) = match body.split_once('=') {
                 Some((k, v)) => (k.replace('_', "-"), v.to_string()),
@@ -107,7 +109,9 @@ impl Args {
     }
 
     fn required(&self, name: &str, what: &str) -> Result<&str, String> {
-        self.get(name).filter(|v| !v.is_empty()).ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
+        self.get(name)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
     }
 
     fn count(&self, name: &str, default: u32) -> Result<u32, String> {
@@ -131,10 +135,28 @@ fn run_cli(args: &[String]) -> Result<u8, String> {
             crate::lab::cli::print_out(HELP);
             Ok(if args.is_empty() { 1 } else { 0 })
         }
-        Some("report") => report_cmd(&Args::parse(&args[1..], &["input", "filter", "export-html"], "querydiff report")?),
+        Some("report") => {
+            report_cmd(&Args::parse(&args[1..], &["input", "filter", "export-html"], "querydiff report")?)
+        }
         Some(_) => run_cmd(&Args::parse(
             args,
-            &["dsn1", "dsn2", "queries", "filter", "output", "cold", "warm", "cold-command", "timeout", "init1", "init2", "name1", "name2", "explain", "export-html"],
+            &[
+                "dsn1",
+                "dsn2",
+                "queries",
+                "filter",
+                "output",
+                "cold",
+                "warm",
+                "cold-command",
+                "timeout",
+                "init1",
+                "init2",
+                "name1",
+                "name2",
+                "explain",
+                "export-html",
+            ],
             "querydiff",
         )?),
     }
@@ -186,7 +208,8 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        let stmts: Vec<String> = crate::lab::sql::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
+        let stmts: Vec<String> =
+            crate::lab::sql::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
         let several = stmts.len() > 1;
         for (i, sql) in stmts.into_iter().enumerate() {
@@ -215,7 +238,8 @@ struct Execution {
 
 impl Endpoint {
     fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> Result<(Endpoint, Option<String>), String> {
-        let driver = crate::lab::sql::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+        let driver =
+            crate::lab::sql::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
         let init = init.map(crate::lab::sql::split_statements).unwrap_or_default();
         let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
         let warning = ep.connect().map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
@@ -241,7 +265,9 @@ impl Endpoint {
         loop {
             match self.connect() {
                 Ok(_) => return Ok(()),
-                Err(e) if Instant::now() >= deadline => return Err(format!("server {} is not reachable after 60 s: {e}", self.number)),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(format!("server {} is not reachable after 60 s: {e}", self.number))
+                }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }
         }
@@ -258,7 +284,9 @@ impl Endpoint {
             // timeout): nothing was measured yet, so connect again.
             Err(_) => {
                 self.connect().map_err(|e| format!("reconnecting: {e}"))?;
-                self.probe.snapshot(self.conn.as_mut().expect("connected above").as_mut()).map_err(|e| format!("reading counters: {e}"))?
+                self.probe
+                    .snapshot(self.conn.as_mut().expect("connected above").as_mut())
+                    .map_err(|e| format!("reading counters: {e}"))?
             }
         };
         let conn = self.conn.as_mut().expect("connected above");
@@ -269,7 +297,10 @@ impl Endpoint {
         if fired {
             // Also when the statement returned: MariaDB's SLEEP() ends
             // without an error when its query is killed.
-            return Err(format!("timed out after {} s (stopped on the server)", timeout.map_or(0.0, |t| t.as_secs_f64())));
+            return Err(format!(
+                "timed out after {} s (stopped on the server)",
+                timeout.map_or(0.0, |t| t.as_secs_f64())
+            ));
         }
         let rows = match result {
             Ok(Outcome::Rows(rs)) => rs.text_rows(),
@@ -320,7 +351,8 @@ fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String>
 /// Runs one query on both servers at every temperature; the records.
 fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec<Record>, String> {
     let ordered = sqlscan::has_top_level_order_by(&q.sql);
-    let temps: Vec<(Temperature, u32)> = [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
+    let temps: Vec<(Temperature, u32)> =
+        [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
     let mut out = Vec::new();
     for (ti, &(temp, n)) in temps.iter().enumerate() {
         let mut sides: [Side; 2] = Default::default();
@@ -356,7 +388,8 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
         for (k, list) in counters.iter().enumerate() {
             let names: std::collections::BTreeSet<&String> = list.iter().flat_map(|c| c.keys()).collect();
             for name in names {
-                merged.entry(name.clone()).or_default()[k] = crate::report::stats::median(list.iter().filter_map(|c| c.get(name).copied()));
+                merged.entry(name.clone()).or_default()[k] =
+                    crate::report::stats::median(list.iter().filter_map(|c| c.get(name).copied()));
             }
         }
         // Plans after the last temperature's executions (PostgreSQL's
@@ -380,7 +413,16 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
             (Some(a), Some(b)) if sides.iter().all(|x| x.error.is_none()) => results::compare(a, b, ordered),
             _ => (results::Agreement::NotCompared, None),
         };
-        out.push(Record { name: q.name.clone(), query: q.sql.clone(), temperature: temp, sides, result, result_detail, counters: merged, matched: true });
+        out.push(Record {
+            name: q.name.clone(),
+            query: q.sql.clone(),
+            temperature: temp,
+            sides,
+            result,
+            result_detail,
+            counters: merged,
+            matched: true,
+        });
     }
     Ok(out)
 }
@@ -396,7 +438,8 @@ fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
 }
 
 fn run_cmd(a: &Args) -> Result<u8, String> {
-    let dsns = [Dsn::parse(a.required("dsn1", "the first server")?)?, Dsn::parse(a.required("dsn2", "the second server")?)?];
+    let dsns =
+        [Dsn::parse(a.required("dsn1", "the first server")?)?, Dsn::parse(a.required("dsn2", "the second server")?)?];
     let queries_arg = a.required("queries", "a directory of .sql files or one file")?;
     let filter = a.filter()?;
     let settings = Settings {
@@ -405,7 +448,13 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
         cold_command: a.get("cold-command").filter(|c| !c.is_empty()).map(str::to_string),
         timeout: match a.get("timeout") {
             None => None,
-            Some(v) => Some(v.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0 && *t < 1e9).map(Duration::from_secs_f64).ok_or_else(|| format!("--timeout={v}: not a positive number of seconds"))?),
+            Some(v) => Some(
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|t| t.is_finite() && *t > 0.0 && *t < 1e9)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(|| format!("--timeout={v}: not a positive number of seconds"))?,
+            ),
         },
         explain: match a.get("explain") {
             None | Some("yes" | "on" | "1" | "true") => true,
@@ -434,7 +483,9 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     let mut eps = [ep1, ep2];
     // Created only now: a mistyped DSN must not empty the last run's file.
     let mut output = match a.get("output") {
-        Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?)),
+        Some(p) if !p.is_empty() => {
+            Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?))
+        }
         _ => None,
     };
     let server = |ep: &mut Endpoint, dsn: &Dsn| Server {
@@ -499,7 +550,8 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     let saved = record::Saved { run, records, summary: Some(sum.clone()) };
     crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum)).map_err(|e| format!("--export-html={path}: {e}"))?;
+        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum))
+            .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }
     if let Some(e) = stopped {
@@ -545,7 +597,13 @@ pub fn summarise(saved: &record::Saved, filter: Option<&Filter>) -> Summary {
 /// `dbbench report --querydiff=FILE`).
 pub fn html_section(path: &std::path::Path) -> Result<String, String> {
     let mut saved = record::read(path)?;
-    let filter = saved.run.filter.as_deref().map(Filter::parse).transpose().map_err(|e| format!("{}: the run's stored filter: {e}", path.display()))?;
+    let filter = saved
+        .run
+        .filter
+        .as_deref()
+        .map(Filter::parse)
+        .transpose()
+        .map_err(|e| format!("{}: the run's stored filter: {e}", path.display()))?;
     for r in saved.records.iter_mut() {
         r.matched = r.matches(filter.as_ref());
     }
@@ -558,7 +616,13 @@ fn report_cmd(a: &Args) -> Result<u8, String> {
     let mut saved = record::read(std::path::Path::new(input))?;
     let filter = match a.filter()? {
         Some(f) => Some(f),
-        None => saved.run.filter.as_deref().map(Filter::parse).transpose().map_err(|e| format!("{input}: the run's stored filter: {e}"))?,
+        None => saved
+            .run
+            .filter
+            .as_deref()
+            .map(Filter::parse)
+            .transpose()
+            .map_err(|e| format!("{input}: the run's stored filter: {e}"))?,
     };
     if saved.summary.is_none() {
         eprintln!("warning: {input} has no summary line: the run was interrupted; these are the queries it finished");
@@ -570,7 +634,8 @@ fn report_cmd(a: &Args) -> Result<u8, String> {
     let sum = summarise(&saved, filter.as_ref());
     crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum)).map_err(|e| format!("--export-html={path}: {e}"))?;
+        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum))
+            .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }
     Ok(if sum.diverging > 0 { 2 } else { 0 })
@@ -584,7 +649,9 @@ mod tests {
     fn directories_are_read_in_natural_order() {
         let d = std::env::temp_dir().join(format!("dbbench-qd-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        for (f, t) in [("10.sql", "select 10"), ("2.sql", "select 2;\n-- only a comment\n;select 22;"), ("notes.txt", "x")] {
+        for (f, t) in
+            [("10.sql", "select 10"), ("2.sql", "select 2;\n-- only a comment\n;select 22;"), ("notes.txt", "x")]
+        {
             std::fs::write(d.join(f), t).unwrap();
         }
         let q = read_queries(&d).unwrap();
@@ -597,8 +664,12 @@ mod tests {
 
     #[test]
     fn natural_order_takes_any_number_and_breaks_ties_by_name() {
-        let mut names = vec!["q20261125000000000001.sql", "q3.sql", "1.sql", "01.sql", "q20261125000000000000.sql", "0.sql"];
+        let mut names =
+            vec!["q20261125000000000001.sql", "q3.sql", "1.sql", "01.sql", "q20261125000000000000.sql", "0.sql"];
         names.sort_by_key(|n| natural_key(n));
-        assert_eq!(names, ["0.sql", "01.sql", "1.sql", "q3.sql", "q20261125000000000000.sql", "q20261125000000000001.sql"]);
+        assert_eq!(
+            names,
+            ["0.sql", "01.sql", "1.sql", "q3.sql", "q20261125000000000000.sql", "q20261125000000000001.sql"]
+        );
     }
 }

@@ -235,11 +235,19 @@ pub fn read(path: &std::path::Path) -> Result<Saved, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (mut run, mut records, mut summary) = (None, Vec::new(), None);
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let parsed: Line = serde_json::from_str(line).map_err(|e| format!("{}:{}: not a querydiff record ({e}); is this a `querydiff --output` file?", path.display(), i + 1))?;
+        let parsed: Line = serde_json::from_str(line).map_err(|e| {
+            format!("{}:{}: not a querydiff record ({e}); is this a `querydiff --output` file?", path.display(), i + 1)
+        })?;
         match parsed {
             Line::Run(r) => {
                 if r.schema != SCHEMA || r.version > SCHEMA_VERSION {
-                    return Err(format!("{}:{}: schema {} v{} is not one this dbbench reads ({SCHEMA} up to v{SCHEMA_VERSION})", path.display(), i + 1, r.schema, r.version));
+                    return Err(format!(
+                        "{}:{}: schema {} v{} is not one this dbbench reads ({SCHEMA} up to v{SCHEMA_VERSION})",
+                        path.display(),
+                        i + 1,
+                        r.schema,
+                        r.version
+                    ));
                 }
                 run = Some(r)
             }
@@ -265,7 +273,10 @@ mod tests {
             name: "q1.sql".into(),
             query: "select 1".into(),
             temperature: Temperature::Warm,
-            sides: [Side { times_us: vec![11_000, 13_000, 12_000], rows: Some(3), error: None, plan: None }, Side { times_us: vec![4_000], rows: Some(3), error: None, plan: None }],
+            sides: [
+                Side { times_us: vec![11_000, 13_000, 12_000], rows: Some(3), error: None, plan: None },
+                Side { times_us: vec![4_000], rows: Some(3), error: None, plan: None },
+            ],
             result: Agreement::Same,
             result_detail: None,
             counters,

@@ -65,7 +65,9 @@ pub fn compare(a: &Rows, b: &Rows, ordered: bool) -> (Agreement, Option<String>)
         })
         .collect();
     let norm = |rows: &Rows| -> Vec<Vec<Option<String>>> {
-        rows.iter().map(|r| r.iter().enumerate().map(|(c, cell)| cell.as_deref().map(|s| normalise(s, scales[c]))).collect()).collect()
+        rows.iter()
+            .map(|r| r.iter().enumerate().map(|(c, cell)| cell.as_deref().map(|s| normalise(s, scales[c]))).collect())
+            .collect()
     };
     let (mut na, mut nb) = (norm(a), norm(b));
     if na == nb {
@@ -78,7 +80,13 @@ pub fn compare(a: &Rows, b: &Rows, ordered: bool) -> (Agreement, Option<String>)
             Some(r) => r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join(" | "),
             None => "(no row)".to_string(),
         };
-        format!("{count}{}row {}: {} vs {}", if sorted { "sorted " } else { "" }, i + 1, show(na.get(i)), show(nb.get(i)))
+        format!(
+            "{count}{}row {}: {} vs {}",
+            if sorted { "sorted " } else { "" },
+            i + 1,
+            show(na.get(i)),
+            show(nb.get(i))
+        )
     };
     let ordered_detail = describe(&na, &nb, false);
     na.sort();
@@ -139,7 +147,13 @@ fn round_decimal(s: &str, scale: usize) -> String {
     let int_len = digits.len() - scale;
     let text: String = digits.iter().map(|d| (b'0' + d) as char).collect();
     let (i, f) = text.split_at(int_len);
-    format!("{}{}{}{}", if neg { "-" } else { "" }, if i.is_empty() { "0" } else { i }, if scale > 0 { "." } else { "" }, f)
+    format!(
+        "{}{}{}{}",
+        if neg { "-" } else { "" },
+        if i.is_empty() { "0" } else { i },
+        if scale > 0 { "." } else { "" },
+        f
+    )
 }
 
 #[cfg(test)]
@@ -147,7 +161,9 @@ mod tests {
     use super::*;
 
     fn rows(r: &[&[&str]]) -> Rows {
-        r.iter().map(|row| row.iter().map(|c| if *c == "NULL" { None } else { Some(c.to_string()) }).collect()).collect()
+        r.iter()
+            .map(|row| row.iter().map(|c| if *c == "NULL" { None } else { Some(c.to_string()) }).collect())
+            .collect()
     }
 
     #[test]
@@ -156,7 +172,11 @@ mod tests {
         let pg = rows(&[&["1", "2.5000000000000000", "abc"], &["2", "1.66666666666666666667", "x"]]);
         assert_eq!(compare(&maria, &pg, false), (Agreement::Same, None));
         assert_eq!(compare(&rows(&[&["42"]]), &rows(&[&["42.00"]]), false).0, Agreement::Same);
-        assert_eq!(compare(&rows(&[&["-0.0001"]]), &rows(&[&["0.0"]]), false).0, Agreement::Same, "rounded to one place both are 0");
+        assert_eq!(
+            compare(&rows(&[&["-0.0001"]]), &rows(&[&["0.0"]]), false).0,
+            Agreement::Same,
+            "rounded to one place both are 0"
+        );
     }
 
     #[test]
@@ -180,7 +200,11 @@ mod tests {
         assert_eq!(ag, Agreement::Differs);
         assert_eq!(d.unwrap(), "2 rows vs 1; row 2: 2 vs (no row)");
         assert_eq!(compare(&rows(&[&["a", "b"]]), &rows(&[&["a"]]), false).0, Agreement::Differs);
-        assert_eq!(compare(&rows(&[&["NULL"]]), &rows(&[&[""]]), false).0, Agreement::Differs, "NULL is not the empty string");
+        assert_eq!(
+            compare(&rows(&[&["NULL"]]), &rows(&[&[""]]), false).0,
+            Agreement::Differs,
+            "NULL is not the empty string"
+        );
     }
 
     #[test]

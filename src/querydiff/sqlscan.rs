@@ -89,7 +89,9 @@ pub fn is_only_comments(sql: &str) -> bool {
 /// comments under either lexing (then its row order is part of the answer).
 pub fn has_top_level_order_by(sql: &str) -> bool {
     [true, false].into_iter().any(|mysql| {
-        tokens(sql, mysql).windows(2).any(|w| matches!(w, [Token::Word(a, 0), Token::Word(b, 0)] if a == "order" && b == "by"))
+        tokens(sql, mysql)
+            .windows(2)
+            .any(|w| matches!(w, [Token::Word(a, 0), Token::Word(b, 0)] if a == "order" && b == "by"))
     })
 }
 
@@ -103,7 +105,11 @@ pub fn has_top_level_order_by(sql: &str) -> bool {
 pub fn why_not_read_only(sql: &str) -> Option<String> {
     for mysql in [true, false] {
         let t = tokens(sql, mysql);
-        let words: Vec<(usize, &str)> = t.iter().enumerate().filter_map(|(k, tok)| if let Token::Word(w, _) = tok { Some((k, w.as_str())) } else { None }).collect();
+        let words: Vec<(usize, &str)> = t
+            .iter()
+            .enumerate()
+            .filter_map(|(k, tok)| if let Token::Word(w, _) = tok { Some((k, w.as_str())) } else { None })
+            .collect();
         match words.first() {
             Some((_, "select" | "with" | "values" | "table")) => {}
             _ => return Some("it does not start with SELECT, WITH, VALUES or TABLE".into()),
@@ -154,7 +160,15 @@ mod tests {
 
     #[test]
     fn only_statements_that_read_run() {
-        for sql in ["SELECT 1", "-- q1\n/* x */ with a as (select 1) select * from a", "(select 1) union (select 2)", "select * from t for update", "select * from t for no key update", "values (1)", "table t"] {
+        for sql in [
+            "SELECT 1",
+            "-- q1\n/* x */ with a as (select 1) select * from a",
+            "(select 1) union (select 2)",
+            "select * from t for update",
+            "select * from t for no key update",
+            "values (1)",
+            "table t",
+        ] {
             assert_eq!(why_not_read_only(sql), None, "{sql}");
         }
         for (sql, why) in [
@@ -172,7 +186,11 @@ mod tests {
             let r = why_not_read_only(sql);
             assert!(r.as_deref().is_some_and(|r| r.contains(why)), "{sql}: {r:?}");
         }
-        assert_eq!(why_not_read_only("select 'delete from t', \"into\" from t"), None, "strings and quoted names are not words");
+        assert_eq!(
+            why_not_read_only("select 'delete from t', \"into\" from t"),
+            None,
+            "strings and quoted names are not words"
+        );
     }
 
     #[test]

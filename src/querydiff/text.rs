@@ -74,7 +74,13 @@ pub fn detail_rows(r: &Record) -> Vec<[String; 5]> {
             continue;
         }
         let v = |x: Option<f64>| x.map_or("-".to_string(), number);
-        rows.push([name, v(a), v(b), a.zip(b).map_or("-".to_string(), |(a, b)| number(b - a)), ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b)))]);
+        rows.push([
+            name,
+            v(a),
+            v(b),
+            a.zip(b).map_or("-".to_string(), |(a, b)| number(b - a)),
+            ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
+        ]);
     }
     rows
 }
@@ -82,7 +88,9 @@ pub fn detail_rows(r: &Record) -> Vec<[String; 5]> {
 /// Lays out rows with the first column left-aligned and the others right-aligned.
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>], indent: &str) {
     let cols = header.len();
-    let width: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0)).collect();
+    let width: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0))
+        .collect();
     for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
         let mut line = indent.to_string();
         for c in 0..cols {
@@ -101,7 +109,11 @@ fn table(out: &mut String, header: &[String], rows: &[Vec<String>], indent: &str
 pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
     let mut out = String::new();
     let [s1, s2] = &saved.run.servers;
-    let _ = writeln!(out, "\nquerydiff: {} ({}, {}) vs {} ({}, {})", s1.label, s1.driver, s1.version, s2.label, s2.driver, s2.version);
+    let _ = writeln!(
+        out,
+        "\nquerydiff: {} ({}, {}) vs {} ({}, {})",
+        s1.label, s1.driver, s1.version, s2.label, s2.driver, s2.version
+    );
     let _ = writeln!(
         out,
         "queries: {}; {} cold and {} warm executions per query and server; times: median, statement sent to last row received",
@@ -112,18 +124,40 @@ pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
     }
     let matched: Vec<&Record> = saved.records.iter().filter(|r| r.matched).collect();
     if !matched.is_empty() {
-        let header: Vec<String> = ["query", "temp", &format!("{} s", s1.label), &format!("{} s", s2.label), "ratio", "rows", "result"].iter().map(|s| s.to_string()).collect();
+        let header: Vec<String> =
+            ["query", "temp", &format!("{} s", s1.label), &format!("{} s", s2.label), "ratio", "rows", "result"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         let rows: Vec<Vec<String>> = matched
             .iter()
             .map(|r| {
-                let t = |k: usize| if r.sides[k].error.is_some() { "error".to_string() } else { r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}")) };
+                let t = |k: usize| {
+                    if r.sides[k].error.is_some() {
+                        "error".to_string()
+                    } else {
+                        r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}"))
+                    }
+                };
                 let (a, b) = (r.sides[0].seconds(), r.sides[1].seconds());
                 let rows = match (r.sides[0].rows, r.sides[1].rows) {
                     (Some(x), Some(y)) if x == y => x.to_string(),
                     (None, None) => "-".to_string(),
-                    (x, y) => format!("{}/{}", x.map_or("-".into(), |v| v.to_string()), y.map_or("-".into(), |v| v.to_string())),
+                    (x, y) => format!(
+                        "{}/{}",
+                        x.map_or("-".into(), |v| v.to_string()),
+                        y.map_or("-".into(), |v| v.to_string())
+                    ),
                 };
-                vec![r.name.clone(), r.temperature.as_str().into(), t(0), t(1), ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))), rows, r.result.as_str().into()]
+                vec![
+                    r.name.clone(),
+                    r.temperature.as_str().into(),
+                    t(0),
+                    t(1),
+                    ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
+                    rows,
+                    r.result.as_str().into(),
+                ]
             })
             .collect();
         out.push('\n');
@@ -131,16 +165,24 @@ pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
         // Failed records have nothing to detail: they are listed under Errors.
         for r in matched.iter().filter(|r| !r.failed()) {
             let _ = writeln!(out, "\nQuery {} ({}): {}", r.name, r.temperature.as_str(), one_line(&r.query, 100));
-            let header: Vec<String> = ["", &s1.label, &s2.label, "delta", "ratio"].iter().map(|s| s.to_string()).collect();
+            let header: Vec<String> =
+                ["", &s1.label, &s2.label, "delta", "ratio"].iter().map(|s| s.to_string()).collect();
             let rows: Vec<Vec<String>> = detail_rows(r).into_iter().map(|r| r.to_vec()).collect();
             table(&mut out, &header, &rows, "  ");
         }
     }
     let listed = |pick: &dyn Fn(&Record) -> Option<String>| -> Vec<String> {
         let mut seen = std::collections::BTreeSet::new();
-        saved.records.iter().filter_map(|r| pick(r).filter(|_| seen.insert(r.name.clone())).map(|t| format!("  {}: {t}", r.name))).collect()
+        saved
+            .records
+            .iter()
+            .filter_map(|r| pick(r).filter(|_| seen.insert(r.name.clone())).map(|t| format!("  {}: {t}", r.name)))
+            .collect()
     };
-    let differ = listed(&|r| (r.result == Agreement::Differs).then(|| format!("{} ({})", r.result_detail.clone().unwrap_or_default(), r.temperature.as_str())));
+    let differ = listed(&|r| {
+        (r.result == Agreement::Differs)
+            .then(|| format!("{} ({})", r.result_detail.clone().unwrap_or_default(), r.temperature.as_str()))
+    });
     if !differ.is_empty() {
         let _ = writeln!(out, "\nDIFFERENT RESULTS ({} vs {}):\n{}", s1.label, s2.label, differ.join("\n"));
     }
@@ -149,7 +191,9 @@ pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
         let _ = writeln!(out, "\nSame rows in another order despite ORDER BY (ties, or a bug):\n{}", order.join("\n"));
     }
     let errors = listed(&|r| {
-        let e: Vec<String> = (0..2).filter_map(|k| r.sides[k].error.as_ref().map(|e| format!("{}: {e}", saved.run.servers[k].label))).collect();
+        let e: Vec<String> = (0..2)
+            .filter_map(|k| r.sides[k].error.as_ref().map(|e| format!("{}: {e}", saved.run.servers[k].label)))
+            .collect();
         (!e.is_empty()).then(|| e.join("; "))
     });
     if !errors.is_empty() {

@@ -101,7 +101,11 @@ impl Metric {
     pub fn higher_is_better(&self) -> Option<bool> {
         match self {
             Metric::Tps | Metric::Qps | Metric::RwQps => Some(true),
-            Metric::LatencyAvg | Metric::LatencyP95 | Metric::LatencyP99 | Metric::LatencyMax | Metric::QuerySeconds => Some(false),
+            Metric::LatencyAvg
+            | Metric::LatencyP95
+            | Metric::LatencyP99
+            | Metric::LatencyMax
+            | Metric::QuerySeconds => Some(false),
             Metric::Named(_) => None,
         }
     }
@@ -241,7 +245,8 @@ pub struct Analysis<'a> {
 impl<'a> Analysis<'a> {
     /// Computes every cell and comparison.
     pub fn new(data: &'a Dataset, settings: Settings) -> Analysis<'a> {
-        let metrics: Vec<Metric> = data.workloads.iter().map(|w| Metric::for_workload(settings.metric.as_deref(), w)).collect();
+        let metrics: Vec<Metric> =
+            data.workloads.iter().map(|w| Metric::for_workload(settings.metric.as_deref(), w)).collect();
         let mut grouped: HashMap<(usize, usize, u32), Vec<&Run>> = HashMap::new();
         for r in &data.runs {
             grouped.entry((r.configuration, r.workload, r.figures.threads)).or_default().push(r);
@@ -252,7 +257,10 @@ impl<'a> Analysis<'a> {
             let values: Vec<f64> = runs.iter().filter(|r| r.ok()).filter_map(|r| metric.value(&r.figures)).collect();
             let not_ok = runs.iter().filter(|r| !r.ok()).count();
             let timed_out: Vec<&&Run> = runs.iter().filter(|r| r.figures.status == "timeout").collect();
-            let timeout_s = timed_out.iter().filter_map(|r| r.figures.metrics.iter().find(|m| m.0 == "timeout_s").map(|m| m.1)).reduce(f64::max);
+            let timeout_s = timed_out
+                .iter()
+                .filter_map(|r| r.figures.metrics.iter().find(|m| m.0 == "timeout_s").map(|m| m.1))
+                .reduce(f64::max);
             // A TPC-H query's figure is censored when a repeat timed out and
             // missing when one failed (as `dbbench tpch` decides per query):
             // a mean of the repeats that finished would flatter it.
@@ -266,8 +274,16 @@ impl<'a> Analysis<'a> {
             }
             let base = cells.get(&(settings.baseline, w, t));
             let (Some(a), Some(b)) = (cell.summary, base.and_then(|b| b.summary)) else { continue };
-            let high_spread = cell.high_spread(settings.cv_limit) || base.is_some_and(|b| b.high_spread(settings.cv_limit));
-            comparisons.insert((c, w, t), Comparison { ratio: Ratio::of(&a, &b, settings.level), high_spread, p_value: super::stats::welch_p(&a, &b) });
+            let high_spread =
+                cell.high_spread(settings.cv_limit) || base.is_some_and(|b| b.high_spread(settings.cv_limit));
+            comparisons.insert(
+                (c, w, t),
+                Comparison {
+                    ratio: Ratio::of(&a, &b, settings.level),
+                    high_spread,
+                    p_value: super::stats::welch_p(&a, &b),
+                },
+            );
         }
         let mut analysis = Analysis { data, settings, metrics, cells, comparisons, warnings: Vec::new() };
         analysis.warnings = analysis.find_warnings();
@@ -323,7 +339,8 @@ impl<'a> Analysis<'a> {
             let has_runs = self.data.runs.iter().any(|r| r.workload == i && r.ok());
             let has_values = self.cells.iter().any(|(k, c)| k.1 == i && !c.values.is_empty());
             if has_runs && !has_values {
-                let hint = if wl.is_test() { String::new() } else { format!(" (its metrics: {})", wl.metrics.join(", ")) };
+                let hint =
+                    if wl.is_test() { String::new() } else { format!(" (its metrics: {})", wl.metrics.join(", ")) };
                 w.push(format!("workload '{}' has no '{}' figures{hint}", wl.name, self.metrics[i].key()));
             }
         }
@@ -335,7 +352,10 @@ impl<'a> Analysis<'a> {
             w.push("latencies of --rate runs are measured from each event's intended start (queueing included)".into());
         }
         if self.data.experiment.status != "finished" {
-            w.push(format!("the experiment's status is '{}': some planned runs may be missing", self.data.experiment.status));
+            w.push(format!(
+                "the experiment's status is '{}': some planned runs may be missing",
+                self.data.experiment.status
+            ));
         }
         w
     }
@@ -398,7 +418,13 @@ pub(crate) mod tests {
                 }
             }
         }
-        let workloads = vec![Workload { name: "w".into(), what: "oltp_read_write".into(), metrics: Vec::new(), threads: threads.to_vec(), tpch: false }];
+        let workloads = vec![Workload {
+            name: "w".into(),
+            what: "oltp_read_write".into(),
+            metrics: Vec::new(),
+            threads: threads.to_vec(),
+            tpch: false,
+        }];
         Dataset { experiment, configurations, workloads, runs }
     }
 
@@ -409,7 +435,10 @@ pub(crate) mod tests {
         let d = dataset(
             &["off", "32"],
             &[1, 4],
-            &[vec![vec![100.0, 110.0, 120.0], vec![100.0, 100.0, f64::NAN]], vec![vec![200.0, 210.0, 190.0], vec![80.0, 130.0, 100.0]]],
+            &[
+                vec![vec![100.0, 110.0, 120.0], vec![100.0, 100.0, f64::NAN]],
+                vec![vec![200.0, 210.0, 190.0], vec![80.0, 130.0, 100.0]],
+            ],
         );
         let a = Analysis::new(&d, Settings::default());
         let base = a.cell(0, 0, 1).unwrap();
@@ -429,7 +458,9 @@ pub(crate) mod tests {
         assert!(a.warnings.iter().any(|w| w.contains("1 run(s) failed")), "{:?}", a.warnings);
         // Another baseline flips the comparison.
         let b = Analysis::new(&d, Settings { baseline: 1, ..Settings::default() });
-        assert!((b.comparison(0, 0, 1).unwrap().relative_pct().unwrap() - (110.0 / 200.0 * 100.0 - 100.0)).abs() < 1e-9);
+        assert!(
+            (b.comparison(0, 0, 1).unwrap().relative_pct().unwrap() - (110.0 / 200.0 * 100.0 - 100.0)).abs() < 1e-9
+        );
     }
 
     #[test]
@@ -447,7 +478,12 @@ pub(crate) mod tests {
         assert_eq!(Metric::parse("q/s"), Metric::RwQps);
         assert_eq!(Metric::parse("p95"), Metric::LatencyP95);
         assert_eq!(Metric::parse("pgbench_tps"), Metric::Named("pgbench_tps".into()));
-        let f = RunFigures { tps: Some(5.0), rw_qps: Some(f64::NAN), metrics: vec![("m".into(), 1.0), ("m".into(), 2.0)], ..Default::default() };
+        let f = RunFigures {
+            tps: Some(5.0),
+            rw_qps: Some(f64::NAN),
+            metrics: vec![("m".into(), 1.0), ("m".into(), 2.0)],
+            ..Default::default()
+        };
         assert_eq!(Metric::Tps.value(&f), Some(5.0));
         assert_eq!(Metric::RwQps.value(&f), None, "a NaN is no figure");
         assert_eq!(Metric::Named("m".into()).value(&f), Some(2.0));

@@ -87,7 +87,8 @@ struct Side {
 /// The figures of a `--format=json` run report, as a stored run's.
 fn figures_from_json(path: &str) -> Result<RunFigures, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path}: not a dbbench JSON report ({e})"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{path}: not a dbbench JSON report ({e})"))?;
     if v.get("tool").and_then(|t| t.as_str()) != Some("dbbench") {
         return Err(format!("{path}: not a dbbench JSON report (run with --format=json)"));
     }
@@ -115,7 +116,8 @@ fn figures_from_json(path: &str) -> Result<RunFigures, String> {
 
 /// Loads one side; `requested` is `--metric` as given (None: each workload's default).
 fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Result<Side, String> {
-    let need_store = || store.ok_or_else(|| "no results store: give --store=PATH|URL or the experiment's spec".to_string());
+    let need_store =
+        || store.ok_or_else(|| "no results store: give --store=PATH|URL or the experiment's spec".to_string());
     let single = |f: &RunFigures, label: String| -> Result<Side, String> {
         let metric = Metric::parse(requested.unwrap_or("tps"));
         let v = metric.value(f).ok_or_else(|| format!("{label}: the run has no '{}' figure", metric.key()))?;
@@ -125,7 +127,10 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
         Selector::File(path) => {
             let f = figures_from_json(path)?;
             if f.status != "ok" {
-                return Err(format!("{path}: the run did not finish ({}); its figures are not compared", f.error.unwrap_or_default()));
+                return Err(format!(
+                    "{path}: the run did not finish ({}); its figures are not compared",
+                    f.error.unwrap_or_default()
+                ));
             }
             single(&f, path.clone())
         }
@@ -141,14 +146,17 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
             }
             Err(format!("no run with id {id} in {}", store.location()))
         }
-        Selector::Experiment(e) | Selector::Configuration { experiment: e, .. } | Selector::Cell { experiment: e, .. } => {
+        Selector::Experiment(e)
+        | Selector::Configuration { experiment: e, .. }
+        | Selector::Cell { experiment: e, .. } => {
             let store = need_store()?;
             let data = Dataset::load(store, find_experiment(store, Some(e))?)?;
             let config = match sel {
-                Selector::Configuration { configuration, .. } | Selector::Cell { configuration, .. } => Some(
-                    data.configuration_index(configuration)
-                        .ok_or_else(|| format!("experiment '{}' has no configuration '{configuration}'", data.experiment.name))?,
-                ),
+                Selector::Configuration { configuration, .. } | Selector::Cell { configuration, .. } => {
+                    Some(data.configuration_index(configuration).ok_or_else(|| {
+                        format!("experiment '{}' has no configuration '{configuration}'", data.experiment.name)
+                    })?)
+                }
                 _ => None,
             };
             let mut cells: BTreeMap<(String, String, u32), (Metric, Vec<f64>)> = BTreeMap::new();
@@ -160,8 +168,13 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
                     }
                 }
                 // Only an experiment-wide comparison pairs by configuration.
-                let cname = if config.is_none() { data.configurations[r.configuration].name.clone() } else { String::new() };
-                let key = if matches!(sel, Selector::Cell { .. }) { (String::new(), String::new(), 0) } else { (cname, workload.clone(), r.figures.threads) };
+                let cname =
+                    if config.is_none() { data.configurations[r.configuration].name.clone() } else { String::new() };
+                let key = if matches!(sel, Selector::Cell { .. }) {
+                    (String::new(), String::new(), 0)
+                } else {
+                    (cname, workload.clone(), r.figures.threads)
+                };
                 let metric = Metric::for_workload(requested, &data.workloads[r.workload]);
                 if let Some(v) = metric.value(&r.figures) {
                     cells.entry(key).or_insert_with(|| (metric, Vec::new())).1.push(v);
@@ -180,7 +193,9 @@ fn selector_text(sel: &Selector) -> String {
     match sel {
         Selector::Run(id) => format!("run:{id}"),
         Selector::File(p) => p.clone(),
-        Selector::Cell { experiment, configuration, workload, threads } => format!("{experiment}/{configuration}/{workload}/{threads}"),
+        Selector::Cell { experiment, configuration, workload, threads } => {
+            format!("{experiment}/{configuration}/{workload}/{threads}")
+        }
         Selector::Configuration { experiment, configuration } => format!("{experiment}/{configuration}"),
         Selector::Experiment(e) => e.clone(),
     }
@@ -197,7 +212,11 @@ pub fn sentence(a_label: &str, b_label: &str, a: &Summary, b: &Summary, metric: 
     // B/A as measured, or inverted (A/B) when A is the better side; an
     // interval that reaches 0 or below has no inverse.
     let direct = (r.ratio, r.se, ci);
-    let inverted = (1.0 / r.ratio, r.se.map(|s| s / (r.ratio * r.ratio)), ci.filter(|(lo, _)| *lo > 0.0).map(|(lo, hi)| (1.0 / hi, 1.0 / lo)));
+    let inverted = (
+        1.0 / r.ratio,
+        r.se.map(|s| s / (r.ratio * r.ratio)),
+        ci.filter(|(lo, _)| *lo > 0.0).map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
+    );
     if !(r.ratio.is_finite() && r.ratio > 0.0) && metric.higher_is_better().is_some() {
         // A mean of 0 (or of opposite sign) on a side: "faster by" means nothing.
         return format!("{b_label}'s mean is {} × {a_label}'s: no speed ratio", super::tables::number(r.ratio));
@@ -221,7 +240,11 @@ pub fn sentence(a_label: &str, b_label: &str, a: &Summary, b: &Summary, metric: 
         (None, RatioCi::Unavailable) => "no interval: fewer than 2 repeats on a side".into(),
         (None, _) => format!("{lvl} CI unbounded"),
     };
-    let verdict = if matches!(r.ci, RatioCi::Unavailable) || r.significant() { "" } else { " — not significant: the interval includes no difference" };
+    let verdict = if matches!(r.ci, RatioCi::Unavailable) || r.significant() {
+        ""
+    } else {
+        " — not significant: the interval includes no difference"
+    };
     format!("{claim} ({interval}; n = {} vs {}){verdict}", n.0, n.1)
 }
 
@@ -248,7 +271,11 @@ fn run(args: &[String]) -> Result<(), String> {
             Some(("--store", v)) => store_arg = Some(v.to_string()),
             Some(("--metric", v)) => metric = Some(v.to_string()),
             Some(("--level", v)) => {
-                level = v.parse::<f64>().ok().filter(|x| (0.5..1.0).contains(x)).ok_or_else(|| format!("--level={v}: use a confidence level between 0.5 and 1"))?
+                level = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| (0.5..1.0).contains(x))
+                    .ok_or_else(|| format!("--level={v}: use a confidence level between 0.5 and 1"))?
             }
             _ if a.starts_with('-') => return Err(format!("unknown option '{a}'; see `dbbench compare --help`")),
             _ if a.ends_with(".toml") => spec = Some(crate::lab::spec::load(std::path::Path::new(a))?),
@@ -259,7 +286,13 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("compare takes two things to compare, got {}; see `dbbench compare --help`", sides.len()));
     };
     if sa.kind() != sb.kind() {
-        return Err(format!("'{}' is {} and '{}' {}: compare like with like", selector_text(sa), sa.kind(), selector_text(sb), sb.kind()));
+        return Err(format!(
+            "'{}' is {} and '{}' {}: compare like with like",
+            selector_text(sa),
+            sa.kind(),
+            selector_text(sb),
+            sb.kind()
+        ));
     }
     let needs_store = !matches!((sa, sb), (Selector::File(_), Selector::File(_)));
     let store = if needs_store { Some(super::open_store(store_arg.as_deref(), spec.as_ref())?) } else { None };
@@ -270,18 +303,31 @@ fn run(args: &[String]) -> Result<(), String> {
         None => "tps (command workloads: their first metric)".into(),
     };
     let mut o = format!("{} vs {}, {what} (A = {}, B = {})\n\n", b.label, a.label, a.label, b.label);
-    let pairs: Vec<_> = a.cells.iter().filter_map(|(k, (m, va))| b.cells.get(k).map(|(_, vb)| (k, m, va, vb))).collect();
+    let pairs: Vec<_> =
+        a.cells.iter().filter_map(|(k, (m, va))| b.cells.get(k).map(|(_, vb)| (k, m, va, vb))).collect();
     if pairs.is_empty() {
-        return Err(format!("'{}' and '{}' have no cell in common (same configuration, workload and threads)", a.label, b.label));
+        return Err(format!(
+            "'{}' and '{}' have no cell in common (same configuration, workload and threads)",
+            a.label, b.label
+        ));
     }
     let mut rows = Vec::new();
     for (key, metric, va, vb) in &pairs {
         let (Some(sa), Some(sb)) = (Summary::of(va), Summary::of(vb)) else { continue };
         let at = match key {
-            (c, w, t) if !w.is_empty() => format!("{}{w}, {t} threads", if c.is_empty() { String::new() } else { format!("{c} / ") }),
+            (c, w, t) if !w.is_empty() => {
+                format!("{}{w}, {t} threads", if c.is_empty() { String::new() } else { format!("{c} / ") })
+            }
             _ => String::new(),
         };
-        let show = |s: &Summary| format!("{} ± {} (n={})", super::tables::number(s.mean), s.sd.map(super::tables::number).unwrap_or_else(|| "-".into()), s.n);
+        let show = |s: &Summary| {
+            format!(
+                "{} ± {} (n={})",
+                super::tables::number(s.mean),
+                s.sd.map(super::tables::number).unwrap_or_else(|| "-".into()),
+                s.n
+            )
+        };
         rows.push((at, show(&sa), show(&sb), sentence("A", "B", &sa, &sb, metric, level)));
     }
     let w0 = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0).max(4);
@@ -311,10 +357,18 @@ mod tests {
     fn selectors() {
         assert_eq!(Selector::parse("run:12").unwrap(), Selector::Run(12));
         assert!(Selector::parse("run:x").is_err());
-        assert_eq!(Selector::parse("quick/wal").unwrap(), Selector::Configuration { experiment: "quick".into(), configuration: "wal".into() });
+        assert_eq!(
+            Selector::parse("quick/wal").unwrap(),
+            Selector::Configuration { experiment: "quick".into(), configuration: "wal".into() }
+        );
         assert_eq!(
             Selector::parse("3/wal/oltp_read_write/16").unwrap(),
-            Selector::Cell { experiment: "3".into(), configuration: "wal".into(), workload: "oltp_read_write".into(), threads: 16 }
+            Selector::Cell {
+                experiment: "3".into(),
+                configuration: "wal".into(),
+                workload: "oltp_read_write".into(),
+                threads: 16
+            }
         );
         assert!(Selector::parse("a/b/c").is_err());
         assert!(Selector::parse("a/b/c/x").is_err());
@@ -326,7 +380,10 @@ mod tests {
         let a = Summary::of(&[100.0, 101.0, 99.0]).unwrap();
         let b = Summary::of(&[153.0, 152.0, 154.0]).unwrap();
         let s = sentence("rollback", "wal", &a, &b, &Metric::Tps, 0.95);
-        assert!(s.starts_with("wal is 1.53 ± 0.01 times faster than rollback (95% CI 1.50 to 1.56; n = 3 vs 3)"), "{s}");
+        assert!(
+            s.starts_with("wal is 1.53 ± 0.01 times faster than rollback (95% CI 1.50 to 1.56; n = 3 vs 3)"),
+            "{s}"
+        );
         let s = sentence("wal", "rollback", &b, &a, &Metric::Tps, 0.95);
         assert!(s.starts_with("wal is 1.53 ± 0.01 times faster than rollback"), "{s}");
         // Latency: less is better; B has half A's latency, so B is 2 times faster.
@@ -338,7 +395,8 @@ mod tests {
         // Overlapping samples: said to be not significant.
         let x = Summary::of(&[100.0, 120.0, 80.0]).unwrap();
         let y = Summary::of(&[105.0, 85.0, 125.0]).unwrap();
-        assert!(sentence("A", "B", &x, &y, &Metric::Tps, 0.95).ends_with("not significant: the interval includes no difference"));
+        assert!(sentence("A", "B", &x, &y, &Metric::Tps, 0.95)
+            .ends_with("not significant: the interval includes no difference"));
         // Unknown direction: no "faster".
         let s = sentence("A", "B", &x, &y, &Metric::Named("m".into()), 0.95);
         assert!(s.starts_with("B's m is 1.05"), "{s}");

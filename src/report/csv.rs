@@ -36,8 +36,28 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
     let a = &r.analysis;
     let d = a.data;
     let mut head = vec![
-        "experiment", "workload", "configuration", "threads", "metric", "n", "not_ok", "mean", "sd", "cv", "min", "max", "mean_ci_lo", "mean_ci_hi",
-        "baseline", "ratio", "relative_pct", "ratio_ci_lo", "ratio_ci_hi", "ci", "p_value", "marks",
+        "experiment",
+        "workload",
+        "configuration",
+        "threads",
+        "metric",
+        "n",
+        "not_ok",
+        "mean",
+        "sd",
+        "cv",
+        "min",
+        "max",
+        "mean_ci_lo",
+        "mean_ci_hi",
+        "baseline",
+        "ratio",
+        "relative_pct",
+        "ratio_ci_lo",
+        "ratio_ci_hi",
+        "ci",
+        "p_value",
+        "marks",
     ]
     .into_iter()
     .map(String::from)

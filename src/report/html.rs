@@ -53,7 +53,12 @@ fn table_html(t: &Table) -> String {
     o.push_str("</tr>\n");
     for r in &t.rows {
         if r.cells.is_empty() {
-            let _ = writeln!(o, "<tr class=\"group\"><td colspan=\"{}\">{}</td></tr>", t.columns.len() + 1, escape(&r.label));
+            let _ = writeln!(
+                o,
+                "<tr class=\"group\"><td colspan=\"{}\">{}</td></tr>",
+                t.columns.len() + 1,
+                escape(&r.label)
+            );
             continue;
         }
         let class = if r.indent > 1 { "l i1" } else { "l" };
@@ -120,14 +125,26 @@ fn workload_charts(r: &Report, w: usize) -> String {
                 conf.name,
                 tables::number(s.mean),
                 metric.unit(),
-                ci.map(|(lo, hi)| format!("{level} CI {} to {}, ", tables::number(lo), tables::number(hi))).unwrap_or_default(),
+                ci.map(|(lo, hi)| format!("{level} CI {} to {}, ", tables::number(lo), tables::number(hi)))
+                    .unwrap_or_default(),
                 s.n
             );
-            points.push(Point { x: x as f64, y: s.mean, err: ci.map(|(lo, hi)| ErrorBar::Range { lo, hi }), tooltip: tip });
+            points.push(Point {
+                x: x as f64,
+                y: s.mean,
+                err: ci.map(|(lo, hi)| ErrorBar::Range { lo, hi }),
+                tooltip: tip,
+            });
         }
         series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
     }
-    out.push_str(&threads_chart(format!("{}: {} vs threads", wl.name, metric.label()), metric.unit(), &cats, series, false));
+    out.push_str(&threads_chart(
+        format!("{}: {} vs threads", wl.name, metric.label()),
+        metric.unit(),
+        &cats,
+        series,
+        false,
+    ));
 
     if d.configurations.len() > 1 {
         let mut series = Vec::new();
@@ -142,15 +159,34 @@ fn workload_charts(r: &Report, w: usize) -> String {
                         let (lo, hi) = (lo * 100.0 - 100.0, hi * 100.0 - 100.0);
                         (Some(ErrorBar::Range { lo, hi }), format!("{level} CI {lo:.1}% to {hi:.1}%"))
                     }
-                    RatioCi::Unbounded => (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded")),
+                    RatioCi::Unbounded => {
+                        (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded"))
+                    }
                     RatioCi::Unavailable => (None, "no interval (fewer than 2 repeats)".into()),
                 };
-                let tip = format!("{} / {}, {t} threads: {rel:.1}% ({ci_text}){}", conf.name, a.baseline_name(), if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) });
+                let tip = format!(
+                    "{} / {}, {t} threads: {rel:.1}% ({ci_text}){}",
+                    conf.name,
+                    a.baseline_name(),
+                    if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) }
+                );
                 points.push(Point { x: x as f64, y: rel, err, tooltip: tip });
             }
-            series.push(Series { name: format!("{} / {}", conf.name, a.baseline_name()), colour: c, dashed: false, points, band: Vec::new() });
+            series.push(Series {
+                name: format!("{} / {}", conf.name, a.baseline_name()),
+                colour: c,
+                dashed: false,
+                points,
+                band: Vec::new(),
+            });
         }
-        out.push_str(&threads_chart(format!("{}: relative to {} (%), {level} CI", wl.name, a.baseline_name()), "%".into(), &cats, series, true));
+        out.push_str(&threads_chart(
+            format!("{}: relative to {} (%), {level} CI", wl.name, a.baseline_name()),
+            "%".into(),
+            &cats,
+            series,
+            true,
+        ));
     }
 
     if wl.is_test() && !r.pooled.is_empty() {
@@ -163,13 +199,35 @@ fn workload_charts(r: &Report, w: usize) -> String {
                     .enumerate()
                     .filter_map(|(x, &t)| {
                         let ms = r.pooled.get(&(c, w, t))?.get(i).copied().flatten()?;
-                        Some(Point { x: x as f64, y: ms, err: None, tooltip: format!("{}, {t} threads: {} percentile {} ms", conf.name, tables::ordinal(*p), tables::number(ms)) })
+                        Some(Point {
+                            x: x as f64,
+                            y: ms,
+                            err: None,
+                            tooltip: format!(
+                                "{}, {t} threads: {} percentile {} ms",
+                                conf.name,
+                                tables::ordinal(*p),
+                                tables::number(ms)
+                            ),
+                        })
                     })
                     .collect();
-                series.push(Series { name: format!("{} p{}", conf.name, crate::output::pct_label(*p)), colour: c, dashed: i == 1, points, band: Vec::new() });
+                series.push(Series {
+                    name: format!("{} p{}", conf.name, crate::output::pct_label(*p)),
+                    colour: c,
+                    dashed: i == 1,
+                    points,
+                    band: Vec::new(),
+                });
             }
         }
-        out.push_str(&threads_chart(format!("{}: latency percentiles (ms), repeats pooled", wl.name), "ms".into(), &cats, series, false));
+        out.push_str(&threads_chart(
+            format!("{}: latency percentiles (ms), repeats pooled", wl.name),
+            "ms".into(),
+            &cats,
+            series,
+            false,
+        ));
     }
     out
 }
@@ -193,7 +251,8 @@ fn tpch_charts(r: &Report) -> String {
     for (group, ws) in groups {
         let label = |w: usize| d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
         let threads = |w: usize| d.workloads[w].threads.first().copied().unwrap_or(1);
-        let series: Vec<(String, usize)> = d.configurations.iter().enumerate().map(|(c, conf)| (conf.name.clone(), c)).collect();
+        let series: Vec<(String, usize)> =
+            d.configurations.iter().enumerate().map(|(c, conf)| (conf.name.clone(), c)).collect();
         let seconds: Vec<svg::BarGroup> = ws
             .iter()
             .map(|&w| svg::BarGroup {
@@ -204,14 +263,31 @@ fn tpch_charts(r: &Report) -> String {
                         if cell.timeouts > 0 {
                             // No bar without a known bound: a censored bar at 0 would be a made-up figure.
                             let t = cell.timeout_s?;
-                            return Some(svg::Bar { value: t, err: None, censored: Some(format!(">{t:.0}")), tooltip: format!("{} {}: stopped at the {t:.0} s timeout", label(w), d.configurations[c].name) });
+                            return Some(svg::Bar {
+                                value: t,
+                                err: None,
+                                censored: Some(format!(">{t:.0}")),
+                                tooltip: format!(
+                                    "{} {}: stopped at the {t:.0} s timeout",
+                                    label(w),
+                                    d.configurations[c].name
+                                ),
+                            });
                         }
                         let s = cell.summary?;
                         Some(svg::Bar {
                             value: s.mean,
                             err: (s.n > 1).then_some((s.min, s.max)),
                             censored: None,
-                            tooltip: format!("{} {}: {:.3} s (n = {}, min {:.3}, max {:.3})", label(w), d.configurations[c].name, s.mean, s.n, s.min, s.max),
+                            tooltip: format!(
+                                "{} {}: {:.3} s (n = {}, min {:.3}, max {:.3})",
+                                label(w),
+                                d.configurations[c].name,
+                                s.mean,
+                                s.n,
+                                s.min,
+                                s.max
+                            ),
                         })
                     })
                     .collect(),
@@ -233,9 +309,25 @@ fn tpch_charts(r: &Report) -> String {
                     category: label(w),
                     bars: (0..d.configurations.len())
                         .map(|c| {
-                            let mean = |c: usize| a.cell(c, w, threads(w)).filter(|x| x.timeouts == 0).and_then(|x| x.summary).map(|s| s.mean);
+                            let mean = |c: usize| {
+                                a.cell(c, w, threads(w))
+                                    .filter(|x| x.timeouts == 0)
+                                    .and_then(|x| x.summary)
+                                    .map(|s| s.mean)
+                            };
                             let (b, v) = (mean(base)?, mean(c)?);
-                            (b > 0.0).then(|| svg::Bar { value: v / b, err: None, censored: None, tooltip: format!("{} {}: {:.2} × {}", label(w), d.configurations[c].name, v / b, d.configurations[base].name) })
+                            (b > 0.0).then(|| svg::Bar {
+                                value: v / b,
+                                err: None,
+                                censored: None,
+                                tooltip: format!(
+                                    "{} {}: {:.2} × {}",
+                                    label(w),
+                                    d.configurations[c].name,
+                                    v / b,
+                                    d.configurations[base].name
+                                ),
+                            })
                         })
                         .collect(),
                 })
@@ -265,7 +357,8 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
     let a = &r.analysis;
     let d = a.data;
     // The report interval: the experiment's sample interval (the lab passes it as --report-interval).
-    let interval = d.experiment.settings.get("sample_interval_s").and_then(|v| v.as_f64()).filter(|v| *v > 0.0).unwrap_or(1.0);
+    let interval =
+        d.experiment.settings.get("sample_interval_s").and_then(|v| v.as_f64()).filter(|v| *v > 0.0).unwrap_or(1.0);
     let mut out = String::new();
     for (w, wl) in d.workloads.iter().enumerate() {
         for &t in &wl.threads {
@@ -295,13 +388,21 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
                 for (ms, vals) in &ticks {
                     let x = *ms as f64 / 1000.0;
                     let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-                    let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+                    let (lo, hi) =
+                        vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
                     band.push((x, lo, hi));
                     points.push(Point {
                         x,
                         y: mean,
                         err: None,
-                        tooltip: format!("{}, {x:.0} s: {} tps (mean of {} run(s), {} to {})", conf.name, tables::number(mean), vals.len(), tables::number(lo), tables::number(hi)),
+                        tooltip: format!(
+                            "{}, {x:.0} s: {} tps (mean of {} run(s), {} to {})",
+                            conf.name,
+                            tables::number(mean),
+                            vals.len(),
+                            tables::number(lo),
+                            tables::number(hi)
+                        ),
                     });
                 }
                 lines.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band });
@@ -310,7 +411,9 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
                 continue;
             }
             // A tick at t covers (t - interval, t]: the warmup spans from one interval before its first tick to 0.
-            let shades = any_warmup.map(|first| vec![Shade { from: first - interval, to: 0.0, label: "warmup".into() }]).unwrap_or_default();
+            let shades = any_warmup
+                .map(|first| vec![Shade { from: first - interval, to: 0.0, label: "warmup".into() }])
+                .unwrap_or_default();
             out.push_str(&svg::line_chart(&LineChart {
                 title: format!("{}, {t} threads: transactions/s per interval", wl.name),
                 x_label: "seconds since the end of the warmup".into(),
@@ -332,9 +435,32 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
 /// its own files and ports: shown apart, so the real differences stand out.
 fn is_location(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["port", "socket", "dir", "pid_file", "log_file", "log_error", "hostname", "server_uuid", "_path", "config_file", "hba_file", "ident_file", "datadir", "general_log_file", "slow_query_log_file", "log_bin_basename", "log_bin_index", "relay_log", "gtid_domain", "server_id", "timestamp", "pseudo_thread_id"]
-        .iter()
-        .any(|k| n.contains(k))
+    [
+        "port",
+        "socket",
+        "dir",
+        "pid_file",
+        "log_file",
+        "log_error",
+        "hostname",
+        "server_uuid",
+        "_path",
+        "config_file",
+        "hba_file",
+        "ident_file",
+        "datadir",
+        "general_log_file",
+        "slow_query_log_file",
+        "log_bin_basename",
+        "log_bin_index",
+        "relay_log",
+        "gtid_domain",
+        "server_id",
+        "timestamp",
+        "pseudo_thread_id",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
 }
 
 fn configuration_diff(r: &Report) -> String {
@@ -355,24 +481,36 @@ fn configuration_diff(r: &Report) -> String {
     o.push_str("</table>\n");
     // Only configurations whose variables were captured are compared: a
     // missing map means "not captured", not "every variable differs".
-    let captured: Vec<(&str, &serde_json::Map<String, serde_json::Value>)> =
-        d.configurations.iter().filter_map(|c| c.variables.as_ref().and_then(|v| v.as_object()).map(|m| (c.name.as_str(), m))).collect();
+    let captured: Vec<(&str, &serde_json::Map<String, serde_json::Value>)> = d
+        .configurations
+        .iter()
+        .filter_map(|c| c.variables.as_ref().and_then(|v| v.as_object()).map(|m| (c.name.as_str(), m)))
+        .collect();
     if captured.len() < 2 {
         o.push_str("<p>Server variables were captured for fewer than two configurations: nothing to compare.</p>\n");
         return o;
     }
-    let missing: Vec<&str> = d.configurations.iter().filter(|c| !captured.iter().any(|(n, _)| *n == c.name)).map(|c| c.name.as_str()).collect();
+    let missing: Vec<&str> = d
+        .configurations
+        .iter()
+        .filter(|c| !captured.iter().any(|(n, _)| *n == c.name))
+        .map(|c| c.name.as_str())
+        .collect();
     if !missing.is_empty() {
         let _ = writeln!(o, "<p>No variables were captured for {}: left out below.</p>", escape(&missing.join(", ")));
     }
-    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> = captured.iter().map(|(_, m)| Some(*m)).collect();
+    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> =
+        captured.iter().map(|(_, m)| Some(*m)).collect();
     let names: BTreeSet<&String> = vars.iter().flatten().flat_map(|m| m.keys()).collect();
     let show = |v: Option<&serde_json::Value>| match v {
         None => "(not present)".to_string(),
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(x) => x.to_string(),
     };
-    let differing: Vec<&String> = names.into_iter().filter(|n| vars.iter().map(|m| m.and_then(|m| m.get(*n))).collect::<Vec<_>>().windows(2).any(|p| p[0] != p[1])).collect();
+    let differing: Vec<&String> = names
+        .into_iter()
+        .filter(|n| vars.iter().map(|m| m.and_then(|m| m.get(*n))).collect::<Vec<_>>().windows(2).any(|p| p[0] != p[1]))
+        .collect();
     let (located, real): (Vec<&String>, Vec<&String>) = differing.iter().partition(|n| is_location(n));
     let header = {
         let mut h = "<tr><th class=\"l\">variable</th>".to_string();
@@ -392,7 +530,12 @@ fn configuration_diff(r: &Report) -> String {
         }
         s
     };
-    let _ = writeln!(o, "<h3>server variables that differ ({} of {})</h3>", real.len(), vars.iter().flatten().map(|m| m.len()).max().unwrap_or(0));
+    let _ = writeln!(
+        o,
+        "<h3>server variables that differ ({} of {})</h3>",
+        real.len(),
+        vars.iter().flatten().map(|m| m.len()).max().unwrap_or(0)
+    );
     if real.is_empty() {
         o.push_str("<p>None, apart from files and ports.</p>\n");
     } else {
@@ -418,7 +561,12 @@ fn host(r: &Report) -> String {
     }
     if let Some(s) = e.settings.as_object() {
         for (k, v) in s {
-            let _ = writeln!(o, "<tr><td class=\"l\">{}</td><td class=\"wrap\">{}</td></tr>", escape(&format!("setting: {k}")), escape(&v.to_string()));
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"l\">{}</td><td class=\"wrap\">{}</td></tr>",
+                escape(&format!("setting: {k}")),
+                escape(&v.to_string())
+            );
         }
     }
     o.push_str("</table>\n");
@@ -465,7 +613,12 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     }
     o.push_str("<h2 id=\"charts\">charts</h2>\n<p class=\"legend\">Error bars: the confidence interval of the mean (throughput) or of the ratio (relative). Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");
     for w in (0..d.workloads.len()).filter(|&w| !d.workloads[w].tpch) {
-        let _ = writeln!(o, "<h3>{}</h3>\n<div class=\"charts\">{}</div>", escape(&d.workloads[w].what), workload_charts(r, w));
+        let _ = writeln!(
+            o,
+            "<h3>{}</h3>\n<div class=\"charts\">{}</div>",
+            escape(&d.workloads[w].what),
+            workload_charts(r, w)
+        );
     }
     o.push_str("<h2 id=\"series\">time series</h2>\n<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats, the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n");
     let ts = time_series(r, &series);
@@ -492,6 +645,10 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     o.push_str(&host(r));
     o.push_str("<h2 id=\"configurations\">configurations</h2>\n");
     o.push_str(&configuration_diff(r));
-    let _ = write!(o, "<p class=\"legend\">generated by dbbench {}</p>\n<script>{SCRIPT}</script>\n</body>\n</html>\n", crate::VERSION);
+    let _ = write!(
+        o,
+        "<p class=\"legend\">generated by dbbench {}</p>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+        crate::VERSION
+    );
     Ok(o)
 }

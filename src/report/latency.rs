@@ -12,8 +12,11 @@ use std::collections::HashMap;
 /// Decodes a stored histogram (base64 of HdrHistogram's V2 deflate encoding).
 pub fn decode(encoded: &str) -> Result<Histogram<u64>, String> {
     use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|e| format!("not base64: {e}"))?;
-    hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| format!("not an HDR histogram: {e:?}"))
+    let bytes =
+        base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|e| format!("not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("not an HDR histogram: {e:?}"))
 }
 
 /// Percentile `p` (0..100] of a histogram of µs values, in ms, never above
@@ -34,7 +37,8 @@ type CellKey = (usize, usize, u32);
 
 /// Every cell's pooled percentiles; warnings name histograms that could not be read.
 pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> Result<(PooledLatency, Vec<String>), String> {
-    let by_id: HashMap<i64, usize> = data.runs.iter().enumerate().filter(|(_, r)| r.ok()).map(|(i, r)| (r.figures.id, i)).collect();
+    let by_id: HashMap<i64, usize> =
+        data.runs.iter().enumerate().filter(|(_, r)| r.ok()).map(|(i, r)| (r.figures.id, i)).collect();
     // Per cell: the merged histogram and the largest exact maximum of its runs.
     let mut merged: HashMap<CellKey, (Histogram<u64>, Option<f64>)> = HashMap::new();
     let mut warnings = Vec::new();
@@ -66,7 +70,10 @@ pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> Result<(Poo
             }
         }
     }
-    let out = merged.into_iter().map(|(k, (h, max))| (k, percentiles.iter().map(|p| percentile_ms(&h, *p, max)).collect())).collect();
+    let out = merged
+        .into_iter()
+        .map(|(k, (h, max))| (k, percentiles.iter().map(|p| percentile_ms(&h, *p, max)).collect()))
+        .collect();
     Ok((out, warnings))
 }
 

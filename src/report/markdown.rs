@@ -29,7 +29,11 @@ pub fn escape(s: &str) -> String {
 pub fn table(t: &Table) -> String {
     let mut o = format!("**{}**\n\n", escape(&t.title));
     let head: Vec<String> = t.columns.iter().map(|c| escape(c)).collect();
-    let corner = if t.column_caption.is_empty() { escape(&t.corner) } else { format!("{} \\\\ {}", escape(&t.corner), escape(&t.column_caption)) };
+    let corner = if t.column_caption.is_empty() {
+        escape(&t.corner)
+    } else {
+        format!("{} \\\\ {}", escape(&t.corner), escape(&t.column_caption))
+    };
     o.push_str(&format!("| {corner} | {} |\n", head.join(" | ")));
     o.push_str(&format!("|---|{}\n", "---:|".repeat(t.columns.len())));
     for r in &t.rows {

@@ -88,15 +88,30 @@ pub struct Report<'a> {
 
 impl<'a> Report<'a> {
     /// Computes a report of `data` (pooled latencies read from `store`).
-    pub fn new(store: &Store, data: &'a Dataset, settings: Settings, format: tables::Format, percentiles: Vec<f64>) -> Result<Report<'a>, String> {
+    pub fn new(
+        store: &Store,
+        data: &'a Dataset,
+        settings: Settings,
+        format: tables::Format,
+        percentiles: Vec<f64>,
+    ) -> Result<Report<'a>, String> {
         let analysis = Analysis::new(data, settings);
         let (pooled, histogram_warnings) = latency::pooled(store, data, &percentiles)?;
         let mut warnings = analysis.warnings.clone();
         warnings.extend(histogram_warnings);
-        let answers = if data.workloads.iter().any(|w| w.tpch) { check_answers(store, data, analysis.settings.baseline)? } else { Default::default() };
+        let answers = if data.workloads.iter().any(|w| w.tpch) {
+            check_answers(store, data, analysis.settings.baseline)?
+        } else {
+            Default::default()
+        };
         for ((c, w), check) in &answers {
             if let tables::AnswerCheck::Differs(why) = check {
-                warnings.push(format!("WRONG ANSWER: {} on {} differs from {}: {why}", data.workloads[*w].name, data.configurations[*c].name, data.configurations[analysis.settings.baseline].name));
+                warnings.push(format!(
+                    "WRONG ANSWER: {} on {} differs from {}: {why}",
+                    data.workloads[*w].name,
+                    data.configurations[*c].name,
+                    data.configurations[analysis.settings.baseline].name
+                ));
             }
         }
         warnings.sort();
@@ -182,7 +197,10 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
     }
     if let Some(path) = html {
         write_file(path, html::page(&report, store)?.as_bytes())?;
-        o.push_str(&format!("\nHTML report (charts, intervals, latency, system, configuration diff): {}\n", path.display()));
+        o.push_str(&format!(
+            "\nHTML report (charts, intervals, latency, system, configuration diff): {}\n",
+            path.display()
+        ));
         o.push_str("all tables and exports: dbbench report --help\n");
     }
     Ok(o)
@@ -193,7 +211,8 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
 /// configuration): the first repeat where both sides have an answer decides.
 fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<tables::AnswerChecks, String> {
     use crate::tpch::answers::{compare, Agreement, Answer};
-    let by_id: std::collections::HashMap<i64, usize> = data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
+    let by_id: std::collections::HashMap<i64, usize> =
+        data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
     // (configuration, workload, repeat) → answer
     let mut answers: std::collections::HashMap<(usize, usize, u32), Answer> = std::collections::HashMap::new();
     for (id, text) in store.tpch_documents(data.experiment.id)? {
@@ -203,7 +222,9 @@ fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<table
             continue;
         }
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if let Ok(a) = serde_json::from_value::<Answer>(doc.pointer("/streams/0/queries/0/answer").cloned().unwrap_or_default()) {
+        if let Ok(a) =
+            serde_json::from_value::<Answer>(doc.pointer("/streams/0/queries/0/answer").cloned().unwrap_or_default())
+        {
             answers.insert((run.configuration, run.workload, run.figures.repeat), a);
         }
     }
@@ -241,7 +262,9 @@ fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<table
 pub fn open_store(store: Option<&str>, spec: Option<&crate::lab::spec::Spec>) -> Result<Store, String> {
     let location = match (store, spec) {
         (Some(s), _) => s.to_string(),
-        (None, Some(spec)) => crate::lab::runner::default_paths(spec, &Default::default()).0.to_string_lossy().into_owned(),
+        (None, Some(spec)) => {
+            crate::lab::runner::default_paths(spec, &Default::default()).0.to_string_lossy().into_owned()
+        }
         (None, None) => "dbbench-lab/results.sqlite".to_string(),
     };
     Store::open_existing(&location)
@@ -275,7 +298,9 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             Some((k, v)) => (k, Some(v)),
             None => (arg.as_str(), None),
         };
-        let need = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string).ok_or_else(|| format!("{k} needs a value: {k}=..."));
+        let need = |v: Option<&str>| {
+            v.filter(|v| !v.is_empty()).map(str::to_string).ok_or_else(|| format!("{k} needs a value: {k}=..."))
+        };
         let number = |v: Option<&str>| -> Result<f64, String> {
             let s = need(v)?;
             s.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| format!("{k}={s}: not a number"))
@@ -296,7 +321,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--decimals" => {
                 let s = need(v)?;
-                a.decimals = Some(s.parse().ok().filter(|d| *d <= 9).ok_or_else(|| format!("--decimals={s}: use 0 to 9"))?);
+                a.decimals =
+                    Some(s.parse().ok().filter(|d| *d <= 9).ok_or_else(|| format!("--decimals={s}: use 0 to 9"))?);
             }
             "--level" => {
                 let x = number(v)?;
@@ -314,14 +340,22 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--percentiles" => {
                 let s = need(v)?;
-                let list: Result<Vec<f64>, _> = s.split(',').map(|p| p.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0).ok_or(p.to_string())).collect();
-                a.percentiles = Some(list.map_err(|p| format!("--percentiles: '{p}' is not a percentile in (0, 100]"))?);
+                let list: Result<Vec<f64>, _> = s
+                    .split(',')
+                    .map(|p| p.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0).ok_or(p.to_string()))
+                    .collect();
+                a.percentiles =
+                    Some(list.map_err(|p| format!("--percentiles: '{p}' is not a percentile in (0, 100]"))?);
             }
             "--format" => {
                 a.markdown = match need(v)?.as_str() {
                     "text" => false,
                     "markdown" | "md" => true,
-                    f => return Err(format!("--format={f}: use text or markdown (other formats: --export-json/csv/html/xlsx=FILE)")),
+                    f => {
+                        return Err(format!(
+                            "--format={f}: use text or markdown (other formats: --export-json/csv/html/xlsx=FILE)"
+                        ))
+                    }
                 }
             }
             "--quiet" | "-q" => a.quiet = true,
@@ -333,7 +367,9 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 }
                 a.exports.push((what.to_string(), PathBuf::from(need(v)?)));
             }
-            k if k.starts_with('-') => return Err(format!("unknown option '{arg}' for `dbbench report`; see `dbbench report --help`")),
+            k if k.starts_with('-') => {
+                return Err(format!("unknown option '{arg}' for `dbbench report`; see `dbbench report --help`"))
+            }
             _ if a.spec.is_none() => a.spec = Some(PathBuf::from(arg)),
             _ => return Err(format!("unexpected argument '{arg}'; `dbbench report` takes one spec at most")),
         }
@@ -380,7 +416,11 @@ fn run(args: &[String]) -> Result<(), String> {
         None => 0,
         Some(b) => data.configuration_index(b).ok_or_else(|| {
             let names: Vec<&str> = data.configurations.iter().map(|c| c.name.as_str()).collect();
-            format!("--baseline={b}: no such configuration in experiment '{}'; it has {}", data.experiment.name, names.join(", "))
+            format!(
+                "--baseline={b}: no such configuration in experiment '{}'; it has {}",
+                data.experiment.name,
+                names.join(", ")
+            )
         })?,
     };
     let defaults = Settings::default();
@@ -391,12 +431,18 @@ fn run(args: &[String]) -> Result<(), String> {
         cv_limit: a.cv_limit.unwrap_or(defaults.cv_limit),
     };
     let format = tables::Format { style: a.style.unwrap_or(Style::Relative), decimals: a.decimals };
-    let report = Report::new(&store, &data, settings, format, a.percentiles.clone().unwrap_or_else(|| vec![95.0, 99.0]))?;
+    let report =
+        Report::new(&store, &data, settings, format, a.percentiles.clone().unwrap_or_else(|| vec![95.0, 99.0]))?;
     if let Some(m) = &a.metric {
         if !report.analysis.has_figures() && data.runs.iter().any(|r| r.ok()) {
-            let mut named: Vec<&str> = data.workloads.iter().flat_map(|w| w.metrics.iter().map(String::as_str)).collect();
+            let mut named: Vec<&str> =
+                data.workloads.iter().flat_map(|w| w.metrics.iter().map(String::as_str)).collect();
             named.dedup();
-            let commands = if named.is_empty() { String::new() } else { format!(", or a command workload's: {}", named.join(", ")) };
+            let commands = if named.is_empty() {
+                String::new()
+            } else {
+                format!(", or a command workload's: {}", named.join(", "))
+            };
             return Err(format!(
                 "--metric={m}: no run of experiment '{}' has this figure; use tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max{commands}",
                 data.experiment.name
@@ -406,7 +452,8 @@ fn run(args: &[String]) -> Result<(), String> {
     for (what, path) in &a.exports {
         let bytes = match what.as_str() {
             "html" => {
-                let sections = a.querydiff.iter().map(|p| crate::querydiff::html_section(p)).collect::<Result<Vec<_>, _>>()?;
+                let sections =
+                    a.querydiff.iter().map(|p| crate::querydiff::html_section(p)).collect::<Result<Vec<_>, _>>()?;
                 html::page_with(&report, &store, &sections)?.into_bytes()
             }
             "json" => json::document(&report).into_bytes(),

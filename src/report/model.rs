@@ -66,7 +66,10 @@ pub struct Dataset {
 pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String> {
     let all = store.experiments()?;
     if all.is_empty() {
-        return Err(format!("the results store {} holds no experiment yet; run one with `dbbench lab run SPEC`", store.location()));
+        return Err(format!(
+            "the results store {} holds no experiment yet; run one with `dbbench lab run SPEC`",
+            store.location()
+        ));
     }
     let Some(which) = which else { return Ok(all[0].0) };
     if let Some(e) = which.parse::<i64>().ok().and_then(|id| all.iter().find(|e| e.0 == id)) {
@@ -87,7 +90,8 @@ pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String
 impl Dataset {
     /// Loads experiment `id`.
     pub fn load(store: &Store, id: i64) -> Result<Dataset, String> {
-        let experiment = store.experiment_info(id)?.ok_or_else(|| format!("no experiment with id {id} in {}", store.location()))?;
+        let experiment =
+            store.experiment_info(id)?.ok_or_else(|| format!("no experiment with id {id} in {}", store.location()))?;
         let configurations = store.configurations_of(id)?;
         let figures = store.run_figures(id)?;
         let config_index: HashMap<i64, usize> = configurations.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
@@ -100,7 +104,13 @@ impl Dataset {
                 Some(i) => i,
                 None => {
                     // Not in the spec text (edited by hand?): still reported, last.
-                    workloads.push(Workload { name: f.workload.clone(), what: f.workload.clone(), metrics: Vec::new(), threads: Vec::new(), tpch: false });
+                    workloads.push(Workload {
+                        name: f.workload.clone(),
+                        what: f.workload.clone(),
+                        metrics: Vec::new(),
+                        threads: Vec::new(),
+                        tpch: false,
+                    });
                     workloads.len() - 1
                 }
             };
@@ -120,7 +130,15 @@ impl Dataset {
         }
         // Workloads without any run (an interrupted experiment) are left out.
         let used: Vec<bool> = (0..workloads.len()).map(|w| runs.iter().any(|r| r.workload == w)).collect();
-        let remap: Vec<Option<usize>> = used.iter().scan(0, |n, &u| Some(u.then(|| { *n += 1; *n - 1 }))).collect();
+        let remap: Vec<Option<usize>> = used
+            .iter()
+            .scan(0, |n, &u| {
+                Some(u.then(|| {
+                    *n += 1;
+                    *n - 1
+                }))
+            })
+            .collect();
         workloads = workloads.into_iter().zip(&used).filter(|(_, u)| **u).map(|(w, _)| w).collect();
         for r in &mut runs {
             r.workload = remap[r.workload].expect("every run's workload is used");
@@ -176,10 +194,15 @@ impl Dataset {
         }
         if let Some(rep) = num(s, "repeats") {
             let timed = match num(s, "time_s") {
-                Some(time) => format!(" of {time} s{}", num(s, "warmup_s").filter(|w| *w > 0.0).map(|w| format!(" after {w} s warmup")).unwrap_or_default()),
+                Some(time) => format!(
+                    " of {time} s{}",
+                    num(s, "warmup_s").filter(|w| *w > 0.0).map(|w| format!(" after {w} s warmup")).unwrap_or_default()
+                ),
                 None => String::new(),
             };
-            let seeds = num(s, "seed").map(|x| if rep > 1.0 { format!(", seeds {x}..{}", x + rep - 1.0) } else { format!(", seed {x}") }).unwrap_or_default();
+            let seeds = num(s, "seed")
+                .map(|x| if rep > 1.0 { format!(", seeds {x}..{}", x + rep - 1.0) } else { format!(", seed {x}") })
+                .unwrap_or_default();
             l.push(format!("{rep} repeat(s){timed} per cell, {} order{seeds}", text(s, "order")));
         }
         if h.is_object() {
@@ -194,16 +217,31 @@ impl Dataset {
             if !os.trim().is_empty() {
                 parts.push(os.trim().to_string());
             }
-            parts.push(format!("dbbench {}{}", e.dbbench_version, e.git_revision.as_ref().map(|g| format!(" ({g})")).unwrap_or_default()));
+            parts.push(format!(
+                "dbbench {}{}",
+                e.dbbench_version,
+                e.git_revision.as_ref().map(|g| format!(" ({g})")).unwrap_or_default()
+            ));
             l.push(parts.join(", "));
         }
         let configs: Vec<String> = self
             .configurations
             .iter()
-            .map(|c| format!("{} ({}{})", c.name, c.kind, c.server_version.as_ref().filter(|v| !v.is_empty()).map(|v| format!(" {v}")).unwrap_or_default()))
+            .map(|c| {
+                format!(
+                    "{} ({}{})",
+                    c.name,
+                    c.kind,
+                    c.server_version.as_ref().filter(|v| !v.is_empty()).map(|v| format!(" {v}")).unwrap_or_default()
+                )
+            })
             .collect();
         l.push(format!("configurations: {}", configs.join(", ")));
-        let workloads: Vec<String> = self.workloads.iter().map(|w| if w.name == w.what { w.name.clone() } else { format!("{} = {}", w.name, w.what) }).collect();
+        let workloads: Vec<String> = self
+            .workloads
+            .iter()
+            .map(|w| if w.name == w.what { w.name.clone() } else { format!("{} = {}", w.name, w.what) })
+            .collect();
         l.push(format!("workloads: {}", workloads.join("; ")));
         l
     }
@@ -221,7 +259,9 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
         if let Some(t) = w.get("tpch").and_then(|t| t.as_table()) {
             let name = w.get("name").and_then(|n| n.as_str()).unwrap_or("tpch");
             let sf = t.get("sf").map(|v| v.to_string()).unwrap_or_default();
-            let queries = crate::tpch::run::QueryId::parse_list(t.get("queries").and_then(|q| q.as_str()).unwrap_or("1-22")).unwrap_or_default();
+            let queries =
+                crate::tpch::run::QueryId::parse_list(t.get("queries").and_then(|q| q.as_str()).unwrap_or("1-22"))
+                    .unwrap_or_default();
             for q in queries {
                 out.push(Workload {
                     name: format!("{name}:{}", q.label()),
@@ -235,7 +275,10 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
         }
         out.extend(std::iter::once(w).filter_map(|w| {
             let test = w.get("test").and_then(|t| t.as_str());
-            let command = w.get("command").and_then(|c| c.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "));
+            let command = w
+                .get("command")
+                .and_then(|c| c.as_array())
+                .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "));
             let name = match (w.get("name").and_then(|n| n.as_str()), test) {
                 (Some(n), _) => n.to_string(),
                 (None, Some(t)) => crate::lab::spec::test_workload_name(t),
@@ -244,14 +287,19 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
             let what = match (test, &command) {
                 (Some(t), _) => {
                     let opts = w.get("options").and_then(|o| o.as_table()).map(|o| {
-                        o.iter().map(|(k, v)| format!(" --{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect::<String>()
+                        o.iter()
+                            .map(|(k, v)| {
+                                format!(" --{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                            })
+                            .collect::<String>()
                     });
                     format!("{t}{}", opts.unwrap_or_default())
                 }
                 (None, Some(c)) => c.clone(),
                 (None, None) => name.clone(),
             };
-            let metrics = w.get("metrics").and_then(|m| m.as_table()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            let metrics =
+                w.get("metrics").and_then(|m| m.as_table()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
             Some(Workload { name, what, metrics, threads: Vec::new(), tpch: false })
         }));
     }
@@ -276,7 +324,10 @@ mod tests {
             "#,
         );
         assert_eq!(w.len(), 2);
-        assert_eq!((w[0].name.as_str(), w[0].what.as_str(), w[0].is_test()), ("oltp_read_only", "oltp_read_only --tables=4 --range-size=100", true));
+        assert_eq!(
+            (w[0].name.as_str(), w[0].what.as_str(), w[0].is_test()),
+            ("oltp_read_only", "oltp_read_only --tables=4 --range-size=100", true)
+        );
         assert_eq!((w[1].name.as_str(), w[1].what.as_str()), ("pg", "pgbench -c {threads}"));
         assert_eq!(w[1].metrics, ["tps", "latency"]);
         assert!(super::spec_workloads("not toml [").is_empty());

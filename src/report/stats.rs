@@ -60,7 +60,9 @@ impl Summary {
             }
             // deviation_sum is the rounding error of rough_mean; it corrects both the mean and the squares.
             let mean = rough_mean + deviation_sum * scale / count;
-            let sd = (n >= 2).then(|| scale * ((square_sum - deviation_sum * deviation_sum / count).max(0.0) / (count - 1.0)).sqrt());
+            let sd = (n >= 2).then(|| {
+                scale * ((square_sum - deviation_sum * deviation_sum / count).max(0.0) / (count - 1.0)).sqrt()
+            });
             (mean, sd)
         };
         let min = values.iter().copied().fold(first, f64::min);
@@ -173,7 +175,11 @@ impl Ratio {
             let half_width = t * (ea * (1.0 - g).sqrt()).hypot(ratio * eb) / (1.0 - g);
             let centre = ratio / (1.0 - g);
             let (lo, hi) = (centre - half_width, centre + half_width);
-            if lo.is_finite() && hi.is_finite() { RatioCi::Bounded { lo, hi } } else { RatioCi::Unbounded }
+            if lo.is_finite() && hi.is_finite() {
+                RatioCi::Bounded { lo, hi }
+            } else {
+                RatioCi::Unbounded
+            }
         } else {
             RatioCi::Unbounded
         };
@@ -258,7 +264,11 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
         return f64::NAN;
     }
     let lower_tail = if df > LARGE_DF { large_df_tail(t.abs(), df) } else { StudentT::new(df).tail(t.abs()) };
-    if t < 0.0 { lower_tail } else { 1.0 - lower_tail }
+    if t < 0.0 {
+        lower_tail
+    } else {
+        1.0 - lower_tail
+    }
 }
 
 /// Student's t quantile: the t with t_cdf(t, df) = p, for p in (0, 1) and df > 0 (fractional or infinite).
@@ -503,7 +513,8 @@ fn ln_gamma_ratio_half(a: f64) -> f64 {
 /// The correction terms of Stirling's series, ln Γ(z) − ((z − ½) ln z − z + ½ ln 2π), to 1/z¹³: Bernoulli
 /// numbers B₂ₖ / (2k(2k − 1) z^(2k−1)). At z ≥ 10 the first omitted term is below 3e-17.
 fn stirling_tail(z: f64) -> f64 {
-    const COEFFICIENTS: [f64; 7] = [1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360_360.0, 1.0 / 156.0];
+    const COEFFICIENTS: [f64; 7] =
+        [1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360_360.0, 1.0 / 156.0];
     let inverse_square = 1.0 / (z * z);
     COEFFICIENTS.iter().rev().fold(0.0, |sum, c| sum * inverse_square + c) / z
 }
@@ -615,7 +626,11 @@ fn erfc_nonnegative(w: f64) -> f64 {
 /// ln erfc(w) for 0 ≤ w ≤ 40 without underflow: what the normal quantile's Newton step needs for tail
 /// probabilities down to the smallest double (w ≈ 27.2).
 fn ln_erfc_nonnegative(w: f64) -> f64 {
-    if w < ERF_SERIES_LIMIT { (1.0 - erf_series(w)).ln() } else { erfc_scaled_continued_fraction(w).ln() - w * w }
+    if w < ERF_SERIES_LIMIT {
+        (1.0 - erf_series(w)).ln()
+    } else {
+        erfc_scaled_continued_fraction(w).ln() - w * w
+    }
 }
 
 /// Where Acklam's approximation switches from its central to its tail rational function.
@@ -625,16 +640,27 @@ const ACKLAM_TAIL: f64 = 0.02425;
 /// starting point of [`normal_lower_quantile`]'s Newton steps.
 fn acklam_lower_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
-        -3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-        1.38357751867269e+02, -3.066479806614716e+01, 2.506628277459239e+00,
+        -3.969683028665376e+01,
+        2.209460984245205e+02,
+        -2.759285104469687e+02,
+        1.38357751867269e+02,
+        -3.066479806614716e+01,
+        2.506628277459239e+00,
     ];
     const B: [f64; 5] = [
-        -5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-        6.680131188771972e+01, -1.328068155288572e+01,
+        -5.447609879822406e+01,
+        1.615858368580409e+02,
+        -1.556989798598866e+02,
+        6.680131188771972e+01,
+        -1.328068155288572e+01,
     ];
     const C: [f64; 6] = [
-        -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-        -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00,
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e+00,
+        -2.549732539343734e+00,
+        4.374664141464968e+00,
+        2.938163982698783e+00,
     ];
     const D: [f64; 4] = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00];
     let horner = |coefficients: &[f64], x: f64| coefficients.iter().fold(0.0, |sum, c| sum * x + c);
@@ -669,7 +695,11 @@ fn normal_lower_quantile(p: f64) -> f64 {
             // Residual ln Φ(−y) − ln p, decreasing in y with derivative −φ(y)/Φ(−y) = −1/mills, where the
             // Mills ratio Φ(−y)/φ(y) = √(π/2)·e^(w²)·erfc(w) is computed without underflow.
             let ln_tail = 0.5_f64.ln() + ln_erfc_nonnegative(w);
-            let scaled_erfc = if w < ERF_SERIES_LIMIT { (1.0 - erf_series(w)) * (w * w).exp() } else { erfc_scaled_continued_fraction(w) };
+            let scaled_erfc = if w < ERF_SERIES_LIMIT {
+                (1.0 - erf_series(w)) * (w * w).exp()
+            } else {
+                erfc_scaled_continued_fraction(w)
+            };
             -(ln_tail - p.ln()) * (PI / 2.0).sqrt() * scaled_erfc
         };
         y -= step;
@@ -694,7 +724,10 @@ mod tests {
     /// Asserts |actual − expected| ≤ tolerance·|expected|, naming the quantity in the failure message.
     fn assert_relative(actual: f64, expected: f64, tolerance: f64, what: &str) {
         let error = ((actual - expected) / expected).abs();
-        assert!(error <= tolerance, "{what}: got {actual:e}, expected {expected:e} (relative error {error:e} > {tolerance:e})");
+        assert!(
+            error <= tolerance,
+            "{what}: got {actual:e}, expected {expected:e} (relative error {error:e} > {tolerance:e})"
+        );
     }
 
     /// The interval of a Bounded ratio, failing the test for any other kind.
@@ -901,7 +934,12 @@ mod tests {
         assert_relative(tiny.sd.unwrap(), 1e-200, 1e-15, "tiny sd");
         let overflowing_sum = summary(&[1.5e308, 1.7e308]);
         assert_relative(overflowing_sum.mean, 1.6e308, 1e-15, "mean of values whose sum overflows");
-        assert_relative(overflowing_sum.sd.unwrap(), 0.2e308 / 2.0_f64.sqrt(), 1e-15, "sd of values whose sum overflows");
+        assert_relative(
+            overflowing_sum.sd.unwrap(),
+            0.2e308 / 2.0_f64.sqrt(),
+            1e-15,
+            "sd of values whose sum overflows",
+        );
     }
 
     /// cv is relative to |mean| (relative values can be negative) and undefined at mean 0.

@@ -250,8 +250,21 @@ pub fn line_chart(c: &LineChart) -> String {
     for s in c.shades.iter().filter(|s| !s.from.is_nan() && !s.to.is_nan()) {
         let (a, b) = (xsc.at(s.from.clamp(xd0, xd1)), xsc.at(s.to.clamp(xd0, xd1)));
         if b > a {
-            put!(out, r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#ebebeb"/>"##, P(a), P(y0), P(b - a), P(y1 - y0));
-            put!(out, r##"<text x="{}" y="{}" font-size="11px" fill="#555">{}</text>"##, P(a + 4.0), P(y0 + 14.0), escape(&s.label));
+            put!(
+                out,
+                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#ebebeb"/>"##,
+                P(a),
+                P(y0),
+                P(b - a),
+                P(y1 - y0)
+            );
+            put!(
+                out,
+                r##"<text x="{}" y="{}" font-size="11px" fill="#555">{}</text>"##,
+                P(a + 4.0),
+                P(y0 + 14.0),
+                escape(&s.label)
+            );
         }
     }
     y_axis(&mut out, &yt, &yl, &ysc, x0, x1, &c.y_label);
@@ -262,7 +275,8 @@ pub fn line_chart(c: &LineChart) -> String {
         (Some(v), Some(l)) => cat_labels(&mut out, v, l, |i| xsc.at(i as f64), y1),
         _ => {
             let xt = nice_ticks(xd0, xd1, tick_target(x1 - x0) + 1);
-            for (t, l) in xt.iter().zip(tick_labels(&xt)).filter(|(t, _)| **t >= xd0 - 1e-9 * (xd1 - xd0) && **t <= xd1) {
+            for (t, l) in xt.iter().zip(tick_labels(&xt)).filter(|(t, _)| **t >= xd0 - 1e-9 * (xd1 - xd0) && **t <= xd1)
+            {
                 let x = P(xsc.at(*t));
                 put!(out, r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#999"/>"##, P(y1), P(y1 + 4.0));
                 put!(out, r##"<text x="{x}" y="{}" text-anchor="middle" fill="#444">{l}</text>"##, P(y1 + 17.0));
@@ -271,7 +285,13 @@ pub fn line_chart(c: &LineChart) -> String {
     }
     axes(&mut out, x0, x1, y0, y1);
     if !c.x_label.is_empty() {
-        put!(out, r##"<text x="{}" y="{}" text-anchor="middle" fill="#333">{}</text>"##, P((x0 + x1) / 2.0), P(h - 8.0), escape(&c.x_label));
+        put!(
+            out,
+            r##"<text x="{}" y="{}" text-anchor="middle" fill="#333">{}</text>"##,
+            P((x0 + x1) / 2.0),
+            P(h - 8.0),
+            escape(&c.x_label)
+        );
     }
 
     // In category mode, series with error bars are nudged sideways a little so bars at the same category stay apart.
@@ -341,7 +361,8 @@ pub fn bar_chart(c: &BarChart) -> String {
     let bars = |g| drawable_bars(g, ns);
     let err = |b: &Bar| b.err.filter(|e| ok(e.0) && ok(e.1));
     // Value labels on bars thinner than a line of text would overlap their neighbours; censored labels always show.
-    let label = |b: &Bar, bw: f64| b.censored.clone().or_else(|| (c.value_labels && bw >= 9.0).then(|| fmt_value(b.value)));
+    let label =
+        |b: &Bar, bw: f64| b.censored.clone().or_else(|| (c.value_labels && bw >= 9.0).then(|| fmt_value(b.value)));
     let mut ys = Span::new();
     for (_, b) in c.groups.iter().flat_map(bars) {
         ys.add(b.value);
@@ -351,7 +372,12 @@ pub fn bar_chart(c: &BarChart) -> String {
         return no_data(out, w, h);
     }
     ys.add(0.0);
-    let keys: Vec<Key> = c.series.iter().enumerate().map(|(i, s)| Key { series: i, name: &s.0, colour: s.1, dashed: false, swatch: true }).collect();
+    let keys: Vec<Key> = c
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Key { series: i, name: &s.0, colour: s.1, dashed: false, swatch: true })
+        .collect();
     let top = legend(&mut out, &keys, w, 46.0) + 6.0;
     let cats: Vec<String> = c.groups.iter().map(|g| g.category.clone()).collect();
     let target = tick_target(h - top - 60.0);
@@ -402,8 +428,20 @@ pub fn bar_chart(c: &BarChart) -> String {
                 (Some(cens), true) => format!("{name} – {}: {cens}", g.category),
                 (None, true) => format!("{name} – {}: {}", g.category, fmt_value(b.value)),
             };
-            let fill = if b.censored.is_some() { format!(r#"fill="{col}" fill-opacity="0.3" stroke="{col}""#) } else { format!(r#"fill="{col}""#) };
-            put!(out, r#"<rect x="{}" y="{}" width="{}" height="{}" {fill}><title>{}</title></rect>"#, P(x), P(ry), P(rw), P(rh), escape(&tip));
+            let fill = if b.censored.is_some() {
+                format!(r#"fill="{col}" fill-opacity="0.3" stroke="{col}""#)
+            } else {
+                format!(r#"fill="{col}""#)
+            };
+            put!(
+                out,
+                r#"<rect x="{}" y="{}" width="{}" height="{}" {fill}><title>{}</title></rect>"#,
+                P(x),
+                P(ry),
+                P(rw),
+                P(rh),
+                escape(&tip)
+            );
             if b.censored.is_some() {
                 hatch(&mut out, x, ry, rw, rh, col);
             }
@@ -417,10 +455,20 @@ pub fn bar_chart(c: &BarChart) -> String {
                 let y = if neg { lo_px + 4.0 } else { hi_px - 4.0 };
                 if rotated(&text, bw) {
                     let anchor = if neg { "end" } else { "start" };
-                    put!(out, r##"<text transform="rotate(-90 {x} {y})" x="{x}" y="{y}" dy="0.35em" text-anchor="{anchor}" font-size="10px" fill="#333">{t}</text>"##, x = P(cx), y = P(y));
+                    put!(
+                        out,
+                        r##"<text transform="rotate(-90 {x} {y})" x="{x}" y="{y}" dy="0.35em" text-anchor="{anchor}" font-size="10px" fill="#333">{t}</text>"##,
+                        x = P(cx),
+                        y = P(y)
+                    );
                 } else {
                     let y = if neg { y + 9.0 } else { y };
-                    put!(out, r##"<text x="{}" y="{}" text-anchor="middle" font-size="10px" fill="#333">{t}</text>"##, P(cx), P(y));
+                    put!(
+                        out,
+                        r##"<text x="{}" y="{}" text-anchor="middle" font-size="10px" fill="#333">{t}</text>"##,
+                        P(cx),
+                        P(y)
+                    );
                 }
             }
         }
@@ -469,7 +517,11 @@ fn text_w(s: &str, font_px: f64) -> f64 {
 
 /// Shortens long labels with an ellipsis.
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max { s.to_string() } else { s.chars().take(max - 1).chain(['…']).collect() }
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).chain(['…']).collect()
+    }
 }
 
 /// An error bar's drawable ends (`None` = open to the plot edge), or `None`
@@ -540,7 +592,13 @@ fn y_ticks(mut s: Span, include_zero: bool, target: usize) -> Vec<f64> {
     if include_zero {
         s.add(0.0);
     }
-    let pad = if s.hi > s.lo { (s.hi - s.lo) * 0.05 } else if s.hi != 0.0 { s.hi.abs() * 0.1 } else { 1.0 };
+    let pad = if s.hi > s.lo {
+        (s.hi - s.lo) * 0.05
+    } else if s.hi != 0.0 {
+        s.hi.abs() * 0.1
+    } else {
+        1.0
+    };
     let lo = if s.lo >= 0.0 { (s.lo - pad).max(0.0) } else { s.lo - pad };
     let hi = if s.hi <= 0.0 { (s.hi + pad).min(0.0) } else { s.hi + pad };
     nice_ticks(lo, if hi > lo { hi } else { lo + pad }, target)
@@ -559,7 +617,10 @@ fn tick_labels(ticks: &[f64]) -> Vec<String> {
     let (div, suffix) = magnitude(ticks.iter().fold(0.0, |m: f64, t| m.max(t.abs())));
     let s = step / div;
     let decimals = if s >= 1.0 { 0 } else { ((-s.log10() - 1e-9).ceil() as usize).min(9) };
-    ticks.iter().map(|&t| if t.abs() < step * 1e-6 { "0".to_string() } else { format!("{:.*}{suffix}", decimals, t / div) }).collect()
+    ticks
+        .iter()
+        .map(|&t| if t.abs() < step * 1e-6 { "0".to_string() } else { format!("{:.*}{suffix}", decimals, t / div) })
+        .collect()
 }
 
 /// A single value with three significant digits, compact (7200, 12.3k, 0.0123).
@@ -567,7 +628,15 @@ fn fmt_value(v: f64) -> String {
     let (div, suffix) = magnitude(v.abs());
     let x = v / div;
     let a = x.abs();
-    let decimals = if a >= 100.0 || a == 0.0 { 0 } else if a >= 10.0 { 1 } else if a >= 1.0 { 2 } else { ((2.0 - a.log10().floor()) as usize).min(9) };
+    let decimals = if a >= 100.0 || a == 0.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        ((2.0 - a.log10().floor()) as usize).min(9)
+    };
     let s = format!("{x:.decimals$}");
     let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.') } else { &s };
     format!("{s}{suffix}")
@@ -576,9 +645,16 @@ fn fmt_value(v: f64) -> String {
 fn open(w: f64, h: f64, title: &str) -> String {
     let mut out = String::new();
     let (w, h, t) = (P(w), P(h), escape(title));
-    put!(out, r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="sans-serif" font-size="12px">"#);
+    put!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="sans-serif" font-size="12px">"#
+    );
     put!(out, r##"<title>{t}</title><rect width="{w}" height="{h}" fill="#fff"/>"##);
-    put!(out, r##"<text x="{}" y="22" text-anchor="middle" font-size="15px" font-weight="bold" fill="#222">{t}</text>"##, P(w.0 / 2.0));
+    put!(
+        out,
+        r##"<text x="{}" y="22" text-anchor="middle" font-size="15px" font-weight="bold" fill="#222">{t}</text>"##,
+        P(w.0 / 2.0)
+    );
     out
 }
 
@@ -588,7 +664,12 @@ fn close(mut out: String) -> String {
 }
 
 fn no_data(mut out: String, w: f64, h: f64) -> String {
-    put!(out, r##"<text x="{}" y="{}" text-anchor="middle" font-size="14px" fill="#888">no data</text>"##, P(w / 2.0), P(h / 2.0));
+    put!(
+        out,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-size="14px" fill="#888">no data</text>"##,
+        P(w / 2.0),
+        P(h / 2.0)
+    );
     close(out)
 }
 
@@ -618,16 +699,38 @@ fn legend(out: &mut String, keys: &[Key], w: f64, y: f64) -> f64 {
         for i in from..to {
             let (k, col) = (&keys[i], colour(keys[i].colour));
             put!(out, r#"<g class="series legend" data-series="{}" style="cursor:pointer">"#, k.series);
-            put!(out, r#"<rect x="{}" y="{}" width="{}" height="16" fill="{col}" fill-opacity="0"/>"#, P(x), P(ry - 8.0), P(widths[i] - 12.0));
+            put!(
+                out,
+                r#"<rect x="{}" y="{}" width="{}" height="16" fill="{col}" fill-opacity="0"/>"#,
+                P(x),
+                P(ry - 8.0),
+                P(widths[i] - 12.0)
+            );
             if k.swatch {
                 put!(out, r#"<rect x="{}" y="{}" width="14" height="12" fill="{col}"/>"#, P(x + 4.0), P(ry - 6.0));
             } else {
                 let dash = if k.dashed { r#" stroke-dasharray="6 4""# } else { "" };
-                let fill = if k.dashed { format!(r##"fill="#fff" stroke="{col}" stroke-width="1.5""##) } else { format!(r#"fill="{col}""#) };
-                put!(out, r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{col}" stroke-width="2"{dash}/>"#, P(x), P(x + 22.0), y = P(ry));
+                let fill = if k.dashed {
+                    format!(r##"fill="#fff" stroke="{col}" stroke-width="1.5""##)
+                } else {
+                    format!(r#"fill="{col}""#)
+                };
+                put!(
+                    out,
+                    r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{col}" stroke-width="2"{dash}/>"#,
+                    P(x),
+                    P(x + 22.0),
+                    y = P(ry)
+                );
                 put!(out, r#"<circle cx="{}" cy="{}" r="3.5" {fill}/>"#, P(x + 11.0), P(ry));
             }
-            put!(out, r##"<text x="{}" y="{}" fill="#222">{}</text></g>"##, P(x + 28.0), P(ry + 4.0), escape(&names[i]));
+            put!(
+                out,
+                r##"<text x="{}" y="{}" fill="#222">{}</text></g>"##,
+                P(x + 28.0),
+                P(ry + 4.0),
+                escape(&names[i])
+            );
             x += widths[i];
         }
     }
@@ -649,7 +752,11 @@ fn y_axis(out: &mut String, ticks: &[f64], labels: &[String], ys: &Scale, x0: f6
     }
     if !y_label.is_empty() {
         let m = P((ys.p0 + ys.p1) / 2.0);
-        put!(out, r##"<text transform="rotate(-90 16 {m})" x="16" y="{m}" text-anchor="middle" fill="#333">{}</text>"##, escape(y_label));
+        put!(
+            out,
+            r##"<text transform="rotate(-90 16 {m})" x="16" y="{m}" text-anchor="middle" fill="#333">{}</text>"##,
+            escape(y_label)
+        );
     }
 }
 
@@ -682,9 +789,16 @@ fn cat_labels(out: &mut String, labels: &[String], l: &CatLayout, x_of: impl Fn(
         put!(out, r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#999"/>"##, P(y), P(y + 4.0));
         if l.rotate {
             let y = P(y + 14.0);
-            put!(out, r##"<text transform="rotate(-40 {x} {y})" x="{x}" y="{y}" text-anchor="end" font-size="11px" fill="#444">{t}</text>"##);
+            put!(
+                out,
+                r##"<text transform="rotate(-40 {x} {y})" x="{x}" y="{y}" text-anchor="end" font-size="11px" fill="#444">{t}</text>"##
+            );
         } else {
-            put!(out, r##"<text x="{x}" y="{}" text-anchor="middle" font-size="11px" fill="#444">{t}</text>"##, P(y + 17.0));
+            put!(
+                out,
+                r##"<text x="{x}" y="{}" text-anchor="middle" font-size="11px" fill="#444">{t}</text>"##,
+                P(y + 17.0)
+            );
         }
     }
 }
@@ -698,7 +812,16 @@ fn error_bar(out: &mut String, x: f64, lo: Option<f64>, hi: Option<f64>, top: f6
     for (end, edge, dir) in [(lo, bottom, -1.0), (hi, top, 1.0)] {
         match end {
             Some(y) => put!(d, "M{} {}H{}", P(x - cap), P(y), P(x + cap)),
-            None => put!(d, "M{} {}L{} {}L{} {}", P(x - 4.0), P(edge + dir * 7.0), P(x), P(edge), P(x + 4.0), P(edge + dir * 7.0)),
+            None => put!(
+                d,
+                "M{} {}L{} {}L{} {}",
+                P(x - 4.0),
+                P(edge + dir * 7.0),
+                P(x),
+                P(edge),
+                P(x + 4.0),
+                P(edge + dir * 7.0)
+            ),
         }
     }
     put!(out, r#"<path d="{d}" fill="none" stroke="{col}" stroke-width="1.5"/>"#);
@@ -760,7 +883,10 @@ mod tests {
             assert!(rest.starts_with(' '), "attributes must be space separated: {rest}");
             let eq = rest.find("=\"").expect("attribute without =\"");
             let name = rest[..eq].trim();
-            assert!(!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':'), "bad attribute {name}");
+            assert!(
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':'),
+                "bad attribute {name}"
+            );
             assert!(!names.contains(&name), "duplicate attribute {name}");
             names.push(name);
             let value_end = eq + 2 + rest[eq + 2..].find('"').expect("unterminated attribute");
@@ -773,7 +899,10 @@ mod tests {
         assert!(!t.contains('<') && !t.contains('>'), "raw < or > in {t}");
         assert!(!t.chars().any(|c| c.is_control() && c != '\t' && c != '\n'), "control char in {t:?}");
         for (k, _) in t.match_indices('&') {
-            assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| t[k..].starts_with(e)), "bad entity in {t}");
+            assert!(
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| t[k..].starts_with(e)),
+                "bad entity in {t}"
+            );
         }
     }
 
@@ -793,7 +922,8 @@ mod tests {
     /// Values of attribute `attr` on all `<tag` elements; with `tipped`, only those with a tooltip (data, not legend).
     fn attrs(svg: &str, tag: &str, attr: &str, tipped: bool) -> Vec<f64> {
         let (key, open) = (format!(" {attr}=\""), format!("<{tag}"));
-        let elements = svg.split(&open).skip(1).filter(|e| !tipped || e[e.find('>').unwrap() + 1..].starts_with("<title>"));
+        let elements =
+            svg.split(&open).skip(1).filter(|e| !tipped || e[e.find('>').unwrap() + 1..].starts_with("<title>"));
         elements.map(|e| e[e.find(&key).unwrap() + key.len()..].split('"').next().unwrap().parse().unwrap()).collect()
     }
 
@@ -806,7 +936,10 @@ mod tests {
         assert_eq!(tick_labels(&[1e6, 1.5e6, 2e6]), ["1.0M", "1.5M", "2.0M"]);
         assert_eq!(tick_labels(&nice_ticks(0.0, 0.27, 5)), ["0", "0.1", "0.2", "0.3"]);
         assert_eq!(tick_labels(&[-10.0, -5.0, 0.0, 5.0]), ["-10", "-5", "0", "5"]);
-        assert_eq!([fmt_value(7200.0), fmt_value(12345.0), fmt_value(0.01234), fmt_value(-2.5), fmt_value(0.0)], ["7200", "12.3k", "0.0123", "-2.5", "0"]);
+        assert_eq!(
+            [fmt_value(7200.0), fmt_value(12345.0), fmt_value(0.01234), fmt_value(-2.5), fmt_value(0.0)],
+            ["7200", "12.3k", "0.0123", "-2.5", "0"]
+        );
         // All-equal values and a single zero still give a proper range.
         let mut s = Span::new();
         s.add(5.0);
@@ -828,7 +961,10 @@ mod tests {
             x_label: "a&b \"q\"".into(),
             y_label: evil.into(),
             x: XAxis::Categories(vec![evil.into(), "a&b \"q\"".into()]),
-            series: vec![Series { points: vec![Point { tooltip: evil.into(), ..pt(0.0, 1.0) }, pt(1.0, 2.0)], ..series(evil, 0, &[]) }],
+            series: vec![Series {
+                points: vec![Point { tooltip: evil.into(), ..pt(0.0, 1.0) }, pt(1.0, 2.0)],
+                ..series(evil, 0, &[])
+            }],
             shades: vec![Shade { from: -1.0, to: 0.0, label: evil.into() }],
             ..Default::default()
         };
@@ -836,7 +972,10 @@ mod tests {
             title: evil.into(),
             y_label: "'".into(),
             series: vec![(evil.into(), 1)],
-            groups: vec![BarGroup { category: evil.into(), bars: vec![Some(Bar { value: 1.0, censored: Some(evil.into()), ..Default::default() })] }],
+            groups: vec![BarGroup {
+                category: evil.into(),
+                bars: vec![Some(Bar { value: 1.0, censored: Some(evil.into()), ..Default::default() })],
+            }],
             ..Default::default()
         };
         for svg in [line_chart(&c), bar_chart(&b)] {
@@ -853,11 +992,19 @@ mod tests {
         s.points[2].err = Some(ErrorBar::Unbounded { lo: Some(f64::NEG_INFINITY), hi: None });
         s.points[4].x = f64::NAN;
         s.band = vec![(0.0, 0.5, 1.5), (f64::NAN, 1.0, 2.0), (2.0, f64::NAN, 4.0), (3.0, 2.0, 3.0)];
-        let c = LineChart { x: threads(), series: vec![s.clone()], shades: vec![Shade { from: f64::NAN, to: 1.0, label: "x".into() }], ..Default::default() };
+        let c = LineChart {
+            x: threads(),
+            series: vec![s.clone()],
+            shades: vec![Shade { from: f64::NAN, to: 1.0, label: "x".into() }],
+            ..Default::default()
+        };
         let l = LineChart { x: XAxis::Linear, ..c.clone() };
         let b = BarChart {
             series: vec![("a".into(), 0)],
-            groups: vec![BarGroup { category: "Q1".into(), bars: vec![Some(Bar { value: f64::NAN, err: Some((f64::NAN, 1.0)), ..Default::default() })] }],
+            groups: vec![BarGroup {
+                category: "Q1".into(),
+                bars: vec![Some(Bar { value: f64::NAN, err: Some((f64::NAN, 1.0)), ..Default::default() })],
+            }],
             value_labels: true,
             ..Default::default()
         };
@@ -875,7 +1022,11 @@ mod tests {
 
     #[test]
     fn category_positions_are_even() {
-        let c = LineChart { x: threads(), series: vec![series("s", 0, &[1.0, 5.0, 9.0, 12.0, 13.0, 13.5, 13.0])], ..Default::default() };
+        let c = LineChart {
+            x: threads(),
+            series: vec![series("s", 0, &[1.0, 5.0, 9.0, 12.0, 13.0, 13.5, 13.0])],
+            ..Default::default()
+        };
         let svg = line_chart(&c);
         check_xml(&svg);
         let xs = attrs(&svg, "circle", "cx", true);
@@ -916,7 +1067,12 @@ mod tests {
             band: xs.iter().map(|&x| (x, 900.0 + x, 1100.0 + x)).collect(),
             ..Default::default()
         };
-        let c = LineChart { x: XAxis::Linear, series: vec![s], shades: vec![Shade { from: f64::NEG_INFINITY, to: 0.0, label: "warmup".into() }], ..Default::default() };
+        let c = LineChart {
+            x: XAxis::Linear,
+            series: vec![s],
+            shades: vec![Shade { from: f64::NEG_INFINITY, to: 0.0, label: "warmup".into() }],
+            ..Default::default()
+        };
         let svg = line_chart(&c);
         check_xml(&svg);
         assert!(svg.contains(">warmup</text>") && svg.contains(r##"fill="#ebebeb""##));
@@ -951,7 +1107,10 @@ mod tests {
             series: vec![("a".into(), 0), ("b".into(), 1)],
             groups: vec![
                 BarGroup { category: "Q1".into(), bars: vec![bar(10.0), bar(12.0)] },
-                BarGroup { category: "Q2".into(), bars: vec![Some(Bar { value: 7200.0, censored: Some(">7200".into()), ..Default::default() }), None] },
+                BarGroup {
+                    category: "Q2".into(),
+                    bars: vec![Some(Bar { value: 7200.0, censored: Some(">7200".into()), ..Default::default() }), None],
+                },
             ],
             value_labels: true,
             ..Default::default()
@@ -965,6 +1124,11 @@ mod tests {
         let groups = (1..=22).map(|q| BarGroup { category: format!("Q{q}"), bars: vec![bar(q as f64); 3] }).collect();
         let narrow = bar_chart(&BarChart { groups, width: 400, ..c });
         check_xml(&narrow);
-        assert!(narrow.contains("rotate(-40") && narrow.contains(">Q1<") && !narrow.contains(">Q2<") && !narrow.contains(r#"font-size="10px""#));
+        assert!(
+            narrow.contains("rotate(-40")
+                && narrow.contains(">Q1<")
+                && !narrow.contains(">Q2<")
+                && !narrow.contains(r#"font-size="10px""#)
+        );
     }
 }

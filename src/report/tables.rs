@@ -105,21 +105,31 @@ pub fn number(x: f64) -> String {
 
 fn compared_text(a: &Analysis, style: Style, decimals: Option<usize>, c: usize, w: usize, t: u32) -> Cell {
     let Some(cmp) = a.comparison(c, w, t) else { return Cell::missing() };
-    let Some(ratio) = cmp.ratio else { return Cell::new("-".into(), Some("the baseline's mean is 0: no ratio".into())) };
+    let Some(ratio) = cmp.ratio else {
+        return Cell::new("-".into(), Some("the baseline's mean is 0: no ratio".into()));
+    };
     let value = match style {
         Style::Relative => percent(ratio.ratio * 100.0 - 100.0, decimals),
         Style::Ratio => format!("{:.*}", decimals.unwrap_or(2), ratio.ratio * 100.0),
     };
     let interval = match ratio.ci {
         RatioCi::Bounded { lo, hi } => match style {
-            Style::Relative => format!("{}% CI {} to {}", level_pct(a), percent(lo * 100.0 - 100.0, Some(1)), percent(hi * 100.0 - 100.0, Some(1))),
+            Style::Relative => format!(
+                "{}% CI {} to {}",
+                level_pct(a),
+                percent(lo * 100.0 - 100.0, Some(1)),
+                percent(hi * 100.0 - 100.0, Some(1))
+            ),
             Style::Ratio => format!("{}% CI {:.2} to {:.2}", level_pct(a), lo * 100.0, hi * 100.0),
         },
         RatioCi::Unbounded => format!("{}% CI unbounded", level_pct(a)),
         RatioCi::Unavailable => "no interval (fewer than 2 ok repeats on a side)".into(),
     };
     let n = |cfg| a.cell(cfg, w, t).map(|x| x.values.len()).unwrap_or(0);
-    Cell::new(format!("{value}{}", cmp.marks()), Some(format!("{interval}; n = {} vs {}", n(c), n(a.settings.baseline))))
+    Cell::new(
+        format!("{value}{}", cmp.marks()),
+        Some(format!("{interval}; n = {} vs {}", n(c), n(a.settings.baseline))),
+    )
 }
 
 fn level_pct(a: &Analysis) -> String {
@@ -178,7 +188,11 @@ fn pair_rows(a: &Analysis, workloads: &[usize], threads: &[u32], cell: impl Fn(u
         } else {
             rows.push(Row { indent: 1, label: name, cells: Vec::new() });
             for &c in &variants {
-                rows.push(Row { indent: 2, label: format!("{} / {base}", a.data.configurations[c].name), cells: cells(c) });
+                rows.push(Row {
+                    indent: 2,
+                    label: format!("{} / {base}", a.data.configurations[c].name),
+                    cells: cells(c),
+                });
             }
         }
     }
@@ -201,7 +215,10 @@ fn marks_legend(a: &Analysis, used: &str) -> Vec<String> {
         ));
     }
     if used.contains(MARK_NOT_SIGNIFICANT) {
-        l.push(format!("{MARK_NOT_SIGNIFICANT} not significant: the {}% confidence interval of the ratio includes no difference", level_pct(a)));
+        l.push(format!(
+            "{MARK_NOT_SIGNIFICANT} not significant: the {}% confidence interval of the ratio includes no difference",
+            level_pct(a)
+        ));
     }
     if used.contains(MARK_NO_INTERVAL) {
         l.push(format!("{MARK_NO_INTERVAL} fewer than 2 ok repeats on a side: no spread or interval"));
@@ -223,7 +240,9 @@ pub fn compared(a: &Analysis, f: Format) -> Vec<Table> {
             .map(|&c| {
                 let v = &a.data.configurations[c].name;
                 match f.style {
-                    Style::Relative => format!("({v}/{base}*100)-100: relative change of the mean {} in %", metric.unit()),
+                    Style::Relative => {
+                        format!("({v}/{base}*100)-100: relative change of the mean {} in %", metric.unit())
+                    }
                     Style::Ratio => format!("({v} {u} / {base} {u} * 100): 100 is parity", u = metric.unit()),
                 }
             })
@@ -233,7 +252,12 @@ pub fn compared(a: &Analysis, f: Format) -> Vec<Table> {
             Style::Relative => "relative change",
             Style::Ratio => "ratio",
         };
-        out.push(thread_table(format!("{} vs {base}, {what} of {} (mean of ok repeats)", variant_names(a), metric.label()), &threads, rows, legend));
+        out.push(thread_table(
+            format!("{} vs {base}, {what} of {} (mean of ok repeats)", variant_names(a), metric.label()),
+            &threads,
+            rows,
+            legend,
+        ));
     }
     out
 }
@@ -251,7 +275,11 @@ pub fn intervals(a: &Analysis, f: Format) -> Vec<Table> {
             let Some(r) = a.comparison(c, w, t).and_then(|x| x.ratio) else { return Cell::missing() };
             let text = match (r.ci, f.style) {
                 (RatioCi::Bounded { lo, hi }, Style::Relative) => {
-                    format!("{} .. {}", percent(lo * 100.0 - 100.0, f.decimals), percent(hi * 100.0 - 100.0, f.decimals))
+                    format!(
+                        "{} .. {}",
+                        percent(lo * 100.0 - 100.0, f.decimals),
+                        percent(hi * 100.0 - 100.0, f.decimals)
+                    )
                 }
                 (RatioCi::Bounded { lo, hi }, Style::Ratio) => format!("{:.2} .. {:.2}", lo * 100.0, hi * 100.0),
                 (RatioCi::Unbounded, _) => "unbounded".into(),
@@ -306,7 +334,11 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
                                 s.sd.map(number).unwrap_or_else(|| "-".into()),
                                 number(s.min),
                                 number(s.max),
-                                if x.not_ok > 0 { format!(", {} run(s) not ok left out", x.not_ok) } else { String::new() }
+                                if x.not_ok > 0 {
+                                    format!(", {} run(s) not ok left out", x.not_ok)
+                                } else {
+                                    String::new()
+                                }
                             );
                             Cell::new(format!("{}{cv}{spread}{n}", number(s.mean)), Some(note))
                         }
@@ -316,7 +348,9 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
             }
         }
         let repeats = if usual == 1 { "1 ok repeat".to_string() } else { format!("{usual} ok repeats") };
-        let mut legend = vec![format!("mean over {repeats} per cell unless (n=...) says otherwise; ±: coefficient of variation (sd/mean)")];
+        let mut legend = vec![format!(
+            "mean over {repeats} per cell unless (n=...) says otherwise; ±: coefficient of variation (sd/mean)"
+        )];
         if cell_texts(&rows).contains(MARK_HIGH_SPREAD) {
             legend.push(format!("{MARK_HIGH_SPREAD} coefficient of variation above {}%", a.settings.cv_limit * 100.0));
         }
@@ -374,16 +408,25 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
         for &w in &ws {
             let threads = d.workloads[w].threads.first().copied().unwrap_or(1);
             let mut cells = Vec::new();
-            let secs: Vec<Option<f64>> = order.iter().map(|&c| a.cell(c, w, threads).and_then(|x| if x.timeouts > 0 { None } else { x.summary.map(|s| s.mean) })).collect();
+            let secs: Vec<Option<f64>> = order
+                .iter()
+                .map(|&c| {
+                    a.cell(c, w, threads).and_then(|x| if x.timeouts > 0 { None } else { x.summary.map(|s| s.mean) })
+                })
+                .collect();
             for (i, &c) in order.iter().enumerate() {
                 let cell = a.cell(c, w, threads);
                 let text = match cell {
-                    Some(x) if x.timeouts > 0 => format!(">{}", x.timeout_s.map(|t| format!("{t:.0}")).unwrap_or_else(|| "timeout".into())),
+                    Some(x) if x.timeouts > 0 => {
+                        format!(">{}", x.timeout_s.map(|t| format!("{t:.0}")).unwrap_or_else(|| "timeout".into()))
+                    }
                     Some(x) if x.not_ok > 0 => "failed".into(),
                     Some(x) => x.summary.map(|s| number(s.mean)).unwrap_or_else(|| "-".into()),
                     None => "-".into(),
                 };
-                let note = cell.and_then(|x| x.summary).map(|s| format!("n = {}, min {:.3} s, max {:.3} s", s.n, s.min, s.max));
+                let note = cell
+                    .and_then(|x| x.summary)
+                    .map(|s| format!("n = {}, min {:.3} s, max {:.3} s", s.n, s.min, s.max));
                 cells.push(Cell::new(text, note));
                 if c != base {
                     let ratio = match (secs[0], secs[i]) {
@@ -428,10 +471,13 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
             for (i, &c) in order.iter().enumerate() {
                 cells.push(Cell::new(g[i].map(number).unwrap_or_else(|| "-".into()), None));
                 if c != base {
-                    cells.push(Cell::new(match (g[0], g[i]) {
-                        (Some(b), Some(v)) if b > 0.0 => format!("{:.2}", v / b),
-                        _ => "-".into(),
-                    }, None));
+                    cells.push(Cell::new(
+                        match (g[0], g[i]) {
+                            (Some(b), Some(v)) if b > 0.0 => format!("{:.2}", v / b),
+                            _ => "-".into(),
+                        },
+                        None,
+                    ));
                 }
             }
             cells.push(Cell::new(String::new(), None));
@@ -514,8 +560,17 @@ pub fn failed_runs(a: &Analysis) -> Option<Table> {
         .iter()
         .map(|r| Row {
             indent: 1,
-            label: format!("{} / {} / {} thr / repeat {}", a.data.configurations[r.configuration].name, a.data.workloads[r.workload].name, r.figures.threads, r.figures.repeat),
-            cells: vec![Cell::new(r.figures.status.clone(), None), Cell::new(r.figures.error.clone().unwrap_or_default(), None)],
+            label: format!(
+                "{} / {} / {} thr / repeat {}",
+                a.data.configurations[r.configuration].name,
+                a.data.workloads[r.workload].name,
+                r.figures.threads,
+                r.figures.repeat
+            ),
+            cells: vec![
+                Cell::new(r.figures.status.clone(), None),
+                Cell::new(r.figures.error.clone().unwrap_or_default(), None),
+            ],
         })
         .collect();
     Some(Table {
@@ -524,7 +579,10 @@ pub fn failed_runs(a: &Analysis) -> Option<Table> {
         column_caption: String::new(),
         columns: vec!["status".into(), "error".into()],
         rows,
-        legend: vec!["the store keeps each failed run's output tail and server log excerpt (runs.output_tail, runs.log_excerpt)".into()],
+        legend: vec![
+            "the store keeps each failed run's output tail and server log excerpt (runs.output_tail, runs.log_excerpt)"
+                .into(),
+        ],
     })
 }
 
@@ -552,7 +610,14 @@ mod tests {
 
     #[test]
     fn one_variant_gives_one_row_per_workload_several_give_nested_rows() {
-        let one = dataset(&["off", "32"], &[1, 4], &[vec![vec![100.0, 101.0, 99.0], vec![200.0, 202.0, 198.0]], vec![vec![153.0, 152.0, 154.0], vec![400.0, 404.0, 396.0]]]);
+        let one = dataset(
+            &["off", "32"],
+            &[1, 4],
+            &[
+                vec![vec![100.0, 101.0, 99.0], vec![200.0, 202.0, 198.0]],
+                vec![vec![153.0, 152.0, 154.0], vec![400.0, 404.0, 396.0]],
+            ],
+        );
         let a = Analysis::new(&one, Settings::default());
         let t = &compared(&a, Format::default())[0];
         assert_eq!(t.columns, ["1", "4"]);

@@ -15,7 +15,16 @@ fn label(r: &Row) -> String {
 pub fn table(t: &Table) -> String {
     let label_w = t.rows.iter().map(|r| width(&label(r))).chain([width(&t.corner) + 1]).max().unwrap_or(0) + 2;
     let col_w: Vec<usize> = (0..t.columns.len())
-        .map(|i| t.rows.iter().filter_map(|r| r.cells.get(i)).map(|c| width(&c.text)).chain([width(&t.columns[i])]).max().unwrap_or(0) + 2)
+        .map(|i| {
+            t.rows
+                .iter()
+                .filter_map(|r| r.cells.get(i))
+                .map(|c| width(&c.text))
+                .chain([width(&t.columns[i])])
+                .max()
+                .unwrap_or(0)
+                + 2
+        })
         .collect();
     // A long last column (error texts) is left-aligned rather than padded.
     let last_free = t.column_caption.is_empty();

@@ -133,7 +133,9 @@ const STYLES_XML: &str = concat!(
 fn content_types_xml(sheet_count: usize) -> String {
     let mut xml = String::from(XML_DECL);
     xml.push_str("<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">");
-    xml.push_str("<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>");
+    xml.push_str(
+        "<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>",
+    );
     xml.push_str("<Default Extension=\"xml\" ContentType=\"application/xml\"/>");
     xml.push_str("<Override PartName=\"/xl/workbook.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml\"/>");
     for n in 1..=sheet_count {
@@ -165,7 +167,8 @@ fn workbook_rels_xml(sheet_count: usize) -> String {
     let mut xml = String::from(XML_DECL);
     let _ = write!(xml, "<Relationships xmlns=\"{NS_PKG_REL}\">");
     for n in 1..=sheet_count {
-        let _ = write!(xml, "<Relationship Id=\"rId{n}\" Type=\"{NS_REL}/worksheet\" Target=\"worksheets/sheet{n}.xml\"/>");
+        let _ =
+            write!(xml, "<Relationship Id=\"rId{n}\" Type=\"{NS_REL}/worksheet\" Target=\"worksheets/sheet{n}.xml\"/>");
     }
     let _ = write!(xml, "<Relationship Id=\"rId{}\" Type=\"{NS_REL}/styles\" Target=\"styles.xml\"/>", sheet_count + 1);
     xml.push_str("</Relationships>");
@@ -190,7 +193,8 @@ fn worksheet_xml(sheet: &Sheet, selected: bool) -> Result<String, String> {
                     if text.is_empty() {
                         continue;
                     }
-                    let style = if matches!(cell, Cell::Bold(_)) { format!(" s=\"{STYLE_BOLD}\"") } else { String::new() };
+                    let style =
+                        if matches!(cell, Cell::Bold(_)) { format!(" s=\"{STYLE_BOLD}\"") } else { String::new() };
                     // Without xml:space="preserve" Excel strips leading and trailing whitespace.
                     let space = if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
                         " xml:space=\"preserve\""
@@ -226,7 +230,8 @@ fn worksheet_xml(sheet: &Sheet, selected: bool) -> Result<String, String> {
     } else {
         let _ = write!(xml, "<dimension ref=\"A1:{}{last_row}\"/>", column_letters(last_column));
     }
-    let _ = write!(xml, "<sheetViews><sheetView{} workbookViewId=\"0\">", if selected { " tabSelected=\"1\"" } else { "" });
+    let _ =
+        write!(xml, "<sheetViews><sheetView{} workbookViewId=\"0\">", if selected { " tabSelected=\"1\"" } else { "" });
     if sheet.freeze_header {
         xml.push_str("<pane ySplit=\"1\" topLeftCell=\"A2\" activePane=\"bottomLeft\" state=\"frozen\"/>");
         xml.push_str("<selection pane=\"bottomLeft\" activeCell=\"A2\" sqref=\"A2\"/>");
@@ -240,7 +245,11 @@ fn worksheet_xml(sheet: &Sheet, selected: bool) -> Result<String, String> {
         .enumerate()
         .filter(|(_, w)| w.is_finite() && **w > 0.0)
         .map(|(i, w)| {
-            format!("<col min=\"{n}\" max=\"{n}\" width=\"{}\" customWidth=\"1\"/>", format_number(w.min(MAX_COLUMN_WIDTH)), n = i + 1)
+            format!(
+                "<col min=\"{n}\" max=\"{n}\" width=\"{}\" customWidth=\"1\"/>",
+                format_number(w.min(MAX_COLUMN_WIDTH)),
+                n = i + 1
+            )
         })
         .collect();
     if !columns.is_empty() {
@@ -421,10 +430,15 @@ impl ZipWriter {
         let offset = self.bytes.len() as u64;
         let end = offset + ZIP_LOCAL_HEADER_LEN + name.len() as u64 + data.len() as u64;
         if end >= self.limit {
-            return Err(format!("xlsx: the workbook would exceed {} bytes, the most a ZIP archive without ZIP64 can hold", self.limit));
+            return Err(format!(
+                "xlsx: the workbook would exceed {} bytes, the most a ZIP archive without ZIP64 can hold",
+                self.limit
+            ));
         }
         if self.entries >= ZIP32_MAX_ENTRIES {
-            return Err(format!("xlsx: more than {ZIP32_MAX_ENTRIES} parts, the most a ZIP archive without ZIP64 can hold"));
+            return Err(format!(
+                "xlsx: more than {ZIP32_MAX_ENTRIES} parts, the most a ZIP archive without ZIP64 can hold"
+            ));
         }
         // Both fit: they are below `limit`, which is at most u32::MAX; a name is far shorter than u16::MAX.
         let (offset, size, name_len) = (offset as u32, data.len() as u32, name.len() as u16);
@@ -473,7 +487,10 @@ impl ZipWriter {
         let central_offset = self.bytes.len() as u64;
         let central_len = self.central.len() as u64;
         if central_offset + central_len + ZIP_END_LEN >= self.limit {
-            return Err(format!("xlsx: the workbook would exceed {} bytes, the most a ZIP archive without ZIP64 can hold", self.limit));
+            return Err(format!(
+                "xlsx: the workbook would exceed {} bytes, the most a ZIP archive without ZIP64 can hold",
+                self.limit
+            ));
         }
         self.bytes.append(&mut self.central);
         let out = &mut self.bytes;
@@ -645,7 +662,8 @@ mod tests {
 
     #[test]
     fn column_letters_are_bijective_base_26() {
-        let cases = [(1, "A"), (2, "B"), (26, "Z"), (27, "AA"), (28, "AB"), (52, "AZ"), (53, "BA"), (702, "ZZ"), (703, "AAA")];
+        let cases =
+            [(1, "A"), (2, "B"), (26, "Z"), (27, "AA"), (28, "AB"), (52, "AZ"), (53, "BA"), (702, "ZZ"), (703, "AAA")];
         for (n, letters) in cases {
             assert_eq!(column_letters(n), letters, "column {n}");
         }
@@ -700,7 +718,21 @@ mod tests {
 
     #[test]
     fn numbers_round_trip() {
-        let values = [0.0, -0.0, 1.0, -2.5, 0.1, 1.0 / 3.0, 1e21, 1e-7, 123456789.123, f64::MAX, f64::MIN_POSITIVE, 5e-324, 1e16];
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5,
+            0.1,
+            1.0 / 3.0,
+            1e21,
+            1e-7,
+            123456789.123,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            1e16,
+        ];
         for x in values {
             let s = format_number(x);
             assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{x} as {s}");
@@ -755,7 +787,12 @@ mod tests {
         assert!(sheet1.contains("state=\"frozen\"") && sheet1.contains("tabSelected=\"1\""));
         assert!(sheet1.contains("<col min=\"2\" max=\"2\" width=\"12.5\" customWidth=\"1\"/>"));
         let sheet2 = part(&parts, "xl/worksheets/sheet2.xml");
-        assert!(sheet2.contains("<sheetData/>") && !sheet2.contains("frozen") && !sheet2.contains("tabSelected") && !sheet2.contains("<cols>"));
+        assert!(
+            sheet2.contains("<sheetData/>")
+                && !sheet2.contains("frozen")
+                && !sheet2.contains("tabSelected")
+                && !sheet2.contains("<cols>")
+        );
 
         let styles = part(&parts, "xl/styles.xml");
         assert!(styles.contains("<font><b/>"));

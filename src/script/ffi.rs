@@ -196,6 +196,7 @@ pub unsafe extern "C" fn dbbench_rand_string(fmt: *const u8, len: usize, buf: *m
         return;
     }
     // SAFETY: the caller passes a Lua string, its length and a buffer as long.
-    let (fmt, out) = unsafe { (std::slice::from_raw_parts(fmt, len), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
+    let (fmt, out) =
+        unsafe { (std::slice::from_raw_parts(fmt, len), std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)) };
     rand::fill_string(fmt, out);
 }

@@ -50,8 +50,7 @@ impl ScriptSource {
         }
         let p = Path::new(name);
         if p.is_file() {
-            let code = std::fs::read_to_string(p)
-                .map_err(|e| format!("FATAL: Cannot read benchmark '{name}': {e}"))?;
+            let code = std::fs::read_to_string(p).map_err(|e| format!("FATAL: Cannot read benchmark '{name}': {e}"))?;
             let dir = p.parent().map(|d| if d.as_os_str().is_empty() { ".".into() } else { d.display().to_string() });
             return Ok(ScriptSource { name: name.to_string(), chunk_name: name.to_string(), code, dir });
         }
@@ -185,7 +184,8 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
     zero_extend_cfunction_results(&lua)
         .map_err(|e| format!("FATAL: cannot initialise the Lua state: {}", error_message(&e)))?;
     lua.set_app_data(StateCtx { shared: shared.clone(), stats });
-    install_api(&lua, shared, tid).map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
+    install_api(&lua, shared, tid)
+        .map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
     lua.load(&shared.script.code)
         .set_name(format!("@{}", shared.script.chunk_name))
         .exec()
@@ -260,10 +260,13 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
             Ok(())
         })?,
     )?;
-    sb.set("_bulk_rows", lua.create_function(|_, n: u64| {
-        crate::progress::add_rows(n);
-        Ok(())
-    })?)?;
+    sb.set(
+        "_bulk_rows",
+        lua.create_function(|_, n: u64| {
+            crate::progress::add_rows(n);
+            Ok(())
+        })?,
+    )?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;
     for (i, a) in shared.argv.iter().enumerate() {
@@ -309,11 +312,9 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
         package.set("path", format!("{dir}/?.lua;{path}"))?;
     }
     let loaders: Table = package.get("loaders")?;
-    let searcher = lua.create_function(|lua, name: String| {
-        match workloads::builtin(&name) {
-            Some(code) => Ok(Value::Function(lua.load(code).set_name(format!("@{name}.lua")).into_function()?)),
-            None => Ok(Value::String(lua.create_string(format!("\n\tno built-in dbbench workload '{name}'"))?)),
-        }
+    let searcher = lua.create_function(|lua, name: String| match workloads::builtin(&name) {
+        Some(code) => Ok(Value::Function(lua.load(code).set_name(format!("@{name}.lua")).into_function()?)),
+        None => Ok(Value::String(lua.create_string(format!("\n\tno built-in dbbench workload '{name}'"))?)),
     })?;
     loaders.raw_insert(2, searcher)?;
     Ok(())
@@ -470,7 +471,11 @@ pub fn declared_options(lua: &Lua) -> Result<Option<Vec<OptionSpec>>, String> {
                 Value::Number(n) => (OptKind::Double, format_lua_number(*n)),
                 Value::String(s) => (OptKind::String, s.to_string_lossy()),
                 Value::Table(t) => {
-                    let items: Vec<String> = t.sequence_values::<Value>().filter_map(|v| v.ok()).map(|v| String::from_utf8_lossy(&lua_tostring(&v)).into_owned()).collect();
+                    let items: Vec<String> = t
+                        .sequence_values::<Value>()
+                        .filter_map(|v| v.ok())
+                        .map(|v| String::from_utf8_lossy(&lua_tostring(&v)).into_owned())
+                        .collect();
                     (OptKind::List, items.join(","))
                 }
                 _ => (OptKind::String, String::new()),

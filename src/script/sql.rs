@@ -9,7 +9,7 @@
 //! raises it. Fatal errors print sysbench's `FATAL:` line with the server's
 //! code and message.
 
-use super::{StateCtx, Shared};
+use super::{Shared, StateCtx};
 use crate::driver::{Connection, DbError, Driver, ErrorAction, Outcome, ResultSet, StmtId, Value as DbValue};
 use crate::stats::{ClientStats, Counter};
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic};
@@ -172,7 +172,13 @@ impl ConState {
         }
     }
 
-    fn result(&mut self, lua: &Lua, r: Result<Outcome, DbError>, sql: &str, func: &str) -> mlua::Result<(Value, Value)> {
+    fn result(
+        &mut self,
+        lua: &Lua,
+        r: Result<Outcome, DbError>,
+        sql: &str,
+        func: &str,
+    ) -> mlua::Result<(Value, Value)> {
         match r {
             Ok(o) => {
                 self.count(&o);
@@ -225,12 +231,17 @@ fn with_codes(e: &DbError) -> String {
 
 fn print_fatal(driver: &str, func: &str, err: &DbError, sql: &str) {
     match driver {
-        "mysql" => crate::log::fatal(&format!("{func}() returned error {} ({}) for query '{sql}'", err.code, err.message)),
+        "mysql" => {
+            crate::log::fatal(&format!("{func}() returned error {} ({}) for query '{sql}'", err.code, err.message))
+        }
         "pgsql" => {
             crate::log::fatal(&format!("{func}() failed: {} {}", err.sqlstate, err.message));
             crate::log::fatal(&format!("failed query was: {sql}"));
         }
-        _ => crate::log::fatal(&format!("{driver} {func} returned error {} ({}) for query '{sql}'", err.code, err.message)),
+        _ => crate::log::fatal(&format!(
+            "{driver} {func} returned error {} ({}) for query '{sql}'",
+            err.code, err.message
+        )),
     }
 }
 

@@ -144,7 +144,10 @@ mod tests {
     }
 
     fn ans(rows: &[&[&str]]) -> Answer {
-        Answer { columns: rows.first().map_or(0, |r| r.len()), rows: rows.iter().map(|r| r.iter().map(|c| Some(c.to_string())).collect()).collect() }
+        Answer {
+            columns: rows.first().map_or(0, |r| r.len()),
+            rows: rows.iter().map(|r| r.iter().map(|c| Some(c.to_string())).collect()).collect(),
+        }
     }
 
     #[test]
@@ -175,10 +178,17 @@ mod tests {
         assert_eq!(compare(&s, &ans(&[&["56586554480.10"]])), Agreement::Same);
         assert_eq!(compare(&ans(&[&["12.34"]]), &ans(&[&["12.35"]])), Agreement::Same, "a cent of float noise");
         assert!(matches!(compare(&ans(&[&["12.34"]]), &ans(&[&["12.50"]])), Agreement::Differs(_)));
-        assert!(matches!(compare(&a, &ans(&[&["R", "F", "3785523"]])), Agreement::Differs(d) if d == "1 rows instead of 2"));
-        assert!(matches!(compare(&a, &ans(&[&["R", "F"], &["N", "O"]])), Agreement::Differs(d) if d == "2 columns instead of 3"));
+        assert!(
+            matches!(compare(&a, &ans(&[&["R", "F", "3785523"]])), Agreement::Differs(d) if d == "1 rows instead of 2")
+        );
+        assert!(
+            matches!(compare(&a, &ans(&[&["R", "F"], &["N", "O"]])), Agreement::Differs(d) if d == "2 columns instead of 3")
+        );
         // Text must match exactly (after trailing blanks).
-        assert!(matches!(compare(&ans(&[&["Supplier#000000001"]]), &ans(&[&["Supplier#000000002"]])), Agreement::Differs(_)));
+        assert!(matches!(
+            compare(&ans(&[&["Supplier#000000001"]]), &ans(&[&["Supplier#000000002"]])),
+            Agreement::Differs(_)
+        ));
     }
 
     #[test]

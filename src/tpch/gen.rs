@@ -8,7 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use tpchgen::csv::{CustomerCsv, LineItemCsv, NationCsv, OrderCsv, PartCsv, PartSuppCsv, RegionCsv, SupplierCsv};
 use tpchgen::generators::{
-    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator, PartSuppGenerator, RegionGenerator, SupplierGenerator,
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator, PartSuppGenerator,
+    RegionGenerator, SupplierGenerator,
 };
 
 /// How rows are written.
@@ -48,7 +49,15 @@ pub fn is_partitioned(table: Table) -> bool {
 /// Writes part `part` (1-based) of `parts` of `table` at scale factor `sf`
 /// in `format`, handing over chunks of about `chunk_bytes` (whole lines)
 /// to `sink`; stops early when `sink` returns false. Returns the rows written.
-pub fn generate(table: Table, sf: f64, part: i32, parts: i32, format: LineFormat, chunk_bytes: usize, sink: &mut dyn FnMut(Vec<u8>) -> bool) -> u64 {
+pub fn generate(
+    table: Table,
+    sf: f64,
+    part: i32,
+    parts: i32,
+    format: LineFormat,
+    chunk_bytes: usize,
+    sink: &mut dyn FnMut(Vec<u8>) -> bool,
+) -> u64 {
     if !is_partitioned(table) && part > 1 {
         return 0;
     }
@@ -160,9 +169,17 @@ mod tests {
     fn tbl_csv_and_load_lines() {
         let tbl = all(Table::Nation, 1.0, 1, 1, LineFormat::Tbl);
         assert_eq!(tbl.lines().count(), 25);
-        assert!(tbl.starts_with("0|ALGERIA|0| haggle. carefully final deposits detect slyly agai|\n"), "{}", &tbl[..80]);
+        assert!(
+            tbl.starts_with("0|ALGERIA|0| haggle. carefully final deposits detect slyly agai|\n"),
+            "{}",
+            &tbl[..80]
+        );
         let load = all(Table::Nation, 1.0, 1, 1, LineFormat::Load);
-        assert!(load.starts_with("0|ALGERIA|0| haggle. carefully final deposits detect slyly agai\n"), "{}", &load[..80]);
+        assert!(
+            load.starts_with("0|ALGERIA|0| haggle. carefully final deposits detect slyly agai\n"),
+            "{}",
+            &load[..80]
+        );
         let csv = all(Table::Nation, 1.0, 1, 1, LineFormat::Csv);
         assert!(csv.starts_with("n_nationkey,n_name,n_regionkey,n_comment\n0,ALGERIA,0,\""), "{}", &csv[..80]);
         // Fixed tables come in part 1 only.

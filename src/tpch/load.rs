@@ -83,7 +83,11 @@ fn jobs(sf: f64, threads: usize, dialect: Dialect) -> Vec<(Table, i32, i32)> {
     let mut out = Vec::new();
     // Largest first: the long jobs start early and the short ones fill in.
     for &t in TABLES.iter().rev() {
-        let parts = if dialect != Dialect::Sqlite && gen::is_partitioned(t) && gen::expected_rows(t, sf) >= 100_000 { threads as i32 } else { 1 };
+        let parts = if dialect != Dialect::Sqlite && gen::is_partitioned(t) && gen::expected_rows(t, sf) >= 100_000 {
+            threads as i32
+        } else {
+            1
+        };
         for p in 1..=parts {
             out.push((t, p, parts));
         }
@@ -94,10 +98,19 @@ fn jobs(sf: f64, threads: usize, dialect: Dialect) -> Vec<(Table, i32, i32)> {
 /// Loads one job: a generator thread sends chunks of lines through a
 /// bounded channel (generation and loading overlap; memory stays at a few
 /// chunks); this thread loads them over its own connection.
-fn load_job(driver: &dyn Driver, table: Table, part: i32, parts: i32, sf: f64, loaded: &AtomicU64) -> Result<u64, String> {
+fn load_job(
+    driver: &dyn Driver,
+    table: Table,
+    part: i32,
+    parts: i32,
+    sf: f64,
+    loaded: &AtomicU64,
+) -> Result<u64, String> {
     let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
     let (tx, rx) = sync_channel::<Vec<u8>>(4);
-    let generator = std::thread::spawn(move || gen::generate(table, sf, part, parts, LineFormat::Load, 1 << 20, &mut |chunk| tx.send(chunk).is_ok()));
+    let generator = std::thread::spawn(move || {
+        gen::generate(table, sf, part, parts, LineFormat::Load, 1 << 20, &mut |chunk| tx.send(chunk).is_ok())
+    });
     let columns: Vec<&str> = table.columns().iter().map(|(n, _)| *n).collect();
     let mut pending: Option<Vec<u8>> = None;
     let result = conn.bulk_load_ascii(table.name(), &columns, &mut |buf: &mut Vec<u8>| {
@@ -121,13 +134,20 @@ fn load_job(driver: &dyn Driver, table: Table, part: i32, parts: i32, sf: f64, l
     let generated = generator.join().map_err(|_| "the data generator thread panicked".to_string())?;
     let n = result.map_err(|e| format!("loading {} (part {part} of {parts}): {e}", table.name()))?;
     if n != generated {
-        return Err(format!("loading {} (part {part} of {parts}): the database took {n} rows of {generated}", table.name()));
+        return Err(format!(
+            "loading {} (part {part} of {parts}): the database took {n} rows of {generated}",
+            table.name()
+        ));
     }
     Ok(n)
 }
 
 /// Runs `jobs` on `threads` threads; the first error wins (the others finish their job).
-fn parallel<T: Send, R: Send>(jobs: Vec<T>, threads: usize, f: impl Fn(T) -> Result<R, String> + Sync) -> Result<Vec<R>, String> {
+fn parallel<T: Send, R: Send>(
+    jobs: Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> Result<R, String> + Sync,
+) -> Result<Vec<R>, String> {
     let queue = Mutex::new(jobs.into_iter());
     let results = Mutex::new(Vec::new());
     let error: Mutex<Option<String>> = Mutex::new(None);
@@ -156,7 +176,8 @@ fn parallel<T: Send, R: Send>(jobs: Vec<T>, threads: usize, f: impl Fn(T) -> Res
 /// Drops and creates the tables, loads them, builds keys and indexes,
 /// analyzes, checks the row counts and records the load in `META_TABLE`.
 pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, String> {
-    let dialect = Dialect::of_driver(driver.name()).ok_or_else(|| format!("TPC-H has no dialect for driver {}", driver.name()))?;
+    let dialect = Dialect::of_driver(driver.name())
+        .ok_or_else(|| format!("TPC-H has no dialect for driver {}", driver.name()))?;
     let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
     let mut summary = LoadSummary::default();
     let t = Instant::now();

@@ -29,11 +29,11 @@ pub mod schema;
 use run::{Method, ParamSource, QueryId, QueryResult, RunOptions};
 use schema::{Dialect, Table, TABLES};
 use serde_json::json;
-use std::time::{Duration, Instant};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 const HELP: &str = "\
 Usage:
@@ -116,7 +116,12 @@ impl Args {
     fn number(&self, name: &str) -> Result<Option<f64>, String> {
         match self.get(name) {
             None => Ok(None),
-            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).map(Some).ok_or_else(|| format!("--{name}={v}: not a positive number")),
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map(Some)
+                .ok_or_else(|| format!("--{name}={v}: not a positive number")),
         }
     }
 
@@ -124,13 +129,19 @@ impl Args {
     fn count(&self, name: &str) -> Result<Option<usize>, String> {
         match self.get(name) {
             None => Ok(None),
-            Some(v) => v.parse::<usize>().ok().filter(|x| *x > 0).map(Some).ok_or_else(|| format!("--{name}={v}: not a positive whole number")),
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|x| *x > 0)
+                .map(Some)
+                .ok_or_else(|| format!("--{name}={v}: not a positive whole number")),
         }
     }
 
     /// `--sf`: required, positive.
     fn scale_factor(&self) -> Result<f64, String> {
-        self.number("sf")?.ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".to_string())
+        self.number("sf")?
+            .ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".to_string())
     }
 
     /// `--tables`: a comma-separated list of table names, or all.
@@ -179,7 +190,9 @@ fn run(args: &[String]) -> Result<u8, String> {
         "queries" => queries_cmd(&options()?),
         "query" => {
             let Some(q) = args.get(1).filter(|q| !q.starts_with("--")) else {
-                return Err("`tpch query` needs the query: dbbench tpch query N [options] (N: 1-22 or N-VARIANT)".into());
+                return Err(
+                    "`tpch query` needs the query: dbbench tpch query N [options] (N: 1-22 or N-VARIANT)".into()
+                );
             };
             let a = Args::parse(&args[2..])?;
             run_cmd(&a, Test::Query(QueryId::parse_list(q)?.remove(0)))
@@ -192,8 +205,22 @@ fn run(args: &[String]) -> Result<u8, String> {
 }
 
 /// Options `tpch` reads itself; everything else is a connection option.
-const RUN_OPTIONS: &[&str] =
-    &["queries", "seed", "validation", "sf", "timeout", "warmups", "repeats", "method", "explain", "query-dir", "format", "refresh", "streams", "stream"];
+const RUN_OPTIONS: &[&str] = &[
+    "queries",
+    "seed",
+    "validation",
+    "sf",
+    "timeout",
+    "warmups",
+    "repeats",
+    "method",
+    "explain",
+    "query-dir",
+    "format",
+    "refresh",
+    "streams",
+    "stream",
+];
 
 impl Args {
     /// The connection options (`--db-driver=...`, `--mysql-...`): those not in `own`.
@@ -223,9 +250,14 @@ impl Args {
 /// The driver and dialect the connection options name.
 fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect), String> {
     let driver = crate::lab::sql::driver(args).map_err(|e| {
-        if e.starts_with("invalid connection option") { format!("{e} (nor a tpch option; see `dbbench tpch --help`)") } else { e }
+        if e.starts_with("invalid connection option") {
+            format!("{e} (nor a tpch option; see `dbbench tpch --help`)")
+        } else {
+            e
+        }
     })?;
-    let dialect = Dialect::of_driver(driver.name()).ok_or_else(|| format!("no TPC-H dialect for driver {}", driver.name()))?;
+    let dialect =
+        Dialect::of_driver(driver.name()).ok_or_else(|| format!("no TPC-H dialect for driver {}", driver.name()))?;
     Ok((driver, dialect))
 }
 
@@ -293,7 +325,12 @@ fn run_options(a: &Args, sf: f64) -> Result<RunOptions, String> {
         },
         timeout: match a.number("timeout")? {
             None => None,
-            Some(t) => Some(Duration::try_from_secs_f64(t).ok().filter(|d| d.as_secs() <= 366 * 86400).ok_or_else(|| format!("--timeout={t}: more than a year; give seconds, e.g. --timeout=7200"))?),
+            Some(t) => Some(
+                Duration::try_from_secs_f64(t)
+                    .ok()
+                    .filter(|d| d.as_secs() <= 366 * 86400)
+                    .ok_or_else(|| format!("--timeout={t}: more than a year; give seconds, e.g. --timeout=7200"))?,
+            ),
         },
         warmups: a.whole("warmups", 0)?,
         repeats: a.whole("repeats", 1)?.max(1),
@@ -318,7 +355,8 @@ fn queries_cmd(a: &Args) -> Result<u8, String> {
     let mut out = String::new();
     for q in run::stream_queries(&QueryId::parse_list(a.get("queries").unwrap_or("1-22"))?, stream) {
         let p = run::parameters(q.number, o.params, o.sf, stream);
-        let text = queries::substitute(&run::template(&q, dialect, o.query_dir.as_deref())?, &p, stream).map_err(|e| format!("{}: {e}", q.label()))?;
+        let text = queries::substitute(&run::template(&q, dialect, o.query_dir.as_deref())?, &p, stream)
+            .map_err(|e| format!("{}: {e}", q.label()))?;
         out.push_str(&format!("-- {} {} (stream {stream})\n", q.label(), queries::name(q.number)));
         for sql in text.before.iter().chain([&text.query]).chain(&text.after) {
             out.push_str(sql.trim());
@@ -354,7 +392,10 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
     let sf = match a.number("sf")? {
         Some(sf) => sf,
         None => load::loaded_scale_factor(&mut *conn).ok_or_else(|| {
-            format!("the database holds no {} table (it was not loaded by `dbbench tpch load`): load it, or give --sf=N", load::META_TABLE)
+            format!(
+                "the database holds no {} table (it was not loaded by `dbbench tpch load`): load it, or give --sf=N",
+                load::META_TABLE
+            )
         })?,
     };
     let o = run_options(a, sf)?;
@@ -387,7 +428,8 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
                 let t = Instant::now();
                 let rows = refresh::rf1(&mut *conn, data)?;
                 rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes.push(json!({"function": "RF1", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
+                refreshes
+                    .push(json!({"function": "RF1", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
             }
             let t = Instant::now();
             let results = run::run_stream(driver.as_ref(), dialect, &run::stream_queries(&chosen, 0), 0, &o)?;
@@ -396,7 +438,8 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
                 let t = Instant::now();
                 let rows = refresh::rf2(&mut *conn, sf, u)?;
                 rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes.push(json!({"function": "RF2", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
+                refreshes
+                    .push(json!({"function": "RF2", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
             }
             ("power", 1)
         }
@@ -417,7 +460,14 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
                     .map(|stream| {
                         scope.spawn(move || {
                             let t = Instant::now();
-                            run::run_stream(driver_ref, dialect, &run::stream_queries(chosen_ref, stream), stream, o_ref).map(|r| (stream, r, t.elapsed().as_secs_f64()))
+                            run::run_stream(
+                                driver_ref,
+                                dialect,
+                                &run::stream_queries(chosen_ref, stream),
+                                stream,
+                                o_ref,
+                            )
+                            .map(|r| (stream, r, t.elapsed().as_secs_f64()))
                         })
                     })
                     .collect();
@@ -431,7 +481,9 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
                         let t = Instant::now();
                         let rows2 = refresh::rf2(&mut *conn, sf, u)?;
                         refreshes.push(json!({"function": "RF1", "set": u, "rows": rows1, "seconds": t1}));
-                        refreshes.push(json!({"function": "RF2", "set": u, "rows": rows2, "seconds": t.elapsed().as_secs_f64()}));
+                        refreshes.push(
+                            json!({"function": "RF2", "set": u, "rows": rows2, "seconds": t.elapsed().as_secs_f64()}),
+                        );
                     }
                 }
                 handles.into_iter().map(|h| h.join().map_err(|_| "a query stream panicked".to_string())?).collect()
@@ -458,7 +510,10 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
                 Some(p) => {
                     metrics.insert("power_at_size".into(), json!(p));
                     if !refresh {
-                        notes.push("Power@Size without the refresh functions (no --refresh): not the specification's figure".into());
+                        notes.push(
+                            "Power@Size without the refresh functions (no --refresh): not the specification's figure"
+                                .into(),
+                        );
                     }
                 }
                 None => notes.push("Power@Size: a query timed out or failed, so there is no geometric mean".into()),
@@ -468,7 +523,10 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
             if all_22 && query_times.iter().all(Option::is_some) {
                 metrics.insert("throughput_at_size".into(), json!(run::throughput_at_size(sf, n_streams, elapsed)));
                 if !refresh {
-                    notes.push("Throughput@Size without the refresh stream (no --refresh): not the specification's figure".into());
+                    notes.push(
+                        "Throughput@Size without the refresh stream (no --refresh): not the specification's figure"
+                            .into(),
+                    );
                 }
             } else {
                 notes.push("Throughput@Size needs the 22 standard queries, all finished, in every stream".into());
@@ -501,9 +559,17 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
             }
         );
         for (stream, results, e) in &streams {
-            out.push_str(&format!("\nstream {stream} ({e:.1} s)\n{:<10} {:<36} {:>10} {:>8}\n", "query", "name", "seconds", "rows"));
+            out.push_str(&format!(
+                "\nstream {stream} ({e:.1} s)\n{:<10} {:<36} {:>10} {:>8}\n",
+                "query", "name", "seconds", "rows"
+            ));
             for r in results {
-                let rows = r.executions.iter().find(|x| x.seconds.is_some()).map(|x| x.rows.to_string()).unwrap_or_else(|| "-".into());
+                let rows = r
+                    .executions
+                    .iter()
+                    .find(|x| x.seconds.is_some())
+                    .map(|x| x.rows.to_string())
+                    .unwrap_or_else(|| "-".into());
                 out.push_str(&format!("{:<10} {:<36} {:>10} {:>8}", r.query, r.name, fmt_secs(r, o.timeout), rows));
                 if o.repeats > 1 {
                     if let (Some(mn), Some(mx)) = (r.min_s, r.max_s) {
@@ -517,7 +583,13 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
             }
         }
         for rf in &refreshes {
-            out.push_str(&format!("{} (update set {}): {} rows in {:.3} s\n", rf["function"].as_str().unwrap_or(""), rf["set"], rf["rows"], rf["seconds"].as_f64().unwrap_or(0.0)));
+            out.push_str(&format!(
+                "{} (update set {}): {} rows in {:.3} s\n",
+                rf["function"].as_str().unwrap_or(""),
+                rf["set"],
+                rf["rows"],
+                rf["seconds"].as_f64().unwrap_or(0.0)
+            ));
         }
         out.push('\n');
         if let Some(g) = metrics.get("geomean_s") {
@@ -527,14 +599,25 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
             out.push_str(&format!("Power@Size: {:.1}\n", p.as_f64().unwrap_or(0.0)));
         }
         if let Some(t) = metrics.get("throughput_at_size") {
-            out.push_str(&format!("Throughput@Size: {:.1} ({n_streams} streams in {elapsed:.1} s)\n", t.as_f64().unwrap_or(0.0)));
+            out.push_str(&format!(
+                "Throughput@Size: {:.1} ({n_streams} streams in {elapsed:.1} s)\n",
+                t.as_f64().unwrap_or(0.0)
+            ));
         }
         for n in &notes {
             out.push_str(&format!("note: {n}\n"));
         }
         out.push_str(&format!(
             "times: wall clock per query{}; >T: stopped on the server at the timeout, in no mean\n",
-            if o.repeats > 1 { format!(", {} of {} repeats", serde_json::to_value(o.method).unwrap_or_default().as_str().unwrap_or(""), o.repeats) } else { String::new() }
+            if o.repeats > 1 {
+                format!(
+                    ", {} of {} repeats",
+                    serde_json::to_value(o.method).unwrap_or_default().as_str().unwrap_or(""),
+                    o.repeats
+                )
+            } else {
+                String::new()
+            }
         ));
         crate::lab::cli::print_out(&out);
     }
@@ -544,7 +627,9 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
 /// The next refresh update set for this database (1, 2, ...), kept in the load's table.
 fn next_refresh_set(conn: &mut dyn crate::driver::Connection) -> Result<u32, String> {
     match conn.query(&format!("SELECT refresh_sets FROM {}", load::META_TABLE)) {
-        Ok(crate::driver::Outcome::Rows(rs)) => Ok(rs.first_text().and_then(|t| t.parse::<u32>().ok()).unwrap_or(0) + 1),
+        Ok(crate::driver::Outcome::Rows(rs)) => {
+            Ok(rs.first_text().and_then(|t| t.parse::<u32>().ok()).unwrap_or(0) + 1)
+        }
         Ok(_) => Err("could not read the refresh sets done".into()),
         Err(e) => Err(format!("refresh functions need a database loaded by `dbbench tpch load` ({e})")),
     }
@@ -554,7 +639,9 @@ fn next_refresh_set(conn: &mut dyn crate::driver::Connection) -> Result<u32, Str
 /// the next set even if this one is stopped half-way (the tables then hold
 /// set u's new orders and its old ones: bigger, never duplicated keys).
 fn claim_refresh_set(conn: &mut dyn crate::driver::Connection, u: u32) -> Result<(), String> {
-    conn.query(&format!("UPDATE {} SET refresh_sets = {u}", load::META_TABLE)).map(|_| ()).map_err(|e| format!("recording refresh set {u}: {e}"))
+    conn.query(&format!("UPDATE {} SET refresh_sets = {u}", load::META_TABLE))
+        .map(|_| ())
+        .map_err(|e| format!("recording refresh set {u}: {e}"))
 }
 
 /// `tpch check`: every run output's answers against the first's.
@@ -564,7 +651,8 @@ fn check_cmd(files: &[String]) -> Result<u8, String> {
     }
     let load = |f: &String| -> Result<serde_json::Value, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{f}: not a `dbbench tpch ... --format=json` output ({e})"))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{f}: not a `dbbench tpch ... --format=json` output ({e})"))?;
         if v.get("schema").and_then(|s| s.as_str()) != Some("dbbench-tpch") {
             return Err(format!("{f}: not a `dbbench tpch ... --format=json` output"));
         }
@@ -594,7 +682,12 @@ fn check_cmd(files: &[String]) -> Result<u8, String> {
     for f in &files[1..] {
         let other = load(f)?;
         if params(&other) != params(&reference) {
-            return Err(format!("{f} ran with other parameters ({}) than {} ({}): their answers cannot be compared", params(&other), files[0], params(&reference)));
+            return Err(format!(
+                "{f} ran with other parameters ({}) than {} ({}): their answers cannot be compared",
+                params(&other),
+                files[0],
+                params(&reference)
+            ));
         }
         for (q, stream, ans) in answers(&other) {
             let Some((_, _, exp)) = expected.iter().find(|(eq, es, _)| *eq == q && *es == stream) else { continue };
@@ -635,8 +728,10 @@ fn gen_files(a: &Args) -> Result<u8, String> {
     let tables = a.tables()?;
     let threads = a.threads()?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
-    let jobs: Vec<(Table, i32)> =
-        tables.iter().flat_map(|&t| (1..=if gen::is_partitioned(t) { parts } else { 1 }).map(move |p| (t, p))).collect();
+    let jobs: Vec<(Table, i32)> = tables
+        .iter()
+        .flat_map(|&t| (1..=if gen::is_partitioned(t) { parts } else { 1 }).map(move |p| (t, p)))
+        .collect();
     let total: u64 = tables.iter().map(|&t| gen::expected_rows(t, sf)).sum();
     let started = std::time::Instant::now();
     let progress = crate::progress::Progress::start(Some(total));
@@ -673,7 +768,14 @@ fn gen_files(a: &Args) -> Result<u8, String> {
 }
 
 /// Writes one part of one table to `path`.
-fn write_part(path: &std::path::Path, table: Table, sf: f64, part: i32, parts: i32, format: gen::LineFormat) -> Result<u64, String> {
+fn write_part(
+    path: &std::path::Path,
+    table: Table,
+    sf: f64,
+    part: i32,
+    parts: i32,
+    format: gen::LineFormat,
+) -> Result<u64, String> {
     use std::io::Write;
     let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);

@@ -95,13 +95,98 @@ pub const SEGMENTS: [&str; 5] = ["AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINE
 pub const SHIP_MODES: [&str; 7] = ["REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"];
 /// The words P_NAME is made of (clause 4.2.3), which Q9 and Q20 look for.
 pub const COLORS: [&str; 92] = [
-    "almond", "antique", "aquamarine", "azure", "beige", "bisque", "black", "blanched", "blue", "blush", "brown", "burlywood", "burnished",
-    "chartreuse", "chiffon", "chocolate", "coral", "cornflower", "cornsilk", "cream", "cyan", "dark", "deep", "dim", "dodger", "drab",
-    "firebrick", "floral", "forest", "frosted", "gainsboro", "ghost", "goldenrod", "green", "grey", "honeydew", "hot", "indian", "ivory",
-    "khaki", "lace", "lavender", "lawn", "lemon", "light", "lime", "linen", "magenta", "maroon", "medium", "metallic", "midnight", "mint",
-    "misty", "moccasin", "navajo", "navy", "olive", "orange", "orchid", "pale", "papaya", "peach", "peru", "pink", "plum", "powder", "puff",
-    "purple", "red", "rose", "rosy", "royal", "saddle", "salmon", "sandy", "seashell", "sienna", "sky", "slate", "smoke", "snow", "spring",
-    "steel", "tan", "thistle", "tomato", "turquoise", "violet", "wheat", "white", "yellow",
+    "almond",
+    "antique",
+    "aquamarine",
+    "azure",
+    "beige",
+    "bisque",
+    "black",
+    "blanched",
+    "blue",
+    "blush",
+    "brown",
+    "burlywood",
+    "burnished",
+    "chartreuse",
+    "chiffon",
+    "chocolate",
+    "coral",
+    "cornflower",
+    "cornsilk",
+    "cream",
+    "cyan",
+    "dark",
+    "deep",
+    "dim",
+    "dodger",
+    "drab",
+    "firebrick",
+    "floral",
+    "forest",
+    "frosted",
+    "gainsboro",
+    "ghost",
+    "goldenrod",
+    "green",
+    "grey",
+    "honeydew",
+    "hot",
+    "indian",
+    "ivory",
+    "khaki",
+    "lace",
+    "lavender",
+    "lawn",
+    "lemon",
+    "light",
+    "lime",
+    "linen",
+    "magenta",
+    "maroon",
+    "medium",
+    "metallic",
+    "midnight",
+    "mint",
+    "misty",
+    "moccasin",
+    "navajo",
+    "navy",
+    "olive",
+    "orange",
+    "orchid",
+    "pale",
+    "papaya",
+    "peach",
+    "peru",
+    "pink",
+    "plum",
+    "powder",
+    "puff",
+    "purple",
+    "red",
+    "rose",
+    "rosy",
+    "royal",
+    "saddle",
+    "salmon",
+    "sandy",
+    "seashell",
+    "sienna",
+    "sky",
+    "slate",
+    "smoke",
+    "snow",
+    "spring",
+    "steel",
+    "tan",
+    "thistle",
+    "tomato",
+    "turquoise",
+    "violet",
+    "wheat",
+    "white",
+    "yellow",
 ];
 /// Q13's WORD1 (clause 2.4.13.3).
 pub const Q13_WORD_1: [&str; 4] = ["special", "pending", "unusual", "express"];
@@ -215,7 +300,9 @@ pub fn generate(query: u8, sf: f64, seed: u64, stream: u32) -> QueryParams {
         // DELTA in [60, 120] days.
         1 => vec![Value::Int(rng.range(60, 120))],
         // SIZE in [1, 50]; TYPE a third syllable; REGION.
-        2 => vec![Value::Int(rng.range(1, 50)), Value::Text(rng.pick(&TYPE_SYLLABLE_3)), Value::Text(rng.pick(&REGIONS))],
+        2 => {
+            vec![Value::Int(rng.range(1, 50)), Value::Text(rng.pick(&TYPE_SYLLABLE_3)), Value::Text(rng.pick(&REGIONS))]
+        }
         // SEGMENT; DATE a day of March 1995.
         3 => vec![Value::Text(rng.pick(&SEGMENTS)), Value::Date(1995, 3, rng.range(1, 31) as u8)],
         // DATE the first of a month from January 1993 to October 1997 (58 months).
@@ -233,7 +320,8 @@ pub fn generate(query: u8, sf: f64, seed: u64, stream: u32) -> QueryParams {
         // NATION; REGION is that nation's region; TYPE of three syllables.
         8 => {
             let (nation, region) = NATIONS[rng.index(NATIONS.len())];
-            let part_type = format!("{} {} {}", rng.pick(&TYPE_SYLLABLE_1), rng.pick(&TYPE_SYLLABLE_2), rng.pick(&TYPE_SYLLABLE_3));
+            let part_type =
+                format!("{} {} {}", rng.pick(&TYPE_SYLLABLE_1), rng.pick(&TYPE_SYLLABLE_2), rng.pick(&TYPE_SYLLABLE_3));
             vec![text(nation), text(REGIONS[region]), Value::Text(part_type)]
         }
         // COLOR.
@@ -245,7 +333,11 @@ pub fn generate(query: u8, sf: f64, seed: u64, stream: u32) -> QueryParams {
         // SHIPMODE1 and SHIPMODE2, different; DATE January 1st of 1993..=1997.
         12 => {
             let modes = rng.distinct(0, SHIP_MODES.len() as i64 - 1, 2);
-            vec![text(SHIP_MODES[modes[0] as usize]), text(SHIP_MODES[modes[1] as usize]), Value::Date(rng.range(1993, 1997) as u16, 1, 1)]
+            vec![
+                text(SHIP_MODES[modes[0] as usize]),
+                text(SHIP_MODES[modes[1] as usize]),
+                Value::Date(rng.range(1993, 1997) as u16, 1, 1),
+            ]
         }
         // WORD1; WORD2.
         13 => vec![Value::Text(rng.pick(&Q13_WORD_1)), Value::Text(rng.pick(&Q13_WORD_2))],
@@ -253,12 +345,16 @@ pub fn generate(query: u8, sf: f64, seed: u64, stream: u32) -> QueryParams {
         14 => vec![Value::Date(rng.range(1993, 1997) as u16, rng.range(1, 12) as u8, 1)],
         // BRAND; TYPE the first two syllables; SIZE1..8 distinct in [1, 50].
         16 => {
-            let mut values = vec![brand(rng), Value::Text(format!("{} {}", rng.pick(&TYPE_SYLLABLE_1), rng.pick(&TYPE_SYLLABLE_2)))];
+            let mut values =
+                vec![brand(rng), Value::Text(format!("{} {}", rng.pick(&TYPE_SYLLABLE_1), rng.pick(&TYPE_SYLLABLE_2)))];
             values.extend(rng.distinct(1, 50, 8).into_iter().map(Value::Int));
             values
         }
         // BRAND; CONTAINER of two syllables.
-        17 => vec![brand(rng), Value::Text(format!("{} {}", rng.pick(&CONTAINER_SYLLABLE_1), rng.pick(&CONTAINER_SYLLABLE_2)))],
+        17 => vec![
+            brand(rng),
+            Value::Text(format!("{} {}", rng.pick(&CONTAINER_SYLLABLE_1), rng.pick(&CONTAINER_SYLLABLE_2))),
+        ],
         // QUANTITY in [312, 315].
         18 => vec![Value::Int(rng.range(312, 315))],
         // BRAND1..3 (independent, may repeat); QUANTITY1 in [1, 10], QUANTITY2 in [10, 20], QUANTITY3 in [20, 30].
@@ -449,7 +545,10 @@ mod tests {
                     Value::Decimal(s) => s.clone(),
                     other => panic!("{other:?}"),
                 };
-                assert!(["0.02", "0.03", "0.04", "0.05", "0.06", "0.07", "0.08", "0.09"].contains(&discount.as_str()), "{discount}");
+                assert!(
+                    ["0.02", "0.03", "0.04", "0.05", "0.06", "0.07", "0.08", "0.09"].contains(&discount.as_str()),
+                    "{discount}"
+                );
                 assert!((24..=25).contains(&int(&v[2])));
             }
             7 => assert!(nation(txt(&v[0])) && nation(txt(&v[1])) && v[0] != v[1]),
@@ -457,7 +556,11 @@ mod tests {
                 let (_, region) = NATIONS.iter().find(|(n, _)| *n == txt(&v[0])).expect("a nation");
                 assert_eq!(txt(&v[1]), REGIONS[*region], "Q8's region is its nation's");
                 let syllables: Vec<&str> = txt(&v[2]).split(' ').collect();
-                assert!(syllables.len() == 3 && TYPE_SYLLABLE_1.contains(&syllables[0]) && TYPE_SYLLABLE_2.contains(&syllables[1]));
+                assert!(
+                    syllables.len() == 3
+                        && TYPE_SYLLABLE_1.contains(&syllables[0])
+                        && TYPE_SYLLABLE_2.contains(&syllables[1])
+                );
                 assert!(TYPE_SYLLABLE_3.contains(&syllables[2]));
             }
             9 => assert!(COLORS.contains(&txt(&v[0]))),
@@ -475,7 +578,11 @@ mod tests {
             16 => {
                 assert!(is_brand(txt(&v[0])));
                 let syllables: Vec<&str> = txt(&v[1]).split(' ').collect();
-                assert!(syllables.len() == 2 && TYPE_SYLLABLE_1.contains(&syllables[0]) && TYPE_SYLLABLE_2.contains(&syllables[1]));
+                assert!(
+                    syllables.len() == 2
+                        && TYPE_SYLLABLE_1.contains(&syllables[0])
+                        && TYPE_SYLLABLE_2.contains(&syllables[1])
+                );
                 let sizes: Vec<i64> = v[2..].iter().map(int).collect();
                 assert!(sizes.iter().all(|s| (1..=50).contains(s)) && all_distinct(&sizes), "{sizes:?}");
             }
@@ -488,7 +595,11 @@ mod tests {
             18 => assert!((312..=315).contains(&int(&v[0]))),
             19 => {
                 assert!(v[..3].iter().all(|b| is_brand(txt(b))));
-                assert!((1..=10).contains(&int(&v[3])) && (10..=20).contains(&int(&v[4])) && (20..=30).contains(&int(&v[5])));
+                assert!(
+                    (1..=10).contains(&int(&v[3]))
+                        && (10..=20).contains(&int(&v[4]))
+                        && (20..=30).contains(&int(&v[5]))
+                );
             }
             20 => {
                 assert!(COLORS.contains(&txt(&v[0])) && nation(txt(&v[2])));
@@ -539,14 +650,16 @@ mod tests {
     #[test]
     fn generation_is_deterministic_and_streams_differ() {
         for seed in [0u64, 1, 42, u64::MAX] {
-            let streams: Vec<Vec<QueryParams>> = (0..=40).map(|s| (1..=22).map(|q| generate(q, 1.0, seed, s)).collect()).collect();
+            let streams: Vec<Vec<QueryParams>> =
+                (0..=40).map(|s| (1..=22).map(|q| generate(q, 1.0, seed, s)).collect()).collect();
             for (s, params) in streams.iter().enumerate() {
                 let again: Vec<QueryParams> = (1..=22).map(|q| generate(q, 1.0, seed, s as u32)).collect();
                 assert_eq!(params, &again, "seed {seed} stream {s} is not reproducible");
             }
             assert!(all_distinct(&streams), "seed {seed}: two streams drew the same 22 parameter sets");
         }
-        let seeds: Vec<Vec<QueryParams>> = (0..50).map(|seed| (1..=22).map(|q| generate(q, 1.0, seed, 0)).collect()).collect();
+        let seeds: Vec<Vec<QueryParams>> =
+            (0..50).map(|seed| (1..=22).map(|q| generate(q, 1.0, seed, 0)).collect()).collect();
         assert!(all_distinct(&seeds), "two seeds drew the same parameters");
     }
 

@@ -186,7 +186,11 @@ pub fn substitute(template: &str, p: &QueryParams, stream: u32) -> Result<QueryT
                     match value {
                         Some(v) => current.push_str(&v.to_string()),
                         None => {
-                            return Err(format!("Q{}: placeholder :{number} has no value (the query has {} parameters)", p.query, p.values.len()))
+                            return Err(format!(
+                                "Q{}: placeholder :{number} has no value (the query has {} parameters)",
+                                p.query,
+                                p.values.len()
+                            ))
                         }
                     }
                     i += 1 + digits;
@@ -232,17 +236,28 @@ pub fn substitute(template: &str, p: &QueryParams, stream: u32) -> Result<QueryT
         i += 1;
     }
     statements.push(current);
-    let statements: Vec<String> = statements.into_iter().map(|s| s.trim().to_string()).filter(|s| first_word(s).is_some()).collect();
+    let statements: Vec<String> =
+        statements.into_iter().map(|s| s.trim().to_string()).filter(|s| first_word(s).is_some()).collect();
     let queries: Vec<usize> = statements
         .iter()
         .enumerate()
-        .filter(|(_, s)| first_word(s).is_some_and(|w| w.eq_ignore_ascii_case("select") || w.eq_ignore_ascii_case("with")))
+        .filter(|(_, s)| {
+            first_word(s).is_some_and(|w| w.eq_ignore_ascii_case("select") || w.eq_ignore_ascii_case("with"))
+        })
         .map(|(i, _)| i)
         .collect();
     match queries[..] {
-        [q] => Ok(QueryText { before: statements[..q].to_vec(), query: statements[q].clone(), after: statements[q + 1..].to_vec() }),
+        [q] => Ok(QueryText {
+            before: statements[..q].to_vec(),
+            query: statements[q].clone(),
+            after: statements[q + 1..].to_vec(),
+        }),
         [] => Err(format!("Q{}: no statement returns rows (none starts with SELECT or WITH)", p.query)),
-        _ => Err(format!("Q{}: {} statements start with SELECT or WITH; exactly one is the measured query", p.query, queries.len())),
+        _ => Err(format!(
+            "Q{}: {} statements start with SELECT or WITH; exactly one is the measured query",
+            p.query,
+            queries.len()
+        )),
     }
 }
 
@@ -949,7 +964,8 @@ mod tests {
     /// The placeholder numbers a template uses (outside comments), found by
     /// substituting a marker for every possible value.
     fn placeholders(template: &str) -> BTreeSet<usize> {
-        let markers = QueryParams { query: 0, values: (1..=99).map(|n| Value::Text(format!("\u{1}{n}\u{2}"))).collect() };
+        let markers =
+            QueryParams { query: 0, values: (1..=99).map(|n| Value::Text(format!("\u{1}{n}\u{2}"))).collect() };
         let text = substitute(template, &markers, 0).expect("substitutes");
         let all = [text.before.join(";"), text.query, text.after.join(";")].join(";");
         all.split('\u{1}').skip(1).map(|m| m.split('\u{2}').next().unwrap().parse().unwrap()).collect()
@@ -983,7 +999,11 @@ mod tests {
                     10 => Some(20),
                     _ => None,
                 };
-                assert_eq!(text.query.ends_with(&format!("\n limit {}", limit.unwrap_or(0))), limit.is_some(), "Q{n} {d:?}: row limit");
+                assert_eq!(
+                    text.query.ends_with(&format!("\n limit {}", limit.unwrap_or(0))),
+                    limit.is_some(),
+                    "Q{n} {d:?}: row limit"
+                );
                 assert_eq!(text.query.matches(" limit ").count(), limit.is_some() as usize, "Q{n} {d:?}");
             }
         }
@@ -1023,10 +1043,19 @@ mod tests {
             }
         }
         let q6 = substitute(template(6, Dialect::Mysql), &validation(6, 1.0), 0).unwrap();
-        assert!(q6.query.contains("l_shipdate >= date '1994-01-01'\n   and l_shipdate < date '1994-01-01' + interval 1 year"), "{}", q6.query);
+        assert!(
+            q6.query
+                .contains("l_shipdate >= date '1994-01-01'\n   and l_shipdate < date '1994-01-01' + interval 1 year"),
+            "{}",
+            q6.query
+        );
         assert!(q6.query.contains("between 0.06 - 0.01 and 0.06 + 0.01\n   and l_quantity < 24"), "{}", q6.query);
         let q16 = substitute(template(16, Dialect::Pgsql), &validation(16, 1.0), 0).unwrap();
-        assert!(q16.query.contains("p_brand <> 'Brand#45'") && q16.query.contains("not like 'MEDIUM POLISHED%'"), "{}", q16.query);
+        assert!(
+            q16.query.contains("p_brand <> 'Brand#45'") && q16.query.contains("not like 'MEDIUM POLISHED%'"),
+            "{}",
+            q16.query
+        );
         assert!(q16.query.contains("p_size in (49, 14, 23, 45, 19, 3, 36, 9)"), "{}", q16.query);
         let q1 = substitute(template(1, Dialect::Sqlite), &validation(1, 1.0), 0).unwrap();
         assert!(q1.query.contains("date('1998-12-01', '-90 days')"), "{}", q1.query);
@@ -1037,9 +1066,17 @@ mod tests {
         for d in DIALECTS {
             let text = substitute(template(15, d), &validation(15, 1.0), 3).unwrap();
             assert_eq!(text.before.len(), 1, "{d:?}");
-            assert!(text.before[0].starts_with("create view revenue3 (supplier_no, total_revenue) as\nselect l_suppkey,"), "{}", text.before[0]);
+            assert!(
+                text.before[0].starts_with("create view revenue3 (supplier_no, total_revenue) as\nselect l_suppkey,"),
+                "{}",
+                text.before[0]
+            );
             assert!(text.before[0].contains("'1996-01-01'"), "{}", text.before[0]);
-            assert!(text.query.starts_with("select s_suppkey,") && text.query.contains("from supplier, revenue3\n"), "{}", text.query);
+            assert!(
+                text.query.starts_with("select s_suppkey,") && text.query.contains("from supplier, revenue3\n"),
+                "{}",
+                text.query
+            );
             assert!(text.query.contains("(select max(total_revenue) from revenue3)"), "{}", text.query);
             assert_eq!(text.after, vec!["drop view revenue3".to_string()]);
             let other = substitute(template(15, d), &validation(15, 1.0), 12).unwrap();
@@ -1049,7 +1086,10 @@ mod tests {
 
     #[test]
     fn substitute_rules() {
-        let p = QueryParams { query: 4, values: vec![Value::Date(1994, 1, 1), Value::Int(7), Value::Decimal("0.0100".into())] };
+        let p = QueryParams {
+            query: 4,
+            values: vec![Value::Date(1994, 1, 1), Value::Int(7), Value::Decimal("0.0100".into())],
+        };
         let one = |t: &str| substitute(t, &p, 5).map(|q| q.query);
         // Multi-digit numbers are one placeholder; `:s` only stands alone.
         let ten = QueryParams { query: 16, values: (1..=10).map(Value::Int).collect() };
@@ -1057,7 +1097,10 @@ mod tests {
         let others = one("select ':1', :2 * :3, x:s, :sx, a::text, @v := 1").unwrap();
         assert_eq!(others, "select '1994-01-01', 7 * 0.0100, x5, :sx, a::text, @v := 1");
         // Comments are left alone; quotes may hold `;` and doubled quotes.
-        assert_eq!(one("select 1 -- :9 is not used\n, ';:2''s' /* :9; */").unwrap(), "select 1 -- :9 is not used\n, ';7''s' /* :9; */");
+        assert_eq!(
+            one("select 1 -- :9 is not used\n, ';:2''s' /* :9; */").unwrap(),
+            "select 1 -- :9 is not used\n, ';7''s' /* :9; */"
+        );
         // Missing values are errors.
         assert!(one("select :4").unwrap_err().contains(":4 has no value"), "{:?}", one("select :4"));
         assert!(one("select :0").is_err());
@@ -1094,7 +1137,8 @@ mod tests {
         let Some(dir) = std::env::var_os("DBBENCH_TPCH_SQL_DIR") else {
             panic!("set DBBENCH_TPCH_SQL_DIR to the directory to write the queries to");
         };
-        let sf: f64 = std::env::var("DBBENCH_TPCH_SF").map_or(0.01, |s| s.parse().expect("DBBENCH_TPCH_SF is a number"));
+        let sf: f64 =
+            std::env::var("DBBENCH_TPCH_SF").map_or(0.01, |s| s.parse().expect("DBBENCH_TPCH_SF is a number"));
         let seeds: Vec<u64> = std::env::var("DBBENCH_TPCH_SEEDS")
             .unwrap_or_else(|_| "1,2,3".into())
             .split(',')
@@ -1114,8 +1158,14 @@ mod tests {
                     let p = params(n);
                     let text = substitute(template(n, d), &p, *stream).unwrap();
                     let values: Vec<String> = p.values.iter().map(|v| v.to_string()).collect();
-                    let mut file = format!("-- TPC-H Q{n} ({}), {dialect}, {set}, stream {stream}: {}\n", name(n), values.join(" | "));
-                    for (marker, statements) in [("before", &text.before), ("query", &vec![text.query.clone()]), ("after", &text.after)] {
+                    let mut file = format!(
+                        "-- TPC-H Q{n} ({}), {dialect}, {set}, stream {stream}: {}\n",
+                        name(n),
+                        values.join(" | ")
+                    );
+                    for (marker, statements) in
+                        [("before", &text.before), ("query", &vec![text.query.clone()]), ("after", &text.after)]
+                    {
                         file.push_str(&format!("-- {marker}\n"));
                         for s in statements.iter() {
                             file.push_str(&format!("{s};\n"));

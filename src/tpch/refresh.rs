@@ -85,7 +85,11 @@ pub fn rf1_data(sf: f64, u: u32) -> Rf1Data {
     let (first, end) = index_range(sf, u);
     let (lo, hi) = (base_key(first), base_key(end - 1));
     let rekey = |key: i64| update_key(index_of(key), u);
-    Rf1Data { set: u, orders: rows_between(Table::Orders, sf, lo, hi, &rekey), lineitems: rows_between(Table::Lineitem, sf, lo, hi, &rekey) }
+    Rf1Data {
+        set: u,
+        orders: rows_between(Table::Orders, sf, lo, hi, &rekey),
+        lineitems: rows_between(Table::Lineitem, sf, lo, hi, &rekey),
+    }
 }
 
 /// RF1: the new orders and lineitems, loaded through the driver's bulk
@@ -157,13 +161,17 @@ mod tests {
         let sf = 0.01;
         let (first, end) = index_range(sf, 1);
         let (lo, hi) = (base_key(first), base_key(end - 1));
-        let orders = String::from_utf8(rows_between(Table::Orders, sf, lo, hi, &|k| update_key(index_of(k), 1))).unwrap();
+        let orders =
+            String::from_utf8(rows_between(Table::Orders, sf, lo, hi, &|k| update_key(index_of(k), 1))).unwrap();
         assert_eq!(orders.lines().count(), 15);
         assert!(orders.starts_with("9|"), "key 1 with sequence bits 01: 9; {orders}");
         let lines = String::from_utf8(rows_between(Table::Lineitem, sf, lo, hi, &|k| k)).unwrap();
         // Each order has 1..7 lines; all belong to the range.
         let n = lines.lines().count();
         assert!((15..=105).contains(&n), "{n}");
-        assert!(lines.lines().all(|l| { let k: i64 = l.split('|').next().unwrap().parse().unwrap(); (lo..=hi).contains(&k) }));
+        assert!(lines.lines().all(|l| {
+            let k: i64 = l.split('|').next().unwrap().parse().unwrap();
+            (lo..=hi).contains(&k)
+        }));
     }
 }

@@ -159,7 +159,9 @@ pub fn template(q: &QueryId, dialect: Dialect, dir: Option<&std::path::Path>) ->
     match (file, &q.variant) {
         (Some(f), _) if f.is_file() => std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display())),
         (Some(f), Some(_)) => Err(format!("{} does not exist: a variant needs its template file", f.display())),
-        (None, Some(v)) => Err(format!("query {} names variant '{v}': give the directory of its template with --query-dir", q.label())),
+        (None, Some(v)) => {
+            Err(format!("query {} names variant '{v}': give the directory of its template with --query-dir", q.label()))
+        }
         _ => Ok(queries::template(q.number, dialect).to_string()),
     }
 }
@@ -191,7 +193,11 @@ fn statement(conn: &mut dyn Connection, sql: &str, keep: bool) -> Result<(usize,
 /// Runs `work` under a watchdog that cancels it on the server once `timeout`
 /// has passed (retrying every second while a cancel cannot be delivered).
 /// Returns what `work` returned and whether the watchdog fired.
-pub(crate) fn with_watchdog<T>(canceller: Option<&dyn Canceller>, timeout: Option<Duration>, work: impl FnOnce() -> T) -> (T, bool) {
+pub(crate) fn with_watchdog<T>(
+    canceller: Option<&dyn Canceller>,
+    timeout: Option<Duration>,
+    work: impl FnOnce() -> T,
+) -> (T, bool) {
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let fired = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
@@ -227,7 +233,13 @@ pub(crate) fn with_watchdog<T>(canceller: Option<&dyn Canceller>, timeout: Optio
 /// it, for a view a killed run left behind. Censored (timed out) whenever
 /// the watchdog fired or the timeout passed, even if the query then
 /// finished: a time past the bound is never reported as a time.
-fn execute(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, text: &QueryText, timeout: Option<Duration>, keep: bool) -> (Execution, Option<Answer>) {
+fn execute(
+    conn: &mut dyn Connection,
+    canceller: Option<&dyn Canceller>,
+    text: &QueryText,
+    timeout: Option<Duration>,
+    keep: bool,
+) -> (Execution, Option<Answer>) {
     for sql in &text.after {
         let _ = statement(conn, sql, false);
     }
@@ -255,18 +267,38 @@ fn execute(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, text: &
             let _ = statement(conn, sql, false);
         }
     }
-    let censored = fired || timeout.is_some_and(|t| started.elapsed() >= t && result.as_ref().map_or(true, |r| r.2.duration_since(started) >= t));
+    let censored = fired
+        || timeout.is_some_and(|t| {
+            started.elapsed() >= t && result.as_ref().map_or(true, |r| r.2.duration_since(started) >= t)
+        });
     match result {
         _ if censored => (Execution { seconds: None, timed_out: true, error: None, rows: 0, plan: None }, None),
-        Ok((rows, answer, end)) => (Execution { seconds: Some(end.duration_since(started).as_secs_f64()), timed_out: false, error: None, rows, plan: None }, answer),
-        Err(e) => (Execution { seconds: None, timed_out: false, error: Some(e.to_string()), rows: 0, plan: None }, None),
+        Ok((rows, answer, end)) => (
+            Execution {
+                seconds: Some(end.duration_since(started).as_secs_f64()),
+                timed_out: false,
+                error: None,
+                rows,
+                plan: None,
+            },
+            answer,
+        ),
+        Err(e) => {
+            (Execution { seconds: None, timed_out: false, error: Some(e.to_string()), rows: 0, plan: None }, None)
+        }
     }
 }
 
 /// EXPLAIN output as one text (rows joined by lines, cells by tabs), under
 /// the same timeout as the query (MariaDB may execute derived tables to
 /// explain them).
-fn plan(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, timeout: Option<Duration>, dialect: Dialect, text: &QueryText) -> Option<String> {
+fn plan(
+    conn: &mut dyn Connection,
+    canceller: Option<&dyn Canceller>,
+    timeout: Option<Duration>,
+    dialect: Dialect,
+    text: &QueryText,
+) -> Option<String> {
     for sql in &text.after {
         let _ = statement(conn, sql, false);
     }
@@ -277,7 +309,11 @@ fn plan(conn: &mut dyn Connection, canceller: Option<&dyn Canceller>, timeout: O
             }
         }
         statement(conn, &queries::explain(dialect, &text.query), true).ok().and_then(|(_, a, _)| a).map(|a| {
-            a.rows.iter().map(|r| r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("\t")).collect::<Vec<_>>().join("\n")
+            a.rows
+                .iter()
+                .map(|r| r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect::<Vec<_>>().join("\t"))
+                .collect::<Vec<_>>()
+                .join("\n")
         })
     });
     for sql in &text.after {
@@ -320,9 +356,16 @@ fn plan_shape(p: &str) -> String {
 }
 
 /// Runs query `q` of `stream` with its warmups and repeats on `conn`.
-pub fn run_query(conn: &mut dyn Connection, dialect: Dialect, q: &QueryId, stream: u32, o: &RunOptions) -> Result<QueryResult, String> {
+pub fn run_query(
+    conn: &mut dyn Connection,
+    dialect: Dialect,
+    q: &QueryId,
+    stream: u32,
+    o: &RunOptions,
+) -> Result<QueryResult, String> {
     let p = parameters(q.number, o.params, o.sf, stream);
-    let text = queries::substitute(&template(q, dialect, o.query_dir.as_deref())?, &p, stream).map_err(|e| format!("{}: {e}", q.label()))?;
+    let text = queries::substitute(&template(q, dialect, o.query_dir.as_deref())?, &p, stream)
+        .map_err(|e| format!("{}: {e}", q.label()))?;
     let canceller = conn.canceller();
     let mut result = QueryResult {
         query: q.label(),
@@ -426,7 +469,13 @@ pub fn throughput_at_size(sf: f64, streams: u32, elapsed_s: f64) -> f64 {
 }
 
 /// Runs `queries` of `stream` in order on one connection (a power test is stream 0).
-pub fn run_stream(driver: &dyn Driver, dialect: Dialect, queries: &[QueryId], stream: u32, o: &RunOptions) -> Result<Vec<QueryResult>, String> {
+pub fn run_stream(
+    driver: &dyn Driver,
+    dialect: Dialect,
+    queries: &[QueryId],
+    stream: u32,
+    o: &RunOptions,
+) -> Result<Vec<QueryResult>, String> {
     let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
     let mut out = Vec::new();
     for q in queries {
@@ -471,7 +520,13 @@ mod tests {
             executions: secs
                 .iter()
                 .enumerate()
-                .map(|(i, s)| Execution { seconds: *s, timed_out: s.is_none(), error: None, rows: 1, plan: plans.get(i).map(|p| p.to_string()) })
+                .map(|(i, s)| Execution {
+                    seconds: *s,
+                    timed_out: s.is_none(),
+                    error: None,
+                    rows: 1,
+                    plan: plans.get(i).map(|p| p.to_string()),
+                })
                 .collect(),
             seconds: None,
             min_s: None,
@@ -492,7 +547,10 @@ mod tests {
         let r = finish(result(&[Some(3.0), None], &[]), Method::Average);
         assert!(r.timed_out && r.seconds.is_none() && r.min_s == Some(3.0));
         // Best plan: two repeats of plan A (rows estimate differs) at 4 s, one of plan B at 1 s.
-        let r = finish(result(&[Some(4.0), Some(1.0), Some(4.0)], &["scan t rows=100", "index t rows=5", "scan t rows=120"]), Method::BestPlan);
+        let r = finish(
+            result(&[Some(4.0), Some(1.0), Some(4.0)], &["scan t rows=100", "index t rows=5", "scan t rows=120"]),
+            Method::BestPlan,
+        );
         assert_eq!(r.seconds, Some(1.0));
         assert_eq!(plan_shape("Seq Scan (cost=0.00..1.5 rows=120)"), "Seq Scan (cost=#..# rows=#)");
     }

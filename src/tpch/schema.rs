@@ -88,7 +88,16 @@ pub enum Table {
 }
 
 /// Every table, referenced tables before those that reference them.
-pub const TABLES: [Table; 8] = [Table::Region, Table::Nation, Table::Supplier, Table::Customer, Table::Part, Table::Partsupp, Table::Orders, Table::Lineitem];
+pub const TABLES: [Table; 8] = [
+    Table::Region,
+    Table::Nation,
+    Table::Supplier,
+    Table::Customer,
+    Table::Part,
+    Table::Partsupp,
+    Table::Orders,
+    Table::Lineitem,
+];
 
 use ColumnType::*;
 
@@ -116,7 +125,9 @@ impl Table {
     pub fn columns(self) -> &'static [(&'static str, ColumnType)] {
         match self {
             Table::Region => &[("r_regionkey", Integer), ("r_name", Char(25)), ("r_comment", Varchar(152))],
-            Table::Nation => &[("n_nationkey", Integer), ("n_name", Char(25)), ("n_regionkey", Integer), ("n_comment", Varchar(152))],
+            Table::Nation => {
+                &[("n_nationkey", Integer), ("n_name", Char(25)), ("n_regionkey", Integer), ("n_comment", Varchar(152))]
+            }
             Table::Supplier => &[
                 ("s_suppkey", Integer),
                 ("s_name", Char(25)),
@@ -207,7 +218,9 @@ impl Table {
             Table::Nation => &[(&["n_regionkey"], Table::Region, &["r_regionkey"])],
             Table::Supplier => &[(&["s_nationkey"], Table::Nation, &["n_nationkey"])],
             Table::Customer => &[(&["c_nationkey"], Table::Nation, &["n_nationkey"])],
-            Table::Partsupp => &[(&["ps_partkey"], Table::Part, &["p_partkey"]), (&["ps_suppkey"], Table::Supplier, &["s_suppkey"])],
+            Table::Partsupp => {
+                &[(&["ps_partkey"], Table::Part, &["p_partkey"]), (&["ps_suppkey"], Table::Supplier, &["s_suppkey"])]
+            }
             Table::Orders => &[(&["o_custkey"], Table::Customer, &["c_custkey"])],
             Table::Lineitem => &[
                 (&["l_orderkey"], Table::Orders, &["o_orderkey"]),
@@ -243,7 +256,8 @@ impl Table {
     /// `engine` is a MariaDB/MySQL storage engine (`ENGINE=...`), ignored
     /// elsewhere.
     pub fn create(self, dialect: Dialect, with_key: bool, engine: Option<&str>) -> String {
-        let mut cols: Vec<String> = self.columns().iter().map(|(n, t)| format!("  {n} {} NOT NULL", t.sql_type(dialect))).collect();
+        let mut cols: Vec<String> =
+            self.columns().iter().map(|(n, t)| format!("  {n} {} NOT NULL", t.sql_type(dialect))).collect();
         if with_key {
             cols.push(format!("  PRIMARY KEY ({})", self.primary_key().join(", ")));
         }
@@ -298,7 +312,10 @@ impl Table {
 
     /// The secondary indexes.
     pub fn create_indexes(self) -> Vec<String> {
-        self.indexes().iter().map(|(name, cols)| format!("CREATE INDEX {name} ON {} ({})", self.name(), cols.join(", "))).collect()
+        self.indexes()
+            .iter()
+            .map(|(name, cols)| format!("CREATE INDEX {name} ON {} ({})", self.name(), cols.join(", ")))
+            .collect()
     }
 }
 
@@ -309,14 +326,31 @@ mod tests {
     #[test]
     fn ddl_per_dialect() {
         let my = Table::Orders.create(Dialect::Mysql, true, Some("InnoDB"));
-        assert!(my.starts_with("CREATE TABLE orders (\n  o_orderkey BIGINT NOT NULL,\n  o_custkey INTEGER NOT NULL,"), "{my}");
-        assert!(my.contains("  o_totalprice DECIMAL(15,2) NOT NULL,") && my.contains("  o_orderdate DATE NOT NULL,"), "{my}");
+        assert!(
+            my.starts_with("CREATE TABLE orders (\n  o_orderkey BIGINT NOT NULL,\n  o_custkey INTEGER NOT NULL,"),
+            "{my}"
+        );
+        assert!(
+            my.contains("  o_totalprice DECIMAL(15,2) NOT NULL,") && my.contains("  o_orderdate DATE NOT NULL,"),
+            "{my}"
+        );
         assert!(my.ends_with("  PRIMARY KEY (o_orderkey)\n) ENGINE=InnoDB"), "{my}");
         let sq = Table::Orders.create(Dialect::Sqlite, false, Some("InnoDB"));
-        assert!(sq.contains("  o_totalprice REAL NOT NULL,") && sq.contains("  o_orderdate TEXT NOT NULL,") && !sq.contains("PRIMARY KEY"), "{sq}");
+        assert!(
+            sq.contains("  o_totalprice REAL NOT NULL,")
+                && sq.contains("  o_orderdate TEXT NOT NULL,")
+                && !sq.contains("PRIMARY KEY"),
+            "{sq}"
+        );
         assert!(sq.ends_with(")"), "no engine outside MariaDB/MySQL: {sq}");
-        assert_eq!(Table::Lineitem.add_primary_key(Dialect::Pgsql), "ALTER TABLE lineitem ADD PRIMARY KEY (l_orderkey, l_linenumber)");
-        assert_eq!(Table::Lineitem.add_primary_key(Dialect::Sqlite), "CREATE UNIQUE INDEX pk_lineitem ON lineitem (l_orderkey, l_linenumber)");
+        assert_eq!(
+            Table::Lineitem.add_primary_key(Dialect::Pgsql),
+            "ALTER TABLE lineitem ADD PRIMARY KEY (l_orderkey, l_linenumber)"
+        );
+        assert_eq!(
+            Table::Lineitem.add_primary_key(Dialect::Sqlite),
+            "CREATE UNIQUE INDEX pk_lineitem ON lineitem (l_orderkey, l_linenumber)"
+        );
         assert_eq!(
             Table::Lineitem.add_foreign_keys(Dialect::Mysql)[1],
             "ALTER TABLE lineitem ADD CONSTRAINT fk_lineitem_2 FOREIGN KEY (l_partkey, l_suppkey) REFERENCES partsupp (ps_partkey, ps_suppkey)"

@@ -98,7 +98,11 @@ pub fn dbbench(args: &[&str]) -> Run {
 pub fn tempdir(tag: &str) -> std::path::PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let d = std::env::temp_dir().join(format!("dbbench-test-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let d = std::env::temp_dir().join(format!(
+        "dbbench-test-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create temp dir");
     d
@@ -110,7 +114,9 @@ pub fn server_env(name: &str) -> Option<String> {
     match std::env::var(name) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            if std::env::var("CI").as_deref() == Ok("true") || std::env::var("DBBENCH_TEST_REQUIRE_SERVERS").as_deref() == Ok("1") {
+            if std::env::var("CI").as_deref() == Ok("true")
+                || std::env::var("DBBENCH_TEST_REQUIRE_SERVERS").as_deref() == Ok("1")
+            {
                 panic!("{name} is not set: CI must start the test servers (scripts/servers.sh up)");
             }
             eprintln!("skipped: {name} not set (start servers with scripts/servers.sh up DIR and source DIR/env)");
@@ -207,7 +213,9 @@ pub fn args<'a>(base: &'a [String], extra: &[&'a str]) -> Vec<&'a str> {
 /// Whether MariaDB and PostgreSQL server binaries are installed (the lab
 /// starts its own servers). Missing under CI=true is a failure.
 pub fn have_server_binaries() -> bool {
-    let pg = std::fs::read_dir("/usr/lib/postgresql").map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists())).unwrap_or(false);
+    let pg = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists()))
+        .unwrap_or(false);
     let found = std::path::Path::new("/usr/sbin/mariadbd").exists() && pg;
     if !found {
         if std::env::var("CI").as_deref() == Ok("true") {
@@ -226,7 +234,8 @@ pub struct Managed {
 
 impl Managed {
     pub fn start(dir: &std::path::Path, kind: &str, options: &[&str]) -> Managed {
-        let mut args = vec!["server", "start", "--kind", kind, "--dir", dir.to_str().unwrap(), "--timeout", "120", "--"];
+        let mut args =
+            vec!["server", "start", "--kind", kind, "--dir", dir.to_str().unwrap(), "--timeout", "120", "--"];
         args.extend(options);
         let r = dbbench_in(dir.parent().unwrap(), &args);
         assert_eq!(r.code, 0, "server start: {}{}", r.stdout, r.stderr);
@@ -247,7 +256,21 @@ impl Managed {
         let info = self.info();
         let port = info["port"].as_u64().unwrap().to_string();
         let out = Command::new("psql")
-            .args(["-X", "-q", "-At", "-h", info["socket"].as_str().unwrap(), "-p", &port, "-U", "sbtest", "-d", "sbtest", "-c", sql])
+            .args([
+                "-X",
+                "-q",
+                "-At",
+                "-h",
+                info["socket"].as_str().unwrap(),
+                "-p",
+                &port,
+                "-U",
+                "sbtest",
+                "-d",
+                "sbtest",
+                "-c",
+                sql,
+            ])
             .output()
             .expect("psql");
         assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
@@ -259,21 +282,31 @@ impl Managed {
     }
 
     pub fn mysql(&self) -> mysql::Conn {
-        mysql::Conn::new(mysql::OptsBuilder::new().socket(Some(self.socket())).user(Some("sbtest")).db_name(Some("sbtest"))).unwrap()
+        mysql::Conn::new(
+            mysql::OptsBuilder::new().socket(Some(self.socket())).user(Some("sbtest")).db_name(Some("sbtest")),
+        )
+        .unwrap()
     }
 }
 
 impl Drop for Managed {
     fn drop(&mut self) {
         // Never panics (a panic while a failed test unwinds would abort the run).
-        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench")).args(["server", "stop", "--dir"]).arg(&self.dir).output();
+        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+            .args(["server", "stop", "--dir"])
+            .arg(&self.dir)
+            .output();
     }
 }
 
 /// Runs openssl (Debian package openssl) with `args` in `dir`; panics with
 /// its stderr on failure.
 pub fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl (Debian package openssl) must be installed");
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl (Debian package openssl) must be installed");
     assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -298,6 +331,25 @@ pub fn test_certificates(parent: &std::path::Path) -> std::path::PathBuf {
     a.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
     openssl(dir, &a);
     std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n").unwrap();
-    openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
     certs
 }
