@@ -93,6 +93,7 @@ pub struct CachingMalloc;
 unsafe impl GlobalAlloc for CachingMalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: `layout` is the caller's, valid for a large block; malloc's contract applies.
         let Some(c) = class(layout) else { return unsafe { large_alloc(layout) } };
         let cached = CACHE
             .try_with(|cache| {
@@ -126,6 +127,7 @@ unsafe impl GlobalAlloc for CachingMalloc {
         // SAFETY: as alloc; then the block is zeroed.
         let p = unsafe { self.alloc(layout) };
         if !p.is_null() {
+            // SAFETY: `p` was just allocated with `layout.size()` bytes and is not null.
             unsafe { ptr::write_bytes(p, 0, layout.size()) };
         }
         p
@@ -166,11 +168,13 @@ unsafe impl GlobalAlloc for CachingMalloc {
             // Same class: the block already has the room.
             (Some(a), Some(b)) if a == b => p,
             // Both large: let malloc grow or move it in place.
+            // SAFETY: `p` came from malloc (large class) with `layout`; realloc keeps its contents.
             (None, None) if layout.align() <= GRAIN => unsafe { libc::realloc(p.cast(), new_size).cast() },
             _ => {
                 // SAFETY: as alloc/dealloc; copies what both blocks hold.
                 let q = unsafe { self.alloc(new_layout) };
                 if !q.is_null() {
+                    // SAFETY: `q` and `p` are distinct live blocks of at least `min(old, new)` bytes.
                     unsafe {
                         ptr::copy_nonoverlapping(p, q, layout.size().min(new_size));
                         self.dealloc(p, layout);

@@ -32,6 +32,7 @@ fn own_for_postgres(dir: &Path, files: &[&str]) {
     use std::os::unix::fs::PermissionsExt;
     for f in files {
         std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600)).unwrap();
+        // SAFETY: geteuid(2) has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             let st = Command::new("chown").arg("postgres").arg(dir.join(f)).status().unwrap();
             assert!(st.success());

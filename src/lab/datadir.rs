@@ -642,6 +642,7 @@ mod tests {
         std::os::unix::fs::symlink("db1/t1.ibd", root.join("link")).unwrap();
         std::os::unix::fs::symlink("/nonexistent/target", root.join("dangling")).unwrap();
         let fifo = cpath(&root.join("fifo")).unwrap();
+        // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o640) }, 0);
         chmod(&root.join("ib_logfile0"), 0o640);
         chmod(&root.join("db1/t2.ibd"), 0o400);

@@ -23,7 +23,9 @@ pub mod sysinfo;
 pub fn rfc3339_now() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs() as libc::time_t;
+    // SAFETY: `tm` is plain old data, all-zero is a valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: `secs` and `tm` are valid for the call; gmtime_r is thread-safe.
     unsafe { libc::gmtime_r(&secs, &mut tm) };
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

@@ -163,6 +163,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     };
     lab.stop_leftover();
 
+    // SAFETY: the handlers only store into atomics, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
@@ -269,6 +270,7 @@ fn lock(workdir: &Path) -> Result<std::fs::File, String> {
         .write(true)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: `f` is an open file whose descriptor outlives the call.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         return Err(format!(
             "{} is in use by another dbbench lab run; wait for it or use another --workdir",
@@ -378,12 +380,14 @@ impl Lab<'_> {
         };
         if matches(pid) {
             eprintln!("stopping the server (pid {pid}) an interrupted lab run left behind");
+            // SAFETY: kill(2) on a pid whose command line we just matched; no memory is touched.
             unsafe { libc::kill(pid, libc::SIGTERM) };
             let t = Instant::now();
             while matches(pid) && t.elapsed() < Duration::from_secs(60) {
                 std::thread::sleep(Duration::from_millis(100));
             }
             if matches(pid) {
+                // SAFETY: as above.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
                 std::thread::sleep(Duration::from_millis(500));
             }
@@ -1195,6 +1199,7 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).envs(env.iter().map(|(k, v)| (k, v))).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    // SAFETY: the closure only calls prctl(2), which is async-signal-safe between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

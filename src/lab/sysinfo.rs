@@ -102,6 +102,7 @@ fn read(path: impl AsRef<Path>) -> Option<String> {
 fn uname() -> Option<(String, String, String)> {
     // SAFETY: utsname is plain old data; uname fills it in.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
     if unsafe { libc::uname(&mut u) } != 0 {
         return None;
     }

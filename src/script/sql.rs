@@ -521,6 +521,7 @@ unsafe fn with_param(param: *const c_void, f: impl FnOnce(&mut ParamSlot)) {
 /// As [`with_param`].
 #[no_mangle]
 pub unsafe extern "C" fn dbbench_param_set_number(param: *const c_void, v: f64) {
+    // SAFETY: the caller's contract is with_param's (a live parameter from the prelude).
     unsafe { with_param(param, |p| p.value = to_kind(p.kind, v)) }
 }
 
@@ -531,6 +532,7 @@ pub unsafe extern "C" fn dbbench_param_set_number(param: *const c_void, v: f64) 
 /// As [`with_param`].
 #[no_mangle]
 pub unsafe extern "C" fn dbbench_param_set_int64(param: *const c_void, v: i64) {
+    // SAFETY: as dbbench_param_set_number.
     unsafe {
         with_param(param, |p| {
             p.value = match p.kind {
@@ -554,6 +556,7 @@ pub unsafe extern "C" fn dbbench_param_set_string(param: *const c_void, s: *cons
     }
     // SAFETY: the caller passes a Lua string and its length.
     let bytes = unsafe { std::slice::from_raw_parts(s, len) };
+    // SAFETY: as dbbench_param_set_number.
     unsafe { with_param(param, |p| p.set_bytes(bytes)) }
 }
 
@@ -563,6 +566,7 @@ pub unsafe extern "C" fn dbbench_param_set_string(param: *const c_void, s: *cons
 /// As [`with_param`].
 #[no_mangle]
 pub unsafe extern "C" fn dbbench_param_set_null(param: *const c_void) {
+    // SAFETY: as dbbench_param_set_number.
     unsafe { with_param(param, |p| p.value = DbValue::Null) }
 }
 
