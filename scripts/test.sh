@@ -3,8 +3,9 @@
 #
 #   scripts/test.sh [extra cargo test args...]
 #
-# Installs the Debian packages it needs when missing (as root), builds the
-# release binary, starts throwaway MariaDB and PostgreSQL servers in a temp
+# Checks formatting (cargo fmt --check) and lints (cargo clippy -D warnings)
+# first, installs the Debian packages it needs when missing (as root), builds
+# the release binary, starts throwaway MariaDB and PostgreSQL servers in a temp
 # dir (scripts/servers.sh), runs `cargo test --release` against them, and
 # always stops the servers and removes the temp dir.  Exits with cargo test's
 # status.
@@ -38,6 +39,23 @@ phase() {   # end the current phase (printing its duration), start "$1"
     PHASE=${1:-} PHASE_START=$t
     if [ -n "$PHASE" ]; then log "== $PHASE"; fi
 }
+
+# ------------------------------------------------------------ lint
+# First, so that an unformatted or lint-failing change fails in seconds,
+# before any package is installed or server started.
+if [ "${DBBENCH_SKIP_CARGO:-}" != 1 ]; then
+    if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+        # shellcheck disable=SC1091
+        . "$HOME/.cargo/env"
+    fi
+    command -v cargo >/dev/null 2>&1 || die "cargo not found; install Rust (https://rustup.rs)"
+    phase lint
+    cargo fmt --check >/dev/null || die "the code is not formatted as rustfmt.toml says: run cargo fmt (cargo fmt --check shows the difference)"
+    LINT_LOCKED=()
+    [ -f Cargo.lock ] && LINT_LOCKED=(--locked)
+    cargo clippy --all-targets "${LINT_LOCKED[@]}" -- -D warnings ||
+        die "cargo clippy --all-targets -- -D warnings failed: fix the warnings above"
+fi
 
 # ------------------------------------------------------------ packages
 missing_tools() {
@@ -82,11 +100,6 @@ export DBBENCH_BIN=$TARGET_DIR/release/dbbench
 LOCKED=()
 [ -f Cargo.lock ] && LOCKED=(--locked)
 if [ "${DBBENCH_SKIP_CARGO:-}" != 1 ]; then
-    if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
-        # shellcheck disable=SC1091
-        . "$HOME/.cargo/env"
-    fi
-    command -v cargo >/dev/null 2>&1 || die "cargo not found; install Rust (https://rustup.rs)"
     phase build
     # Built before the servers start: on small machines the compiler and the
     # servers would otherwise compete for CPU.
