@@ -14,8 +14,10 @@ mod progress;
 mod querydiff;
 mod rand;
 mod report;
+mod safe_fs;
 mod sched;
 mod script;
+mod secret;
 mod stats;
 mod syscall;
 mod tpch;
@@ -84,6 +86,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         Ok(u) => u,
         Err(e) => return usage_error(&e),
     };
+    driver::passwords_from_env(&mut opts);
     if opts.bool("help") {
         print!("{}", cli::help_text());
         return ExitCode::SUCCESS;

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, tempdir, test_certificates, Managed};
+use common::{dbbench_in_env, have_server_binaries, tempdir, test_certificates, Managed};
 use std::path::Path;
 
 #[test]
@@ -17,6 +17,14 @@ fn tls_sessions_ciphers_and_ca_check() {
     }
     let dir = tempdir("mysql-tls");
     let certs = test_certificates(&dir);
+    // As root, dbbench runs MariaDB as the mysql OS user, which must read its key.
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        for f in ["server.key", "server.crt", "ca.crt"] {
+            let st = std::process::Command::new("chown").arg("mysql").arg(certs.join(f)).status().unwrap();
+            assert!(st.success());
+        }
+    }
     let opts = [
         format!("--ssl-cert={}", certs.join("server.crt").display()),
         format!("--ssl-key={}", certs.join("server.key").display()),
@@ -25,6 +33,7 @@ fn tls_sessions_ciphers_and_ca_check() {
     ];
     let server = Managed::start(&dir.join("srv"), "mariadb", &opts.iter().map(String::as_str).collect::<Vec<_>>());
     let port = server.info()["port"].as_u64().unwrap().to_string();
+    let password = server.password();
     let script = dir.join("cipher.lua");
     std::fs::write(
         &script,
@@ -45,7 +54,9 @@ fn tls_sessions_ciphers_and_ca_check() {
         a.extend(extra.iter().map(|s| s.to_string()));
         a.push(script.display().to_string());
         a.push("run".into());
-        dbbench_in(cwd, &a.iter().map(String::as_str).collect::<Vec<_>>())
+        // Over TCP the benchmark account needs the server's password (the socket does not).
+        let env = [("DBBENCH_MYSQL_PASSWORD", Some(password.as_str()))];
+        dbbench_in_env(cwd, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env)
     };
     let cipher = |r: &common::Run| r.stdout.lines().find_map(|l| l.strip_prefix("cipher=")).map(str::to_string);
     let mut failures = Vec::new();

@@ -63,7 +63,11 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     let ca = certs.join("ca.crt").display().to_string();
     let other = certs.join("other.crt").display().to_string();
     // One run of ssl.lua; no mode or root given: dbbench's defaults.
+    // Over TCP the benchmark account needs the server's password (the socket does not).
+    let password = server.password();
     let run_env = |host: &str, mode: Option<&str>, root: &str, env: &[(&str, Option<&str>)]| {
+        let mut env = env.to_vec();
+        env.push(("DBBENCH_PGSQL_PASSWORD", Some(password.as_str())));
         let mut a = vec![
             "--db-driver=pgsql".to_string(),
             format!("--pgsql-host={host}"),
@@ -79,7 +83,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
         }
         a.push("ssl.lua".into());
         a.push("run".into());
-        dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), env)
+        dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env)
     };
     let run = |host: &str, mode: &str, root: &str| run_env(host, Some(mode), root, &[]);
     let cases: [(&str, &str, &str, Result<&str, &str>); 10] = [
@@ -178,7 +182,7 @@ fn sslmodes_connect_or_refuse_as_libpq_does() {
     for (from, to) in [("p521.crt", &crt), ("p521.key", &key)] {
         std::fs::write(to, std::fs::read(certs.join(from)).unwrap()).unwrap();
     }
-    server.psql("SELECT pg_reload_conf()");
+    server.psql_admin("SELECT pg_reload_conf()");
     // The reload is asynchronous: wait (bounded) until require stops working.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while run("127.0.0.1", "require", "").code == 0 && std::time::Instant::now() < deadline {
@@ -250,16 +254,17 @@ fn client_certificate_authenticates() {
         Managed::start(&dir.join("pg"), "postgresql", &ssl_opts.iter().map(String::as_str).collect::<Vec<_>>());
     let info = server.info();
     let port = info["port"].as_u64().unwrap().to_string();
-    server.psql("CREATE ROLE certuser LOGIN");
+    let password = server.password();
+    server.psql_admin("CREATE ROLE certuser LOGIN");
     // certuser over TCP: a certificate or nothing (first matching line wins).
-    let hba = server.psql("SHOW hba_file");
+    let hba = server.psql_admin("SHOW hba_file");
     let old = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(
         &hba,
         format!("hostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\n{old}"),
     )
     .unwrap();
-    server.psql("SELECT pg_reload_conf()");
+    server.psql_admin("SELECT pg_reload_conf()");
     std::fs::write(
         dir.join("dn.lua"),
         "function thread_init() con = sysbench.sql.driver():connect() end\n\
@@ -283,7 +288,13 @@ fn client_certificate_authenticates() {
         // No certificate from the machine's own settings: HOME is the
         // test's directory, and libpq's variables are unset.
         let home = dir.display().to_string();
-        let env = [("HOME", Some(home.as_str())), ("PGSSLCERT", None), ("PGSSLKEY", None)];
+        // sbtest (the stray-certificate case) needs the server's password over TCP.
+        let env = [
+            ("HOME", Some(home.as_str())),
+            ("PGSSLCERT", None),
+            ("PGSSLKEY", None),
+            ("DBBENCH_PGSQL_PASSWORD", Some(password.as_str())),
+        ];
         dbbench_in_env(&dir, &a.iter().map(String::as_str).collect::<Vec<_>>(), &env)
     };
     let with_cert = [

@@ -519,6 +519,29 @@ pub fn create(name: &str, opts: &crate::options::Options) -> Result<std::sync::A
     Ok(std::sync::Arc::from(d))
 }
 
+/// Takes `--mysql-password` / `--pgsql-password` from the environment when
+/// the command line (or a config file) did not give them, so a password
+/// never has to be in a process's argv, where every local user can read it
+/// (`ps`, `/proc/PID/cmdline`). Precedence: the option, then
+/// `DBBENCH_MYSQL_PASSWORD` / `DBBENCH_PGSQL_PASSWORD` (what `dbbench lab`
+/// sets for its runs), then the clients' own `MYSQL_PWD` / `PGPASSWORD`. A
+/// variable set to the empty string counts: no password, and the ones
+/// after it are not looked at.
+pub fn passwords_from_env(opts: &mut crate::options::Options) {
+    use crate::secret::{MYSQL_NATIVE_ENV, MYSQL_PASSWORD_ENV, PGSQL_NATIVE_ENV, PGSQL_PASSWORD_ENV};
+    for (option, vars) in [
+        ("mysql_password", [MYSQL_PASSWORD_ENV, MYSQL_NATIVE_ENV]),
+        ("pgsql_password", [PGSQL_PASSWORD_ENV, PGSQL_NATIVE_ENV]),
+    ] {
+        if opts.given(option) {
+            continue;
+        }
+        if let Some(v) = vars.iter().find_map(|k| std::env::var(k).ok()) {
+            opts.set(option, &v);
+        }
+    }
+}
+
 /// Options of every driver (for option parsing and `--help`).
 pub fn all_options() -> Vec<crate::options::OptionSpec> {
     let mut v = sqlite::generic_options();

@@ -42,7 +42,12 @@ pub fn options() -> Vec<OptionSpec> {
         OptionSpec::new("mysql_port", OptKind::List, "3306", "MySQL server port(s), combined with every host"),
         OptionSpec::new("mysql_socket", OptKind::List, "", "MySQL unix socket file(s); when set, hosts and ports are ignored"),
         OptionSpec::new("mysql_user", OptKind::String, "sbtest", "MySQL user"),
-        OptionSpec::new("mysql_password", OptKind::String, "", "MySQL password"),
+        OptionSpec::new(
+            "mysql_password",
+            OptKind::String,
+            "",
+            "MySQL password (else from the environment: DBBENCH_MYSQL_PASSWORD, then MYSQL_PWD; keeps it out of ps)",
+        ),
         OptionSpec::new("mysql_db", OptKind::String, "sbtest", "MySQL database name"),
         OptionSpec::new(
             "mysql_ssl",

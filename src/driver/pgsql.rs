@@ -38,7 +38,12 @@ pub fn options() -> Vec<OptionSpec> {
         OptionSpec::new("pgsql_host", OptKind::String, "localhost", "PostgreSQL server host, or a unix socket directory (starting with /)"),
         OptionSpec::new("pgsql_port", OptKind::Int, "5432", "PostgreSQL server port"),
         OptionSpec::new("pgsql_user", OptKind::String, "sbtest", "PostgreSQL user"),
-        OptionSpec::new("pgsql_password", OptKind::String, "", "PostgreSQL password"),
+        OptionSpec::new(
+            "pgsql_password",
+            OptKind::String,
+            "",
+            "PostgreSQL password (else from the environment: DBBENCH_PGSQL_PASSWORD, then PGPASSWORD; keeps it out of ps)",
+        ),
         OptionSpec::new("pgsql_db", OptKind::String, "sbtest", "PostgreSQL database name"),
         OptionSpec::new(
             "pgsql_sslmode",

@@ -38,7 +38,7 @@ pub fn main(args: &[String]) -> ExitCode {
     match run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("dbbench lab: {e}");
+            eprintln!("dbbench lab: {}", crate::secret::redact(&e));
             ExitCode::from(1)
         }
     }

@@ -27,6 +27,7 @@ use crate::lab::{rfc3339_now, sql};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +47,10 @@ pub struct RunOptions {
     /// Keep data directories and snapshots after the experiment finishes.
     pub keep_data: bool,
 }
+
+/// The benchmark account's TCP password of a managed server, in the
+/// environment of hooks and command workloads (docs/lab.md).
+const SERVER_PASSWORD_ENV: &str = "DBBENCH_SERVER_PASSWORD";
 
 /// Set by SIGINT/SIGTERM: finish nothing more, keep state for `--resume`.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -82,11 +87,16 @@ pub fn preflight(spec: &Spec) -> Result<(), String> {
 pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     preflight(spec)?;
     let (store_path, base) = default_paths(spec, o);
+    // Private before anything is written in it (the store may be in it):
+    // nobody else may plant anything where the lab writes. As root
+    // searchable (not readable), so the servers' OS users reach their data.
+    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+    crate::safe_fs::private_dir_all(&base, mode, "the lab's work directory")?;
     let store = Store::open(&store_path.to_string_lossy())?;
     // Messages from here on name the store with any URL password hidden.
     let store_path = PathBuf::from(store.location());
     // Passwords in the spec (DSNs, password options) never reach the store.
-    let stored_text = crate::lab::spec::redact_text(&spec.text);
+    let stored_text = crate::secret::redact(&spec.text);
     let hash = spec_hash(&stored_text);
     let experiment = match store.latest_experiment(&spec.name)? {
         Some(e) if e.status != "finished" && !o.new => {
@@ -139,11 +149,9 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         }
     };
     let workdir = base.join(format!("{}-{experiment}", spec.name));
-    std::fs::create_dir_all(&workdir)
-        .map_err(|e| format!("{}: cannot create the lab's work directory: {e}", workdir.display()))?;
-    // PostgreSQL runs as `postgres` when we are root; it must reach its data.
-    let _ = std::fs::set_permissions(&workdir, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    crate::safe_fs::private_dir(&workdir, mode, "the lab's work directory")?;
     let _lock = lock(&workdir)?;
+    let server_password = server_password(&workdir)?;
 
     let mut config_ids = Vec::new();
     for (i, c) in spec.configurations.iter().enumerate() {
@@ -154,7 +162,8 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         store,
         experiment,
         workdir: workdir.clone(),
-        rundir: short_rundir(&workdir),
+        rundir: PathBuf::new(),
+        server_password,
         exe: std::env::current_exe().map_err(|e| format!("cannot find the dbbench binary: {e}"))?,
         config_ids,
         live: None,
@@ -162,6 +171,12 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         warned_cache: false,
     };
     lab.stop_leftover();
+    remove_stale_rundir(&workdir);
+    lab.rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
+        run_dir(&workdir, spec.configurations.len())?
+    } else {
+        workdir.join("run")
+    };
 
     // SAFETY: the handlers only store into atomics, which is async-signal-safe.
     unsafe {
@@ -204,6 +219,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         }
     }
     lab.stop_server();
+    if !lab.rundir.starts_with(&lab.workdir) {
+        // A temporary one under /tmp: its logs are stored (`server_log` events).
+        remove_stale_rundir(&lab.workdir);
+    }
     if INTERRUPTED.load(Ordering::SeqCst) {
         lab.store.set_experiment_status(experiment, "interrupted")?;
         eprintln!(
@@ -252,11 +271,63 @@ fn spec_hash(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// Unix sockets must fit in 108 bytes, so they live in a short directory
-/// under /tmp named after the work directory.
-fn short_rundir(workdir: &Path) -> PathBuf {
-    let abs = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
-    PathBuf::from("/tmp").join(format!("dbbench-{}", &spec_hash(&abs.to_string_lossy())[..10]))
+/// Where the managed servers' sockets and logs live (one subdirectory per
+/// configuration, private to its server's OS user): `<workdir>/run` when
+/// the longest socket path fits in a unix socket address (108 bytes), else
+/// a fresh directory `/tmp/dbbench-<12 random characters>` made by one
+/// `mkdir` (never one that existed: a predictable /tmp name lets another
+/// user create it first and plant symlinks). Its path is noted in the work
+/// directory, so a later `--resume` removes it when this process was killed.
+fn run_dir(workdir: &Path, configurations: usize) -> Result<PathBuf, String> {
+    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+    let abs = std::fs::canonicalize(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+    let local = abs.join("run");
+    if server::run_dir_fits(&local.join(configurations.to_string())) {
+        return crate::safe_fs::private_dir(&local, mode, "run directory");
+    }
+    let dir = crate::safe_fs::unique_dir(Path::new("/tmp"), "dbbench-", mode)?;
+    crate::safe_fs::write_atomic(&workdir.join("rundir"), dir.display().to_string().as_bytes(), 0o600)?;
+    Ok(dir)
+}
+
+/// Removes the temporary run directory a killed lab process noted in the
+/// work directory, if it is still ours.
+fn remove_stale_rundir(workdir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let note = workdir.join("rundir");
+    let Ok(mut f) = crate::safe_fs::open_read(&note) else { return };
+    let mut text = String::new();
+    let _ = f.read_to_string(&mut text);
+    let dir = PathBuf::from(text.trim());
+    let ours = dir.parent() == Some(Path::new("/tmp"))
+        && dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dbbench-"))
+        && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == crate::safe_fs::euid());
+    if ours {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_file(note);
+}
+
+/// The benchmark account's TCP password of this experiment's managed
+/// servers (docs/security.md): random, made once and kept in the private
+/// work directory (0600), so a resumed lab reaches servers initialised
+/// before; never in an argv or the store.
+fn server_password(workdir: &Path) -> Result<crate::secret::Secret, String> {
+    let path = workdir.join("server-password");
+    match crate::safe_fs::open_read(&path) {
+        Ok(mut f) => {
+            let mut text = String::new();
+            f.read_to_string(&mut text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(crate::secret::Secret::new(text.trim().to_string()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let p = crate::secret::random_password()?;
+            let mut f = crate::safe_fs::create_new(&path, 0o600)?;
+            f.write_all(p.expose().as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(p)
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 /// An exclusive lock on the work directory: two labs on one directory would
@@ -268,6 +339,8 @@ fn lock(workdir: &Path) -> Result<std::fs::File, String> {
         .create(true)
         .truncate(false)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o600)
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: `f` is an open file whose descriptor outlives the call.
@@ -300,6 +373,8 @@ struct Lab<'a> {
     experiment: i64,
     workdir: PathBuf,
     rundir: PathBuf,
+    /// The benchmark account's TCP password on managed servers.
+    server_password: crate::secret::Secret,
     exe: PathBuf,
     config_ids: Vec<i64>,
     live: Option<Live>,
@@ -344,14 +419,10 @@ impl Lab<'_> {
         }
     }
 
-    /// Sockets and logs of configuration `c`'s server: short, under /tmp.
+    /// Sockets and logs of configuration `c`'s server (made private to the
+    /// server's OS user by `server`).
     fn rundir(&self, c: usize) -> PathBuf {
-        let d = self.rundir.join(c.to_string());
-        for p in [&self.rundir, &d] {
-            let _ = std::fs::create_dir_all(p);
-            let _ = std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
-        }
-        d
+        self.rundir.join(c.to_string())
     }
 
     fn snapshot_dir(&self, c: usize, w: usize) -> PathBuf {
@@ -457,7 +528,13 @@ impl Lab<'_> {
         }
         if let Some(s) = self.live.as_ref().and_then(|l| l.server.as_ref()) {
             env.extend(s.env());
+            // For TCP connections to 127.0.0.1:$DBBENCH_SERVER_PORT as sbtest;
+            // the socket needs none.
+            env.push((SERVER_PASSWORD_ENV.to_string(), self.server_password.expose().to_string()));
         }
+        // An external server's password, for hooks and commands (dbbench
+        // children get it the same way: see `run_child`).
+        env.extend(secret_env(&self.driver_args(c, datadir)).1);
         env
     }
 
@@ -705,7 +782,7 @@ impl Lab<'_> {
         if let Some(p) = datadir.parent() {
             std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
         }
-        server::initialize(&spec, datadir, &self.rundir(c))?;
+        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
         let marker = sibling(datadir, "initialized");
         std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
         overhead["initialize_s"] = json!(t.elapsed().as_secs_f64());
@@ -847,7 +924,8 @@ impl Lab<'_> {
         let mut out = Vec::new();
         for a in argv {
             if a == "{driver_args}" {
-                out.extend(self.driver_args(c, datadir));
+                // Without the password: it is in the environment (`env`).
+                out.extend(secret_env(&self.driver_args(c, datadir)).0);
                 continue;
             }
             let mut s = a.clone();
@@ -1118,7 +1196,7 @@ impl Lab<'_> {
             let t = Instant::now();
             let outcome = self.run_hooks(&hooks.after_test, c, w, None, &datadir, "after_test");
             if let Err(e) = &outcome {
-                eprintln!("warning: {e}");
+                eprintln!("warning: {}", crate::secret::redact(e));
             }
             let detail = json!({"error": outcome.err()});
             self.store.event(
@@ -1138,7 +1216,7 @@ impl Lab<'_> {
             rec.status = if error.is_some() { "failed".into() } else { "ok".into() };
         }
         rec.error = error.clone();
-        rec.argv = crate::lab::spec::redact_args(&argv);
+        rec.argv = crate::secret::redact_args(&argv);
         rec.started_at = started_at;
         rec.ended_at = rfc3339_now();
         rec.overhead = overhead;
@@ -1191,13 +1269,55 @@ fn log_excerpt(s: &ManagedServer, pos: u64) -> String {
     )
 }
 
+/// Splits the password options (`--mysql-password=...`, `--pgsql-password=...`,
+/// from a DSN, `password_env` or a spec's options) out of a child's
+/// arguments into the environment variables that carry them: dbbench's
+/// own (`DBBENCH_MYSQL_PASSWORD`, `DBBENCH_PGSQL_PASSWORD`) and the client
+/// libraries' (`MYSQL_PWD`, `PGPASSWORD`), for commands and hooks. An argv
+/// is readable by every local user (`ps`, /proc/PID/cmdline); the
+/// environment only by the process's owner and root.
+fn secret_env(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
+    use crate::secret::{MYSQL_NATIVE_ENV, MYSQL_PASSWORD_ENV, PGSQL_NATIVE_ENV, PGSQL_PASSWORD_ENV};
+    let mut rest = Vec::with_capacity(args.len());
+    let mut env: Vec<(String, String)> = Vec::new();
+    for a in args {
+        let option = a.strip_prefix("--").and_then(|o| o.split_once('=')).map(|(k, v)| (k.replace('_', "-"), v));
+        let vars = match option.as_ref().map(|(k, _)| k.as_str()) {
+            Some("mysql-password") => [MYSQL_PASSWORD_ENV, MYSQL_NATIVE_ENV],
+            Some("pgsql-password") => [PGSQL_PASSWORD_ENV, PGSQL_NATIVE_ENV],
+            _ => {
+                rest.push(a.clone());
+                continue;
+            }
+        };
+        let value = option.map(|(_, v)| v.to_string()).unwrap_or_default();
+        for var in vars {
+            // Later options win, as on a command line.
+            env.retain(|(k, _)| k != var);
+            env.push((var.to_string(), value.clone()));
+        }
+    }
+    (rest, env)
+}
+
 /// Runs `argv` with extra environment, capturing output, killing it after
 /// `timeout`. The child dies with us (PR_SET_PDEATHSIG), so a killed lab
-/// leaves no load generator behind.
+/// leaves no load generator behind. A dbbench child's password options
+/// never reach its argv (`secret_env`; a command's `{driver_args}` are
+/// filtered by `expand`), and no password variable of the lab's own
+/// environment reaches any child: only the configuration's (`env`).
 fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin: Option<&str>) -> ChildResult {
     use std::os::unix::process::CommandExt;
+    let ours = std::env::current_exe().is_ok_and(|e| Path::new(&argv[0]) == e);
+    let (argv, secrets) = if ours { secret_env(argv) } else { (argv.to_vec(), Vec::new()) };
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).envs(env.iter().map(|(k, v)| (k, v))).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for var in crate::secret::PASSWORD_VARS.iter().chain([&SERVER_PASSWORD_ENV]) {
+        cmd.env_remove(var);
+    }
+    cmd.args(&argv[1..])
+        .envs(env.iter().chain(&secrets).map(|(k, v)| (k, v)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     // SAFETY: the closure only calls prctl(2), which is async-signal-safe between fork and exec.
     unsafe {
@@ -1322,6 +1442,6 @@ impl Progress {
         if self.tty {
             eprint!("\r\x1b[K");
         }
-        eprintln!("{} {label}: {summary}", self.bar());
+        eprintln!("{} {label}: {}", self.bar(), crate::secret::redact(summary));
     }
 }

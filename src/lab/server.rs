@@ -4,22 +4,43 @@
 //! A managed server runs from a private datadir, on a unix socket inside a
 //! private run directory and on a free 127.0.0.1 port, so nothing here
 //! touches system services, their sockets or their ports. This module
-//! initialises a datadir (with the benchmark account `sbtest`, no password,
-//! all privileges, and database `sbtest`), starts and stops the server with
-//! bounded waits, detects crashes, and answers the lab's SQL: hooks, server
-//! variables and status samples.
+//! initialises a datadir (with the benchmark account `sbtest` and database
+//! `sbtest`), starts and stops the server with bounded waits, detects
+//! crashes, and answers the lab's SQL: hooks, server variables and status
+//! samples.
+//!
+//! Other local users get nothing from a managed server (docs/security.md):
+//! * It runs as an unprivileged OS user: when dbbench is root, MariaDB/MySQL
+//!   run as `mysql` and PostgreSQL as `postgres` (exec'd as that user, never
+//!   started as root), else as dbbench's own user. Its datadir and run
+//!   directory (socket, logs, pid file, temporary files) belong to that
+//!   user, mode 0700, so only it and root reach the socket.
+//! * Over the socket the benchmark account needs no password (the
+//!   directory is the gate); over TCP it needs a random password the
+//!   caller hands in (the lab: one per experiment, kept out of argv and
+//!   the store), set as a hash, never as text a log could show. No other
+//!   account accepts TCP logins: MariaDB's root@127.0.0.1/::1/host
+//!   accounts are dropped, PostgreSQL's `host` lines ask for SCRAM and
+//!   `postgres` has no password. Initialisation runs without TCP at all.
+//! * The benchmark account is no superuser unless the spec asks
+//!   (`superuser = true`): MariaDB/MySQL all privileges on `sbtest.*` plus
+//!   PROCESS and RELOAD (status dumps, FLUSH STATUS), PostgreSQL the owner
+//!   of database `sbtest` and a member of `pg_monitor` and `pg_checkpoint`
+//!   (CHECKPOINT) — no FILE, SUPER,
+//!   `COPY ... PROGRAM` or server-side file access. MariaDB's
+//!   `secure_file_priv` is a private directory.
+//! * Files in the run directory are opened without following symlinks.
 //!
 //! Details carried over from `scripts/servers.sh`, each of which cost a
 //! debugging session there:
 //! * `--no-defaults` (or the spec's `--defaults-file`): a system `my.cnf`
 //!   must not leak into a measured configuration.
 //! * MariaDB's root account gets "normal" (password-less) authentication,
-//!   not `unix_socket`, so it works whatever OS user dbbench runs as.
-//! * As root, MariaDB runs with `--user=root` (the `mysql` OS user would need
-//!   access to every parent directory), and PostgreSQL, which refuses to run
-//!   as root, runs as the `postgres` OS user; its datadir and socket
-//!   directory are chowned to that user, and a directory it cannot reach is
-//!   reported, never chmod-ed behind the user's back.
+//!   not `unix_socket`, so it works whatever OS user dbbench runs as; it
+//!   is `root@localhost`, reachable through the private socket only.
+//! * The server's OS user needs access to every parent directory of its
+//!   datadir: a directory it cannot reach is reported, never chmod-ed
+//!   behind the user's back.
 //! * Ports are picked in 20000-32767: below Linux's ephemeral range (so
 //!   outgoing connections do not take them) and above usual service ports.
 //!   Picking and binding race with every other process, so a start that
@@ -34,7 +55,7 @@
 //!
 //! dbbench adds no tuning options: the spec's options decide performance.
 //! Only what running privately needs is set (port, socket, 127.0.0.1, log,
-//! pid file, skip-name-resolve). Note the defaults that limit clients:
+//! pid file, temporary directory, skip-name-resolve, secure-file-priv). Note the defaults that limit clients:
 //! MariaDB's `max_connections` is 151 and PostgreSQL's 100, so a run with
 //! more threads needs e.g. `--max-connections=2000` / `max_connections=2000`
 //! in the spec's options.
@@ -54,6 +75,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use crate::secret::Secret;
 
 /// The benchmark account and database every managed server gets.
 const BENCH_USER: &str = "sbtest";
@@ -76,9 +99,16 @@ const KILL_WAIT: Duration = Duration::from_secs(10);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// State of a `dbbench server` started server, inside its `--dir`.
 const STATE_FILE: &str = "server.json";
-/// PostgreSQL's socket directory inside the run directory: a subdirectory
-/// because, as root, it belongs to the `postgres` user.
+/// PostgreSQL's socket directory inside the run directory (kept a
+/// subdirectory, as before the run directory itself became private).
 const PG_SOCKET_DIR: &str = "pg-socket";
+/// MariaDB/MySQL `secure_file_priv` inside the run directory: the only
+/// place `SELECT ... INTO OUTFILE` and `LOAD DATA INFILE` (server-side,
+/// FILE privilege) may touch, private to the server's OS user.
+const FILES_DIR: &str = "files";
+/// The file `dbbench server start` keeps the benchmark account's TCP
+/// password in (0600, inside DIR).
+const PASSWORD_FILE: &str = "password";
 /// `dbbench server` bound for initialisation, start and stop waits.
 const DEFAULT_CLI_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -145,12 +175,24 @@ pub struct ServerSpec {
     pub config_file: Option<PathBuf>,
     /// Bound for initialisation/start/stop waits.
     pub timeout: Duration,
+    /// The benchmark account gets every privilege (MariaDB/MySQL: ALL ON
+    /// *.* WITH GRANT OPTION; PostgreSQL: SUPERUSER). Off by default: it
+    /// then owns its database and may read status, nothing more (see
+    /// `create_benchmark_account`).
+    pub superuser: bool,
 }
 
 impl ServerSpec {
-    /// Installed binaries, no options, 120 s waits.
+    /// Installed binaries, no options, 120 s waits, an ordinary benchmark account.
     pub fn new(kind: ServerKind) -> ServerSpec {
-        ServerSpec { kind, basedir: None, options: Vec::new(), config_file: None, timeout: DEFAULT_CLI_TIMEOUT }
+        ServerSpec {
+            kind,
+            basedir: None,
+            options: Vec::new(),
+            config_file: None,
+            timeout: DEFAULT_CLI_TIMEOUT,
+            superuser: false,
+        }
     }
 }
 
@@ -264,9 +306,9 @@ fn find_mariadb_install_db(spec: &ServerSpec) -> Result<PathBuf, String> {
 }
 
 /// The arguments a MariaDB/MySQL server or installer takes first:
-/// `--defaults-file`/`--no-defaults` (which must lead), `--basedir`, and
-/// `--user=root` when we are root (the `mysql` user would need access to
-/// every parent directory of the data directory).
+/// `--defaults-file`/`--no-defaults` (which must lead) and `--basedir`. No
+/// `--user`: the process is started as the server's OS user already
+/// (`server_account`), never as root.
 fn mysql_leading_args(spec: &ServerSpec, config: Option<&Path>) -> Vec<String> {
     let mut args = vec![match config {
         Some(f) => format!("--defaults-file={}", f.display()),
@@ -274,9 +316,6 @@ fn mysql_leading_args(spec: &ServerSpec, config: Option<&Path>) -> Vec<String> {
     }];
     if let Some(b) = &spec.basedir {
         args.push(format!("--basedir={}", fs::canonicalize(b).unwrap_or_else(|_| b.clone()).display()));
-    }
-    if is_root() {
-        args.push("--user=root".to_string());
     }
     args
 }
@@ -345,6 +384,8 @@ struct Layout {
     log: PathBuf,
     /// Output of the datadir initialisation.
     init_log: PathBuf,
+    /// MariaDB/MySQL `secure_file_priv`.
+    files: PathBuf,
     /// MariaDB/MySQL `--tmpdir`, private to this run directory: bootstraps
     /// and servers sharing the default /tmp clash on their temporary tables'
     /// file names (concurrent `mariadb-install-db` runs failed with "Unknown
@@ -361,6 +402,7 @@ impl Layout {
                 pid_file: PathBuf::new(),
                 log: rundir.join("postgresql.log"),
                 init_log: rundir.join("postgresql-init.log"),
+                files: PathBuf::new(),
                 tmpdir: PathBuf::new(),
             },
             _ => Layout {
@@ -368,6 +410,7 @@ impl Layout {
                 pid_file: rundir.join(format!("{n}.pid")),
                 log: rundir.join(format!("{n}.err")),
                 init_log: rundir.join(format!("{n}-init.log")),
+                files: rundir.join(FILES_DIR),
                 tmpdir: rundir.join("tmp"),
             },
         }
@@ -390,6 +433,14 @@ impl Layout {
     }
 }
 
+/// Whether every kind's longest socket path in run directory `rundir` fits
+/// a unix socket address.
+pub fn run_dir_fits(rundir: &Path) -> bool {
+    [ServerKind::Mariadb, ServerKind::Mysql, ServerKind::Postgresql]
+        .into_iter()
+        .all(|k| Layout::new(k, rundir).check_socket_length(k).is_ok())
+}
+
 /// MariaDB/MySQL options dbbench sets itself; a spec overriding them would
 /// make the server unreachable or unmanageable.
 const MYSQL_MANAGED_OPTIONS: &[&str] = &[
@@ -399,6 +450,7 @@ const MYSQL_MANAGED_OPTIONS: &[&str] = &[
     "pid-file",
     "log-error",
     "user",
+    "skip-name-resolve",
     "basedir",
     "no-defaults",
     "defaults-file",
@@ -556,15 +608,33 @@ fn lookup_user(name: &str) -> Option<(u32, u32)> {
     }
 }
 
-/// The account PostgreSQL runs as: None (ourselves) unless we are root,
-/// which PostgreSQL refuses, then the `postgres` OS user.
-fn postgres_account() -> Result<Option<(u32, u32)>, String> {
+/// The OS user a server of `kind` runs as: None (ourselves) unless we are
+/// root, then `mysql` (MariaDB/MySQL) or `postgres` (PostgreSQL). A server
+/// is never run as root: one that could write files as root (`SELECT ...
+/// INTO OUTFILE`, `COPY ... TO PROGRAM`) would hand root to whoever
+/// reaches it.
+fn server_account(kind: ServerKind) -> Result<Option<(u32, u32)>, String> {
     if !is_root() {
         return Ok(None);
     }
-    lookup_user("postgres").map(Some).ok_or_else(|| {
-        "PostgreSQL refuses to run as root and there is no 'postgres' OS user to run it as; create it (apt-get install -y postgresql does) or run dbbench as an ordinary user".to_string()
+    let (user, package) = match kind {
+        ServerKind::Postgresql => ("postgres", "postgresql"),
+        _ => ("mysql", "mariadb-server"),
+    };
+    lookup_user(user).map(Some).ok_or_else(|| {
+        format!(
+            "dbbench runs {} as the '{user}' OS user, never as root, and there is none; create it (apt-get install -y {package} does, or useradd --system {user}) or run dbbench as an ordinary user",
+            kind.label()
+        )
     })
+}
+
+/// The name of a server's OS user, for messages.
+fn account_name(kind: ServerKind) -> &'static str {
+    match kind {
+        ServerKind::Postgresql => "postgres",
+        _ => "mysql",
+    }
 }
 
 /// Whether uid/gid may search (enter) a directory or execute a file, by its
@@ -581,24 +651,53 @@ fn may_search(meta: &fs::Metadata, uid: u32, gid: u32) -> bool {
     }
 }
 
-/// Checks the `postgres` OS user can reach `path` (search every parent
+/// Checks a server's OS user can reach `path` (search every parent
 /// directory). Reported, not fixed: opening up a user's directories is
 /// their decision.
-fn check_reachable(account: (u32, u32), path: &Path) -> Result<(), String> {
+fn check_reachable(kind: ServerKind, account: (u32, u32), path: &Path) -> Result<(), String> {
     let mut parents: Vec<&Path> = path.ancestors().skip(1).collect();
     parents.reverse();
+    let user = account_name(kind);
     for dir in parents {
         let Ok(meta) = fs::metadata(dir) else { continue };
         if !may_search(&meta, account.0, account.1) {
             return Err(format!(
-                "the 'postgres' OS user cannot enter {} (mode {:o}, owner uid {}), which leads to {}; PostgreSQL refuses to run as root, so dbbench runs it as 'postgres': use directories under /tmp or /var/tmp, or allow it with: chmod o+x {}",
+                "the '{user}' OS user cannot enter {} (mode {:o}, owner uid {}), which leads to {}; dbbench runs {} as '{user}', never as root: use directories under /tmp or /var/tmp, or allow it with: chmod o+x {}",
                 dir.display(),
                 meta.mode() & 0o7777,
                 meta.uid(),
                 path.display(),
+                kind.label(),
                 dir.display()
             ));
         }
+    }
+    Ok(())
+}
+
+/// Checks a server's OS user can read `file` (a spec's config file the
+/// server itself opens).
+fn check_readable(kind: ServerKind, account: (u32, u32), file: &Path) -> Result<(), String> {
+    check_reachable(kind, account, file)?;
+    let meta = fs::metadata(file).map_err(|e| format!("config file {}: {e}", file.display()))?;
+    let mode = meta.mode();
+    let readable = if meta.uid() == account.0 {
+        mode & 0o400 != 0
+    } else if meta.gid() == account.1 {
+        mode & 0o040 != 0
+    } else {
+        mode & 0o004 != 0
+    };
+    if !readable {
+        return Err(format!(
+            "the '{}' OS user cannot read config file {} (mode {:o}, owner uid {}); dbbench runs {} as that user: allow it with: chmod o+r {}",
+            account_name(kind),
+            file.display(),
+            mode & 0o7777,
+            meta.uid(),
+            kind.label(),
+            file.display()
+        ));
     }
     Ok(())
 }
@@ -609,7 +708,7 @@ fn chown_tree(path: &Path, account: (u32, u32)) -> Result<(), String> {
     let meta = fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if meta.uid() != account.0 || meta.gid() != account.1 {
         std::os::unix::fs::lchown(path, Some(account.0), Some(account.1))
-            .map_err(|e| format!("cannot give {} to the 'postgres' OS user: {e}", path.display()))?;
+            .map_err(|e| format!("cannot give {} to uid {}: {e}", path.display(), account.0))?;
     }
     if meta.is_dir() {
         let entries = fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -624,11 +723,14 @@ fn chown_tree(path: &Path, account: (u32, u32)) -> Result<(), String> {
 /// outlives us and no terminal signal reaches it), stdin from /dev/null,
 /// stdout and stderr appended to `log`, cwd `/`, optionally another account.
 fn detached_command(program: &Path, log: &Path, account: Option<(u32, u32)>) -> Result<Command, String> {
-    let out = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("cannot open log {}: {e}", log.display()))?;
+    // The run directory belongs to the server's OS user: never follow a
+    // symlink it could have put in the log's place.
+    let out = crate::safe_fs::open_append(log).map_err(|e| format!("cannot open log: {e}"))?;
+    if let Some((uid, gid)) = account {
+        // The server reopens its log itself (MariaDB's --log-error).
+        std::os::unix::fs::fchown(&out, Some(uid), Some(gid))
+            .map_err(|e| format!("cannot give log {} to uid {uid}: {e}", log.display()))?;
+    }
     let err = out.try_clone().map_err(|e| format!("cannot open log {}: {e}", log.display()))?;
     let mut cmd = Command::new(program);
     cmd.stdin(Stdio::null()).stdout(out).stderr(err).current_dir("/");
@@ -707,13 +809,13 @@ fn pick_port() -> Result<u16, String> {
 // ------------------------------------------------------------------ logs
 
 fn file_len(path: &Path) -> u64 {
-    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+    fs::symlink_metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 /// The text of a log from byte `pos` (from the start if the log is shorter,
 /// i.e. was truncated), at most its last 1 MiB.
 fn read_log_from(path: &Path, pos: u64) -> String {
-    let Ok(mut f) = fs::File::open(path) else { return String::new() };
+    let Ok(mut f) = crate::safe_fs::open_read(path) else { return String::new() };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let pos = if pos > len { 0 } else { pos };
     let start = pos.max(len.saturating_sub(1 << 20));
@@ -959,6 +1061,67 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+// ------------------------------------------------------------------ password hashes
+
+/// MariaDB/MySQL `mysql_native_password` hash: `*` and the upper-case hex
+/// of SHA1(SHA1(password)); what `PASSWORD('...')` returns.
+fn mysql_native_hash(password: &str) -> String {
+    use sha1::{Digest, Sha1};
+    let inner = Sha1::digest(password.as_bytes());
+    let outer = Sha1::digest(inner);
+    let hex: String = outer.iter().map(|b| format!("{b:02X}")).collect();
+    format!("*{hex}")
+}
+
+fn hmac_sha256(key: &[u8], data: &[&[u8]]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    for d in data {
+        inner.update(d);
+    }
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// A PostgreSQL SCRAM-SHA-256 verifier (RFC 5802/7677, what PostgreSQL
+/// stores for a password): `SCRAM-SHA-256$4096:salt$StoredKey:ServerKey`.
+/// `ALTER ROLE ... PASSWORD` takes it as is, so the password itself never
+/// reaches the server, where `log_statement` could print it. The password
+/// must be ASCII without control characters (SASLprep leaves it alone).
+fn scram_sha256_verifier(password: &str) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    const ITERATIONS: u32 = 4096;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut salt = [0u8; 16];
+    if crate::secret::random_bytes(&mut salt).is_err() {
+        // Only the salt's uniqueness across servers is lost.
+        salt = *b"dbbench-scram-sa";
+    }
+    // PBKDF2-HMAC-SHA256, one 32-byte block.
+    let mut u = hmac_sha256(password.as_bytes(), &[&salt, &1u32.to_be_bytes()]);
+    let mut salted = u;
+    for _ in 1..ITERATIONS {
+        u = hmac_sha256(password.as_bytes(), &[&u]);
+        for (s, x) in salted.iter_mut().zip(u) {
+            *s ^= x;
+        }
+    }
+    let client_key = hmac_sha256(&salted, &[b"Client Key"]);
+    let stored_key = Sha256::digest(client_key);
+    let server_key = hmac_sha256(&salted, &[b"Server Key"]);
+    format!("SCRAM-SHA-256${ITERATIONS}:{}${}:{}", b64.encode(salt), b64.encode(stored_key), b64.encode(server_key))
+}
+
 // ------------------------------------------------------------------ initialise
 
 /// Checks, without starting anything, that `spec`'s programs exist and its
@@ -974,16 +1137,17 @@ pub fn check(spec: &ServerSpec) -> Result<(), String> {
 
 /// Initialise a fresh datadir (must not exist or be empty) for `spec`:
 /// `mariadb-install-db` (or `mysqld --initialize-insecure` for MySQL), or
-/// `initdb`. The spec's options and config file apply to the initialisation
-/// too, since some settings (innodb_page_size, lower_case_table_names) can
-/// only be chosen then. Afterwards start it once, create database `sbtest`
-/// and a user `sbtest` with all privileges and no password (MariaDB:
-/// 'sbtest'@'localhost' and '127.0.0.1', anonymous accounts dropped;
-/// PostgreSQL: superuser role sbtest owning db sbtest) — the benchmark
-/// account — then stop it. `rundir` is a short directory for sockets/logs
-/// (socket path length!). On failure the datadir is emptied again, so the
-/// call can be repeated; the logs in `rundir` stay.
-pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<(), String> {
+/// `initdb`, run as the server's OS user (`server_account`). The spec's
+/// options and config file apply to the initialisation too, since some
+/// settings (innodb_page_size, lower_case_table_names) can only be chosen
+/// then. Afterwards start it once without TCP, create database `sbtest`
+/// and the benchmark account `sbtest` (see `create_benchmark_account`:
+/// no password over the private socket, `tcp_password` over TCP, a
+/// superuser only if the spec says so) — then stop it. `rundir` is a short
+/// directory for sockets/logs (socket path length!), made private to the
+/// server's OS user. On failure the datadir is emptied again, so the call
+/// can be repeated; the logs in `rundir` stay.
+pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path, tcp_password: &Secret) -> Result<(), String> {
     option_args(spec)?;
     let config = config_file(spec)?;
     let existed = datadir.exists();
@@ -991,12 +1155,13 @@ pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<()
         return Err(format!("datadir {} is not empty; initialise into a new or empty directory", datadir.display()));
     }
     let progs = Programs::find(spec)?;
-    let rundir = make_dir(rundir, "run directory")?;
+    let account = server_account(spec.kind)?;
+    let rundir = run_dir(spec.kind, rundir, account)?;
     let layout = Layout::new(spec.kind, &rundir);
     layout.check_socket_length(spec.kind)?;
     let datadir = make_dir(datadir, "datadir")?;
 
-    let result = initialize_in(spec, &progs, config.as_deref(), &datadir, &rundir, &layout);
+    let result = initialize_in(spec, &progs, account, config.as_deref(), &datadir, &rundir, &layout, tcp_password);
     if result.is_err() {
         // It was empty or absent before: what is in it now is ours.
         let _ = fs::remove_dir_all(&datadir);
@@ -1007,26 +1172,64 @@ pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<()
     result
 }
 
+/// The run directory of a server: made (or checked) private, and given to
+/// the server's OS user, who writes its socket, logs and temporary files
+/// there. Returns its absolute path.
+fn run_dir(kind: ServerKind, rundir: &Path, account: Option<(u32, u32)>) -> Result<PathBuf, String> {
+    crate::safe_fs::server_dir(rundir, account, "run directory")?;
+    let rundir =
+        fs::canonicalize(rundir).map_err(|e| format!("cannot resolve run directory {}: {e}", rundir.display()))?;
+    if let Some(acc) = account {
+        check_reachable(kind, acc, &rundir.join("x"))?;
+    }
+    Ok(rundir)
+}
+
+/// Checks the server's OS user reaches its programs, datadir and config
+/// file, and gives it the datadir.
+fn hand_over(
+    kind: ServerKind,
+    account: Option<(u32, u32)>,
+    progs: &Programs,
+    datadir: &Path,
+    config: Option<&Path>,
+) -> Result<(), String> {
+    let Some(acc) = account else { return Ok(()) };
+    check_reachable(kind, acc, &progs.server)?;
+    check_reachable(kind, acc, &progs.init)?;
+    check_reachable(kind, acc, datadir)?;
+    if let (Some(f), true) = (config, kind.is_mysql_family()) {
+        // MariaDB/MySQL read it themselves; PostgreSQL's is copied by us.
+        check_readable(kind, acc, f)?;
+    }
+    chown_tree(datadir, acc)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn initialize_in(
     spec: &ServerSpec,
     progs: &Programs,
+    account: Option<(u32, u32)>,
     config: Option<&Path>,
     datadir: &Path,
     rundir: &Path,
     layout: &Layout,
+    tcp_password: &Secret,
 ) -> Result<(), String> {
     // A fresh log per initialisation: it is read only when this one fails.
-    fs::write(&layout.init_log, b"").map_err(|e| format!("cannot write {}: {e}", layout.init_log.display()))?;
+    drop(crate::safe_fs::create_truncate(&layout.init_log, 0o600)?);
     let d = datadir.display();
     if progs.flavor != Flavor::Postgresql {
-        make_dir(&layout.tmpdir, "temporary directory")?;
+        crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory")?;
     }
+    hand_over(spec.kind, account, progs, datadir, config)?;
     match progs.flavor {
         Flavor::Mariadb => {
-            let mut cmd = detached_command(&progs.init, &layout.init_log, None)?;
+            let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
             cmd.args(mysql_leading_args(spec, config));
             // 'normal' root authentication: root@localhost without password,
-            // usable from any OS user (unix_socket would admit only root).
+            // usable from any OS user (unix_socket would admit only root);
+            // reachable through the private socket only.
             cmd.args([
                 format!("--datadir={d}"),
                 format!("--tmpdir={}", layout.tmpdir.display()),
@@ -1039,7 +1242,7 @@ fn initialize_in(
             run_bounded(cmd, &progs.init.display().to_string(), &layout.init_log, spec.timeout)?;
         }
         Flavor::Mysql => {
-            let mut cmd = detached_command(&progs.init, &layout.init_log, None)?;
+            let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
             cmd.arg(match config {
                 Some(f) => format!("--defaults-file={}", f.display()),
                 None => "--no-defaults".to_string(),
@@ -1048,9 +1251,6 @@ fn initialize_in(
             if let Some(b) = &spec.basedir {
                 cmd.arg(format!("--basedir={}", fs::canonicalize(b).unwrap_or_else(|_| b.clone()).display()));
             }
-            if is_root() {
-                cmd.arg("--user=root");
-            }
             cmd.arg(format!("--datadir={d}"));
             cmd.arg(format!("--tmpdir={}", layout.tmpdir.display()));
             cmd.arg(format!("--log-error={}", layout.init_log.display()));
@@ -1058,20 +1258,18 @@ fn initialize_in(
             run_bounded(cmd, "mysqld --initialize-insecure", &layout.init_log, spec.timeout)?;
         }
         Flavor::Postgresql => {
-            let account = postgres_account()?;
-            if let Some(acc) = account {
-                check_reachable(acc, &progs.init)?;
-                check_reachable(acc, datadir)?;
-                chown_tree(datadir, acc)?;
-            }
             let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
             // --locale=C, UTF8: the same collation whatever the environment's
             // locale, so results do not depend on the shell dbbench ran from.
             // --no-sync: skips initdb's final fsync only, not the server's.
+            // Local (socket) connections are trusted: the socket directory is
+            // private. TCP asks every role for a SCRAM password; only the
+            // benchmark account gets one.
             cmd.args(["-D"]).arg(datadir).args([
                 "-U",
                 "postgres",
-                "--auth=trust",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
                 "--encoding=UTF8",
                 "--locale=C",
                 "--no-sync",
@@ -1081,14 +1279,17 @@ fn initialize_in(
                 let text =
                     fs::read_to_string(f).map_err(|e| format!("cannot read config file {}: {e}", f.display()))?;
                 let conf = datadir.join("postgresql.conf");
-                let mut all = fs::read_to_string(&conf).map_err(|e| format!("cannot read {}: {e}", conf.display()))?;
-                all.push_str(&format!("\n# appended by dbbench from {}\n{text}\n", f.display()));
-                fs::write(&conf, all).map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
+                let mut out = crate::safe_fs::open_append(&conf).map_err(|e| format!("cannot write {e}"))?;
+                std::io::Write::write_all(
+                    &mut out,
+                    format!("\n# appended by dbbench from {}\n{text}\n", f.display()).as_bytes(),
+                )
+                .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
             }
         }
     }
-    let mut server = ManagedServer::start(spec, datadir, rundir)?;
-    let created = server.create_benchmark_account();
+    let mut server = ManagedServer::start_with_ports(spec, datadir, rundir, &mut pick_port, false)?;
+    let created = server.create_benchmark_account(spec.superuser, tcp_password);
     let stopped = server.stop();
     created?;
     stopped
@@ -1128,20 +1329,24 @@ impl ManagedServer {
     /// connections; error log in rundir (name it after the kind); a port or socket in use is reported (after a few port retries
     /// for the pick-then-bind race), never retried forever; a socket file of a live server in rundir is an error naming it.
     pub fn start(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<ManagedServer, String> {
-        Self::start_with_ports(spec, datadir, rundir, &mut pick_port)
+        Self::start_with_ports(spec, datadir, rundir, &mut pick_port, true)
     }
 
-    /// `start` with the port source as a parameter, so tests can force a taken port.
+    /// `start` with the port source as a parameter, so tests can force a
+    /// taken port; without `networking` the server listens on its socket
+    /// only (initialisation, before the accounts are made safe).
     fn start_with_ports(
         spec: &ServerSpec,
         datadir: &Path,
         rundir: &Path,
         next_port: &mut dyn FnMut() -> Result<u16, String>,
+        networking: bool,
     ) -> Result<ManagedServer, String> {
         let options = option_args(spec)?;
         let config = config_file(spec)?;
         let progs = Programs::find(spec)?;
-        let rundir = make_dir(rundir, "run directory")?;
+        let account = server_account(spec.kind)?;
+        let rundir = run_dir(spec.kind, rundir, account)?;
         let datadir = fs::canonicalize(datadir).map_err(|e| format!("datadir {}: {e}", datadir.display()))?;
         if !is_initialised(spec.kind, &datadir) {
             return Err(format!(
@@ -1160,19 +1365,12 @@ impl ManagedServer {
                 spec.kind.label()
             ));
         }
-        let account = if spec.kind == ServerKind::Postgresql { postgres_account()? } else { None };
+        hand_over(spec.kind, account, &progs, &datadir, config.as_deref())?;
         if spec.kind == ServerKind::Postgresql {
-            fs::create_dir_all(&layout.socket)
-                .map_err(|e| format!("cannot create socket directory {}: {e}", layout.socket.display()))?;
-            // Readable by all: clients of any OS user connect through it.
-            let _ = fs::set_permissions(&layout.socket, fs::Permissions::from_mode(0o755));
-            if let Some(acc) = account {
-                check_reachable(acc, &progs.server)?;
-                check_reachable(acc, &datadir)?;
-                check_reachable(acc, &layout.socket)?;
-                chown_tree(&layout.socket, acc)?;
-                chown_tree(&datadir, acc)?;
-            }
+            crate::safe_fs::server_dir(&layout.socket, account, "socket directory")?;
+        } else {
+            crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory")?;
+            crate::safe_fs::server_dir(&layout.files, account, "secure_file_priv directory")?;
         }
 
         let label = spec.kind.label();
@@ -1190,12 +1388,11 @@ impl ManagedServer {
                     "-p".to_string(),
                     port.to_string(),
                     "-c".to_string(),
-                    "listen_addresses=127.0.0.1".to_string(),
+                    format!("listen_addresses={}", if networking { "127.0.0.1" } else { "" }),
                     "-c".to_string(),
                     format!("unix_socket_directories={sockdir}"),
                 ]);
             } else {
-                make_dir(&layout.tmpdir, "temporary directory")?;
                 cmd.args(mysql_leading_args(spec, config.as_deref()));
                 cmd.args([
                     format!("--datadir={}", datadir.display()),
@@ -1206,7 +1403,12 @@ impl ManagedServer {
                     "--bind-address=127.0.0.1".to_string(),
                     "--skip-name-resolve".to_string(),
                     format!("--log-error={}", layout.log.display()),
+                    // A spec may set another (its options come after ours).
+                    format!("--secure-file-priv={}", layout.files.display()),
                 ]);
+                if !networking {
+                    cmd.arg("--skip-networking");
+                }
                 if progs.flavor == Flavor::Mysql {
                     // MySQL 8's X plugin would listen on 33060 and /tmp/mysqlx.sock.
                     cmd.arg("--loose-mysqlx=OFF");
@@ -1228,7 +1430,13 @@ impl ManagedServer {
                 admin: Mutex::new(None),
             };
             match server.wait_ready(spec.timeout) {
-                Ok(()) => return Ok(server),
+                Ok(()) => {
+                    if let Err(e) = server.check_name_resolution() {
+                        let _ = server.stop();
+                        return Err(e);
+                    }
+                    return Ok(server);
+                }
                 Err(NotReady::TimedOut(last)) => {
                     server.kill();
                     return Err(format!(
@@ -1545,34 +1753,88 @@ impl ManagedServer {
     }
 
     /// Creates the benchmark account and database, and checks they work.
-    fn create_benchmark_account(&self) -> Result<(), String> {
+    ///
+    /// `sbtest` logs in without a password over the socket (whose
+    /// directory only the server's OS user and root reach) and with
+    /// `tcp_password` over TCP, given to the server as a hash so no log
+    /// shows it. Without `superuser` it owns database `sbtest` and may read
+    /// status (MariaDB/MySQL: PROCESS, RELOAD; PostgreSQL: pg_monitor,
+    /// pg_checkpoint) and
+    /// nothing more: no FILE, SUPER, GRANT, no server-side programs.
+    /// MariaDB's other accounts reachable over TCP (`root@127.0.0.1`,
+    /// `root@::1`, `root@<host name>`, all without password) and anonymous
+    /// ones are dropped: only `root@localhost`, over the socket, stays.
+    fn create_benchmark_account(&self, superuser: bool, tcp_password: &Secret) -> Result<(), String> {
         let statements: Vec<String> = match self.kind {
             ServerKind::Postgresql => {
+                let role = if superuser { "SUPERUSER" } else { "NOSUPERUSER" };
                 // Separately: CREATE DATABASE cannot run in a multi-statement query.
-                vec![
-                    format!("CREATE ROLE {BENCH_USER} SUPERUSER LOGIN"),
-                    format!("CREATE DATABASE {BENCH_DB} OWNER {BENCH_USER}"),
-                ]
+                let mut v = vec![format!(
+                    "CREATE ROLE {BENCH_USER} {role} LOGIN PASSWORD '{}'",
+                    scram_sha256_verifier(tcp_password.expose())
+                )];
+                if !superuser {
+                    v.push(format!("GRANT pg_monitor TO {BENCH_USER}"));
+                    // CHECKPOINT in hooks (PostgreSQL 15 made it grantable).
+                    v.push(format!(
+                        "DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'pg_checkpoint') THEN GRANT pg_checkpoint TO {BENCH_USER}; END IF; END $$"
+                    ));
+                }
+                v.push(format!("CREATE DATABASE {BENCH_DB} OWNER {BENCH_USER}"));
+                v
             }
             _ => {
-                let mut v = vec![format!("CREATE DATABASE IF NOT EXISTS {BENCH_DB}")];
-                for host in ["localhost", "127.0.0.1"] {
-                    v.push(format!("CREATE USER IF NOT EXISTS '{BENCH_USER}'@'{host}'"));
-                    v.push(format!("GRANT ALL PRIVILEGES ON *.* TO '{BENCH_USER}'@'{host}' WITH GRANT OPTION"));
+                let mut v = Vec::new();
+                // Every account but the local (socket) ones, and anonymous
+                // accounts, which would let unknown user names in.
+                let (_, rows) =
+                    self.admin_query("SELECT User, Host FROM mysql.user WHERE Host <> 'localhost' OR User = ''")?;
+                let quote = |s: &str| s.replace('\\', "\\\\").replace('\'', "''");
+                for r in rows {
+                    let (Some(Some(user)), Some(Some(host))) = (r.first(), r.get(1)) else { continue };
+                    v.push(format!("DROP USER '{}'@'{}'", quote(user), quote(host)));
                 }
-                // Anonymous accounts would let unknown user names in (and
-                // shadow sbtest@'%'-style grants); mariadb-install-db may make them.
-                let (_, rows) = self.admin_query("SELECT Host FROM mysql.user WHERE User = ''")?;
-                for host in rows.into_iter().filter_map(|r| r.into_iter().next().flatten()) {
-                    v.push(format!("DROP USER ''@'{}'", host.replace('\\', "\\\\").replace('\'', "''")));
+                v.push(format!("CREATE DATABASE IF NOT EXISTS {BENCH_DB}"));
+                let hash = mysql_native_hash(tcp_password.expose());
+                v.push(format!("CREATE USER IF NOT EXISTS '{BENCH_USER}'@'localhost'"));
+                v.push(format!(
+                    "CREATE USER IF NOT EXISTS '{BENCH_USER}'@'127.0.0.1' IDENTIFIED WITH mysql_native_password AS '{hash}'"
+                ));
+                for host in ["localhost", "127.0.0.1"] {
+                    if superuser {
+                        v.push(format!("GRANT ALL PRIVILEGES ON *.* TO '{BENCH_USER}'@'{host}' WITH GRANT OPTION"));
+                    } else {
+                        v.push(format!("GRANT ALL PRIVILEGES ON `{BENCH_DB}`.* TO '{BENCH_USER}'@'{host}'"));
+                        v.push(format!("GRANT PROCESS, RELOAD ON *.* TO '{BENCH_USER}'@'{host}'"));
+                    }
                 }
                 v
             }
         };
         for s in &statements {
-            self.admin_query(s).map_err(|e| format!("creating the benchmark account failed: {e}"))?;
+            self.admin_query(s)
+                .map_err(|e| format!("creating the benchmark account failed: {}", crate::secret::redact(&e)))?;
         }
         self.execute_sql("SELECT 1").map_err(|e| format!("the new benchmark account does not work: {e}"))
+    }
+
+    /// A MariaDB/MySQL server must not resolve host names: its password-less
+    /// `localhost` accounts would then admit TCP clients whose address
+    /// resolves to localhost. Checked after every start, since a spec's
+    /// options or config file could turn it back on.
+    fn check_name_resolution(&self) -> Result<(), String> {
+        if !self.kind.is_mysql_family() {
+            return Ok(());
+        }
+        let (_, rows) = self.admin_query("SELECT @@skip_name_resolve")?;
+        match rows.first().and_then(|r| r.first()).cloned().flatten().as_deref() {
+            Some("1") | Some("ON") => Ok(()),
+            other => Err(format!(
+                "{} runs with skip_name_resolve = {} (the spec's options or config file turned it off): its password-less socket accounts would then admit TCP clients whose address resolves to localhost; remove that setting",
+                self.kind.label(),
+                other.unwrap_or("?")
+            )),
+        }
     }
 
     /// Runs a query on the kept admin connection, connecting if needed. A
@@ -1753,14 +2015,18 @@ struct ServerState {
 const CLI_HELP: &str = "\
 Usage:
   dbbench server start --kind mariadb|mysql|postgresql --dir DIR [--basedir B]
-                       [--config-file F] [--timeout SECS] [-- SERVER-OPTIONS...]
+                       [--config-file F] [--timeout SECS] [--superuser]
+                       [-- SERVER-OPTIONS...]
   dbbench server stop --dir DIR [--timeout SECS]
   dbbench server status --dir DIR
 
 A private database server for dbbench runs: its datadir is DIR/data
 (initialised on the first start, with database and user sbtest), its socket
-and log are in DIR, it listens on a free port of 127.0.0.1, and DIR/server.json
-remembers it for stop and status.
+and log are in DIR/run, it listens on a free port of 127.0.0.1, and
+DIR/server.json remembers it for stop and status. As root it runs as the
+mysql or postgres OS user. Over the socket (only that user and root reach
+DIR/run) sbtest needs no password; over TCP it needs the one in
+DIR/password (e.g. DBBENCH_MYSQL_PASSWORD=$(cat DIR/password)).
 
   --kind          server program: mariadb, mysql (Oracle MySQL; untested) or postgresql
   --dir           directory of this server; keep it short (unix socket paths
@@ -1770,6 +2036,8 @@ remembers it for stop and status.
   --config-file   MariaDB/MySQL: a my.cnf used instead of --no-defaults;
                   PostgreSQL: appended to postgresql.conf at initialisation
   --timeout       bound in seconds for initialisation, start and stop (default 120)
+  --superuser     at initialisation: give sbtest every privilege (default: its
+                  own database and status only; see docs/security.md)
   SERVER-OPTIONS  MariaDB/MySQL: --name=value options; PostgreSQL: name=value
                   settings. dbbench adds no tuning; note max_connections
                   (MariaDB 151, PostgreSQL 100) for runs with many threads.
@@ -1800,6 +2068,7 @@ struct CliArgs {
     basedir: Option<PathBuf>,
     config_file: Option<PathBuf>,
     timeout: Option<Duration>,
+    superuser: bool,
     server_options: Vec<String>,
     help: bool,
 }
@@ -1835,12 +2104,17 @@ fn parse_cli(args: &[String]) -> Result<CliArgs, String> {
             a.help = true;
             return Ok(a);
         }
+        if arg == "--superuser" && a.action == "start" {
+            a.superuser = true;
+            i += 1;
+            continue;
+        }
         let (name, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (arg.as_str(), None),
         };
         let allowed: &[&str] = match a.action.as_str() {
-            "start" => &["--kind", "--dir", "--basedir", "--config-file", "--timeout"],
+            "start" => &["--kind", "--dir", "--basedir", "--config-file", "--timeout", "--superuser"],
             "stop" => &["--dir", "--timeout"],
             _ => &["--dir"],
         };
@@ -1926,12 +2200,9 @@ fn read_state(dir: &Path) -> Result<Option<ServerState>, String> {
 
 /// Writes the state through a temporary file, so a reader never sees half of it.
 fn write_state(dir: &Path, state: &ServerState) -> Result<(), String> {
-    let path = state_path(dir);
-    let tmp = dir.join(format!("{STATE_FILE}.tmp"));
     let text = serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode server state: {e}"))?;
-    fs::write(&tmp, text + "\n")
-        .and_then(|_| fs::rename(&tmp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::safe_fs::write_atomic(&state_path(dir), (text + "\n").as_bytes(), 0o644)
+        .map_err(|e| format!("cannot write the server state: {e}"))
 }
 
 fn print_server(s: &ManagedServer) {
@@ -1941,11 +2212,16 @@ fn print_server(s: &ManagedServer) {
     println!("socket={}", s.socket().display());
     println!("datadir={}", s.datadir().display());
     println!("log={}", s.error_log().display());
+    if let Some(dir) = s.rundir.parent() {
+        println!("password_file={}", dir.join(PASSWORD_FILE).display());
+    }
 }
 
 fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
     let kind = a.kind.expect("checked by parse_cli");
-    let dir = make_dir(dir, "--dir")?;
+    // Private; as root searchable, so the server's OS user reaches data/ and run/.
+    crate::safe_fs::private_dir_all(dir, if is_root() { 0o711 } else { 0o700 }, "--dir")?;
+    let dir = fs::canonicalize(dir).map_err(|e| format!("cannot resolve --dir {}: {e}", dir.display()))?;
     if let Some(st) = read_state(&dir)? {
         if !st.stopped && process_matches(st.pid, st.kind, &st.datadir) {
             return Err(format!(
@@ -1962,13 +2238,17 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
         options: a.server_options.clone(),
         config_file: a.config_file.clone(),
         timeout: a.timeout.unwrap_or(DEFAULT_CLI_TIMEOUT),
+        superuser: a.superuser,
         ..ServerSpec::new(kind)
     };
     let datadir = dir.join("data");
+    let rundir = dir.join("run");
     if !datadir.exists() || is_empty_dir(&datadir) {
         eprintln!("dbbench server: initialising a {} datadir in {}", kind.label(), datadir.display());
         let t = Instant::now();
-        initialize(&spec, &datadir, &dir)?;
+        let password = crate::secret::random_password()?;
+        crate::safe_fs::write_atomic(&dir.join(PASSWORD_FILE), password.expose().as_bytes(), 0o600)?;
+        initialize(&spec, &datadir, &rundir, &password)?;
         eprintln!("dbbench server: initialised in {:.1} s", t.elapsed().as_secs_f64());
     } else if !is_initialised(kind, &datadir) {
         let other = [ServerKind::Mariadb, ServerKind::Postgresql].into_iter().find(|&k| is_initialised(k, &datadir));
@@ -1986,7 +2266,7 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
             ),
         });
     }
-    let mut server = ManagedServer::start(&spec, &datadir, &dir)?;
+    let mut server = ManagedServer::start(&spec, &datadir, &rundir)?;
     if let Err(e) = write_state(&dir, &server.state()) {
         // Without its state nobody could stop it later: do not leave it running.
         let _ = server.stop();
@@ -2122,6 +2402,57 @@ mod tests {
         t.elapsed().as_secs_f64()
     }
 
+    /// The benchmark account's TCP password in these tests.
+    fn password() -> Secret {
+        Secret::new("unit-test-TCP-password-4242")
+    }
+
+    /// A connection over TCP to 127.0.0.1 as `user`, with `password` or none.
+    fn tcp_login(s: &ManagedServer, user: &str, password: Option<&str>) -> Result<(), String> {
+        let d = if s.kind.is_mysql_family() { "mysql" } else { "pgsql" };
+        let mut args = vec![
+            format!("--db-driver={d}"),
+            format!("--{d}-host=127.0.0.1"),
+            format!("--{d}-port={}", s.port()),
+            format!("--{d}-user={user}"),
+            format!("--{d}-db={}", if d == "mysql" { "" } else { "postgres" }),
+        ];
+        if let Some(p) = password {
+            args.push(format!("--{d}-password={p}"));
+        }
+        crate::lab::sql::connect(&args).map(drop)
+    }
+
+    /// What another local user could do with a managed server: nothing
+    /// without the TCP password; the run directory is the server
+    /// account's alone; the benchmark account cannot touch server files or
+    /// run programs.
+    fn check_private(s: &ManagedServer, run: &Path) {
+        let meta = fs::metadata(run).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700, "run directory mode");
+        if is_root() {
+            assert_eq!(meta.uid(), lookup_user(account_name(s.kind)).unwrap().0, "run directory owner");
+            let status = fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
+            let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap().to_string();
+            assert!(!uid.split_whitespace().skip(1).any(|u| u == "0"), "the server runs as root: {uid}");
+        }
+        let pw = password();
+        tcp_login(s, BENCH_USER, Some(pw.expose())).unwrap();
+        let e = tcp_login(s, BENCH_USER, None).unwrap_err();
+        assert!(!e.contains(pw.expose()));
+        let admin = if s.kind.is_mysql_family() { "root" } else { "postgres" };
+        assert!(tcp_login(s, admin, None).is_err(), "{admin} over TCP without a password");
+        assert!(tcp_login(s, admin, Some(pw.expose())).is_err(), "{admin} over TCP");
+        let (attack, why) = if s.kind.is_mysql_family() {
+            ("SELECT 'x' INTO OUTFILE '/tmp/dbbench-unit-outfile'", "Access denied")
+        } else {
+            ("COPY (SELECT 1) TO PROGRAM 'touch /tmp/dbbench-unit-program'", "pg_execute_server_program")
+        };
+        let e = s.execute_sql(attack).unwrap_err();
+        assert!(e.contains(why), "{e}");
+        assert!(!Path::new("/tmp/dbbench-unit-outfile").exists() && !Path::new("/tmp/dbbench-unit-program").exists());
+    }
+
     /// initialise, start, SQL, variables, status, stop; prints the times.
     fn lifecycle(kind: ServerKind) {
         if !have(kind) {
@@ -2131,7 +2462,7 @@ mod tests {
         let (data, run) = (fx.dir.join("data"), fx.dir.join("run"));
         let spec = spec(kind);
         let t = Instant::now();
-        initialize(&spec, &data, &run).unwrap();
+        initialize(&spec, &data, &run, &password()).unwrap();
         let t_init = secs(t);
         let t = Instant::now();
         let s = fx.keep(ManagedServer::start(&spec, &data, &run).unwrap());
@@ -2145,6 +2476,7 @@ mod tests {
         s.execute_sql("CREATE TABLE t1 (a INT); INSERT INTO t1 VALUES (1), (2);\nINSERT INTO t1 VALUES (3)").unwrap();
         let e = s.execute_sql("SELEC 1").unwrap_err();
         assert!(e.contains("SELEC 1") && !e.contains('\n'), "{e}");
+        check_private(s, &run);
 
         // Variables and status go through the lab's own SQL path.
         let mut conn = crate::lab::sql::connect(&s.driver_args()).unwrap();
@@ -2222,16 +2554,16 @@ mod tests {
         let mut fx = Fixture::new(&format!("{}-crash", kind.name()));
         let (data, run) = (fx.dir.join("data"), fx.dir.join("run"));
         let spec = spec(kind);
-        initialize(&spec, &data, &run).unwrap();
+        initialize(&spec, &data, &run, &password()).unwrap();
 
         // A taken port: retried with another one, and reported once all are taken.
         let busy = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let busy_port = busy.local_addr().unwrap().port();
-        let e = ManagedServer::start_with_ports(&spec, &data, &run, &mut || Ok(busy_port)).err().unwrap();
+        let e = ManagedServer::start_with_ports(&spec, &data, &run, &mut || Ok(busy_port), true).err().unwrap();
         assert!(e.contains("could not bind a TCP port") && e.contains(&busy_port.to_string()), "{e}");
         let mut ports = vec![busy_port];
         let mut next = || Ok(ports.pop().unwrap_or_else(|| pick_port().unwrap()));
-        let s = fx.keep(ManagedServer::start_with_ports(&spec, &data, &run, &mut next).unwrap());
+        let s = fx.keep(ManagedServer::start_with_ports(&spec, &data, &run, &mut next, true).unwrap());
         assert_ne!(s.port(), busy_port);
         drop(busy);
 
@@ -2286,7 +2618,7 @@ mod tests {
         let mut fx = Fixture::new("my");
         let (data, run) = (fx.dir.join("data"), fx.dir.join("run"));
         let spec = spec(ServerKind::Mysql);
-        initialize(&spec, &data, &run).unwrap();
+        initialize(&spec, &data, &run, &password()).unwrap();
         let s = fx.keep(ManagedServer::start(&spec, &data, &run).unwrap());
         assert!(s.socket().ends_with("mysql.sock") && s.error_log().ends_with("mysql.err"));
         assert!(s.env().contains(&("DBBENCH_SERVER_KIND".to_string(), "mysql".to_string())));
@@ -2436,7 +2768,7 @@ mod tests {
     fn initialize_refuses_a_non_empty_datadir() {
         let fx = Fixture::new("ne");
         fs::write(fx.dir.join("file"), "x").unwrap();
-        let e = initialize(&spec(ServerKind::Mariadb), &fx.dir, &fx.dir).unwrap_err();
+        let e = initialize(&spec(ServerKind::Mariadb), &fx.dir, &fx.dir, &password()).unwrap_err();
         assert!(e.contains("not empty"), "{e}");
         let e = ManagedServer::start(&spec(ServerKind::Postgresql), &fx.dir, &fx.dir).err().unwrap();
         assert!(e.contains("not an initialised") || e.contains("not found"), "{e}");

@@ -322,6 +322,7 @@ struct RawConfiguration {
     start_timeout: Option<RawDuration>,
     dsn: Option<String>,
     password_env: Option<String>,
+    superuser: Option<bool>,
     #[serde(default)]
     pragmas: BTreeMap<String, toml::Value>,
     prepare: Option<String>,
@@ -515,6 +516,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                 ("start_timeout", c.start_timeout.is_some()),
                 ("dsn", c.dsn.is_some()),
                 ("password_env", c.password_env.is_some()),
+                ("superuser", c.superuser.is_some()),
                 ("pragmas", !c.pragmas.is_empty()),
             ];
             for (k, set) in given {
@@ -534,7 +536,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         };
         let (target, natural_prepare) = match c.server.as_str() {
             "mariadb" | "mysql" | "postgresql" => {
-                kind_fields(&["basedir", "server_options", "config_file", "start_timeout"])?;
+                kind_fields(&["basedir", "server_options", "config_file", "start_timeout", "superuser"])?;
                 let kind = match c.server.as_str() {
                     "mariadb" => ServerKind::Mariadb,
                     "mysql" => ServerKind::Mysql,
@@ -556,7 +558,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                         return Err(cerr("basedir", format!("{} is not a directory", b.display())));
                     }
                 }
-                let spec = ServerSpec { kind, basedir, options: c.server_options.clone(), config_file, timeout };
+                let spec = ServerSpec {
+                    kind,
+                    basedir,
+                    options: c.server_options.clone(),
+                    config_file,
+                    timeout,
+                    superuser: c.superuser.unwrap_or(false),
+                };
                 (Target::Managed(spec), PreparePolicy::Restore)
             }
             "external" => {
@@ -618,8 +627,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             "pragmas": c.pragmas.iter().map(|(k, v)| (k.clone(), v.to_string())).collect::<BTreeMap<_, _>>(),
         });
         if let Some(dsn) = &c.dsn {
-            definition["dsn"] = serde_json::Value::String(redact_dsn(dsn));
+            definition["dsn"] = serde_json::Value::String(dsn.clone());
         }
+        if let Target::Managed(s) = &target {
+            definition["superuser"] = serde_json::Value::Bool(s.superuser);
+        }
+        // Passwords (in the DSN, in `mysql-password` options) never reach the store.
+        let definition = crate::secret::redact_json(&definition);
         configurations.push(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition });
     }
     if let Some(b) = &e.baseline {
@@ -898,6 +912,9 @@ fn options_list(t: &BTreeMap<String, toml::Value>) -> Result<Vec<(String, String
             return Err((k.clone(), format!("cannot be set here: {m}")));
         }
         let v = option_value(v).map_err(|m| (k.clone(), m))?;
+        if crate::secret::is_secret_name(&name) {
+            crate::secret::register(&v);
+        }
         out.push((name, v));
     }
     Ok(out)
@@ -1097,9 +1114,9 @@ pub fn test_workload_name(test: &str) -> String {
 /// Driver options from `mysql://user[:pass]@host[:port]/db[?socket=/path]`
 /// or `postgresql://user[:pass]@host[:port]/db[?host=/socketdir]`.
 fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>, String> {
-    let (scheme, rest) = dsn
-        .split_once("://")
-        .ok_or_else(|| format!("'{}' is not a URL like mysql://user@127.0.0.1:3306/sbtest", redact_dsn(dsn)))?;
+    let (scheme, rest) = dsn.split_once("://").ok_or_else(|| {
+        format!("'{}' is not a URL like mysql://user@127.0.0.1:3306/sbtest", crate::secret::redact(dsn))
+    })?;
     let prefix = match scheme {
         "mysql" | "mariadb" => "mysql",
         "postgres" | "postgresql" | "pgsql" => "pgsql",
@@ -1114,6 +1131,9 @@ fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>,
         args.push(format!("--{prefix}-user={user}"));
     }
     if let Some(p) = env_password.or(pass) {
+        // Kept in the lab's memory only: `runner::run_child` moves it from
+        // a child's argv into its environment, and redaction hides it.
+        crate::secret::register(p);
         args.push(format!("--{prefix}-password={p}"));
     }
     if !hostport.is_empty() {
@@ -1144,55 +1164,6 @@ fn dsn_driver_args(dsn: &str, env_password: Option<&str>) -> Result<Vec<String>,
         }
     }
     Ok(args)
-}
-
-/// The DSN with any password replaced, for messages and the store.
-pub fn redact_dsn(dsn: &str) -> String {
-    let Some((scheme, rest)) = dsn.split_once("://") else { return dsn.to_string() };
-    let Some((auth, host)) = rest.rsplit_once('@') else { return dsn.to_string() };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:<hidden>@{host}"),
-        None => dsn.to_string(),
-    }
-}
-
-/// The spec text as the store keeps it: the password of every
-/// `scheme://user:password@` URL and the value of every key whose name
-/// contains "password" (`mysql-password = "..."` in an options table)
-/// become `<hidden>`.
-pub fn redact_text(text: &str) -> String {
-    static URL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static KEY: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let url = URL.get_or_init(|| {
-        regex::Regex::new(r#"([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"']*):[^@\s"']*@"#).expect("valid regex")
-    });
-    let key = KEY.get_or_init(|| {
-        regex::Regex::new(r#"(?i)([A-Za-z0-9_.-]*password[A-Za-z0-9_.-]*["']?\s*=\s*)("[^"\n]*"|'[^'\n]*')"#)
-            .expect("valid regex")
-    });
-    let t = url.replace_all(text, "$1:<hidden>@");
-    key.replace_all(&t, |c: &regex::Captures| {
-        // `password_env` names a variable, not a password.
-        if c[1]
-            .trim_end_matches(|ch: char| ch == '=' || ch == '"' || ch == '\'' || ch.is_whitespace())
-            .ends_with("_env")
-        {
-            c[0].to_string()
-        } else {
-            format!("{}\"<hidden>\"", &c[1])
-        }
-    })
-    .into_owned()
-}
-
-/// Replaces the value of password options in an argv, for the store.
-pub fn redact_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|a| match a.split_once('=') {
-            Some((k, _)) if k.ends_with("-password") => format!("{k}=<hidden>"),
-            _ => a.clone(),
-        })
-        .collect()
 }
 
 // ------------------------------------------------------------------ locating keys
@@ -1356,12 +1327,6 @@ options = { table-size = 500 }
                 "--mysql-socket=/tmp/s"
             ]
         );
-        assert_eq!(redact_dsn("mysql://u:pw@h/db"), "mysql://u:<hidden>@h/db");
-        assert_eq!(
-            redact_text("dsn = \"mysql://u:pw@h/db\"\noptions = { mysql-password = \"s3cret\", x = 1 }\npassword_env = \"PW\""),
-            "dsn = \"mysql://u:<hidden>@h/db\"\noptions = { mysql-password = \"<hidden>\", x = 1 }\npassword_env = \"PW\""
-        );
-        assert_eq!(redact_args(&args)[2], "--mysql-password=<hidden>");
         let t = GOOD.replace(
             "server = \"sqlite\"\npragmas = { journal_mode = \"delete\" }",
             "server = \"external\"\ndsn = \"postgresql://a:secret@h/db\"\nprepare = \"restore\"",
@@ -1376,6 +1341,14 @@ options = { table-size = 500 }
         let c = s.configurations.iter().find(|c| c.name == "rollback").unwrap();
         assert_eq!(c.prepare, PreparePolicy::Once);
         assert!(!c.definition.to_string().contains("secret"));
+        // A password given as an option (issue 21: it reached the stored definition).
+        let t = GOOD.replace(
+            "pragmas = { journal_mode = \"delete\" }",
+            "pragmas = { journal_mode = \"delete\" }\noptions = { mysql-password = \"opt-pw-1\", pgsql_password = \"opt-pw-2\" }",
+        );
+        let s = parse_str(&t).unwrap();
+        let d = s.configurations.iter().find(|c| c.name == "rollback").unwrap().definition.to_string();
+        assert!(!d.contains("opt-pw") && d.contains("--mysql-password=<hidden>"), "{d}");
     }
 
     #[test]

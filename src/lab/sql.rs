@@ -14,22 +14,36 @@ pub struct LabConnection {
 /// The driver dbbench command-line options name (`--db-driver=mysql`,
 /// `--mysql-socket=...`; without `--db-driver`, the default SQLite), for
 /// callers that open several connections (one per thread: connections
-/// never move between threads).
+/// never move between threads). A password not in the options comes from
+/// the environment, as for a run (`driver::passwords_from_env`): for
+/// `tpch` and `querydiff`, commands a user types.
 pub fn driver(driver_args: &[String]) -> Result<std::sync::Arc<dyn crate::driver::Driver>, String> {
+    driver_with(driver_args, true)
+}
+
+/// `driver`, with `from_env` false taking no password from the
+/// environment: the lab's own connections use the configuration's
+/// password (in its driver options, in this process only), never what the
+/// user's shell exported for their own tools.
+fn driver_with(driver_args: &[String], from_env: bool) -> Result<std::sync::Arc<dyn crate::driver::Driver>, String> {
     let parsed = crate::cli::parse(driver_args)?;
     let mut opts = Options::default();
     opts.declare(crate::cli::general_options());
     opts.declare(crate::driver::all_options());
     let unknown = crate::cli::apply(&mut opts, &parsed.assignments)?;
     if let Some(a) = unknown.first() {
-        return Err(format!("invalid connection option {}", a.original));
+        return Err(format!("invalid connection option {}", crate::secret::redact(&a.original)));
+    }
+    if from_env {
+        crate::driver::passwords_from_env(&mut opts);
     }
     crate::driver::create(opts.str("db_driver"), &opts)
 }
 
-/// Connects with dbbench command-line options (`--db-driver=mysql`, `--mysql-socket=...`).
+/// Connects with dbbench command-line options (`--db-driver=mysql`,
+/// `--mysql-socket=...`); no password from the environment.
 pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
-    let driver = driver(driver_args)?;
+    let driver = driver_with(driver_args, false)?;
     let conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     Ok(LabConnection { conn, driver: driver.name() })
 }

@@ -225,25 +225,10 @@ pub fn is_url(location: &str) -> bool {
     location.contains("://")
 }
 
-/// A store location fit for messages: a URL's password becomes `<hidden>`.
+/// A store location fit for messages: a URL's password becomes `<hidden>`
+/// (dbbench's one redaction, `crate::secret::redact`).
 pub fn redact(location: &str) -> String {
-    if !is_url(location) {
-        return location.to_string();
-    }
-    // The query (`?socket=/a@b`) may hold '@' or ':', the password may not
-    // unencoded: split it off first so only the authority is looked at.
-    let (main, query) = match location.split_once('?') {
-        Some((m, q)) => (m, format!("?{q}")),
-        None => (location, String::new()),
-    };
-    let (scheme, rest) = main.split_once("://").unwrap_or(("", main));
-    match rest.rsplit_once('@') {
-        Some((auth, host)) => match auth.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:<hidden>@{host}{query}"),
-            None => location.to_string(),
-        },
-        None => location.to_string(),
-    }
+    crate::secret::redact(location)
 }
 
 /// Where a store lives.
@@ -1019,10 +1004,19 @@ fn my_val(v: mysql::Value) -> Val {
 fn open_sqlite(path: &Path) -> Result<Backend, String> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create its directory: {e}"))?;
+            crate::safe_fs::private_dir_all(dir, 0o700, "the store's directory")?;
         }
     }
-    let conn = Connection::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    // Not through a symlink: one planted where the store is made would
+    // have root write the store over its target.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!(
+            "{} is a symlink; dbbench opens a store only by its real path (a symlink planted there would redirect its writes): give that path",
+            path.display()
+        ));
+    }
+    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| format!("cannot open: {e}"))?;
     Ok(Backend::Sqlite(conn))
 }
 
@@ -1221,11 +1215,15 @@ impl Store {
         host: &serde_json::Value,
         settings: &serde_json::Value,
     ) -> Result<i64, String> {
-        // The spec may name this store with its password (`store = "..."`).
+        // The spec may name this store with its password (`store = "..."`),
+        // percent-encoded as written; the redaction hides the rest.
         let spec_text = match &self.url_auth {
             Some((user, password)) => spec_text.replace(&format!("{user}:{password}@"), &format!("{user}:<hidden>@")),
             None => spec_text.to_string(),
         };
+        let spec_text = crate::secret::redact(&spec_text);
+        let (spec_path, description) = (crate::secret::redact(spec_path), crate::secret::redact(description));
+        let (host, settings) = (crate::secret::redact_json(host), crate::secret::redact_json(settings));
         self.with(|db| {
             db.insert(
                 "INSERT INTO experiments (name, description, spec_path, spec_text, spec_hash, status, started_at, dbbench_version, git_revision, host, settings)
@@ -1255,7 +1253,7 @@ impl Store {
         self.with(|db| {
             db.execute(
                 "INSERT OR IGNORE INTO configurations (experiment_id, position, name, kind, definition) VALUES (?, ?, ?, ?, ?)",
-                &vals![experiment, position as i64, name, kind, definition.to_string()],
+                &vals![experiment, position as i64, name, kind, crate::secret::redact_json(definition).to_string()],
             )?;
             let rows = db.query("SELECT id FROM configurations WHERE experiment_id = ? AND name = ?", &vals![experiment, name])?;
             rows.first().ok_or_else(|| format!("configuration '{name}' was not stored")).and_then(|r| int_at(r, 0))
@@ -1272,7 +1270,11 @@ impl Store {
         self.with(|db| {
             db.execute(
                 "UPDATE configurations SET server_version = ?, variables = ? WHERE id = ? AND server_version IS NULL",
-                &vals![version, variables.to_string(), configuration],
+                &vals![
+                    crate::secret::redact(version),
+                    crate::secret::redact_json(variables).to_string(),
+                    configuration
+                ],
             )
         })
     }
@@ -1312,7 +1314,7 @@ impl Store {
         self.with(|db| {
             db.execute(
                 "INSERT INTO events (experiment_id, at, configuration, workload, kind, seconds, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                &vals![experiment, now(), configuration, workload, kind, seconds, detail.to_string()],
+                &vals![experiment, now(), configuration, workload, kind, seconds, crate::secret::redact_json(detail).to_string()],
             )
         })
     }
@@ -1343,15 +1345,21 @@ impl Store {
             _ => None,
         };
         let histogram = rep.and_then(|v| v.pointer("/latency/histogram")).and_then(|h| h.as_str()).map(str::to_string);
+        // No password reaches the store (docs/security.md): every text of
+        // the run goes through the one redaction.
+        use crate::secret::{redact, redact_args, redact_json};
+        let error = r.error.as_deref().map(redact);
+        let output_tail = r.output_tail.as_deref().map(redact);
+        let log_excerpt = r.log_excerpt.as_deref().map(redact);
         let run_params = vals![
             r.cell_id,
             r.repeat,
             r.seq,
             &r.status,
-            &r.error,
+            &error,
             &r.started_at,
             &r.ended_at,
-            serde_json::to_string(&r.argv).unwrap_or_default(),
+            serde_json::to_string(&redact_args(&r.argv)).unwrap_or_default(),
             r.seed as i64,
             &r.cache,
             r.server_restarted,
@@ -1379,10 +1387,10 @@ impl Store {
                 if let Some(l) = v.get_mut("latency").and_then(|l| l.as_object_mut()) {
                     l.remove("histogram");
                 }
-                v.to_string()
+                redact_json(&v).to_string()
             }),
-            &r.output_tail,
-            &r.log_excerpt,
+            &output_tail,
+            &log_excerpt,
         ];
         // One row per key, the last value winning (as SQLite's INSERT OR
         // REPLACE did): a plain INSERT then means the same on every server.
@@ -1633,7 +1641,9 @@ impl Store {
                 status: text_at(r, 3)?,
                 started_at: text_at(r, 4)?,
                 finished_at: opt_text(r, 5),
-                spec_text: text_at(r, 6)?,
+                // Redacted again on the way out: a store written before
+                // dbbench hid every password must not show one in a report.
+                spec_text: crate::secret::redact(&text_at(r, 6)?),
                 dbbench_version: text_at(r, 7)?,
                 git_revision: opt_text(r, 8),
                 host: json_at(r, 9),
@@ -1656,9 +1666,9 @@ impl Store {
                     position: int_at(r, 1)?,
                     name: text_at(r, 2)?,
                     kind: text_at(r, 3)?,
-                    definition: json_at(r, 4),
+                    definition: crate::secret::redact_json(&json_at(r, 4)),
                     server_version: opt_text(r, 5),
-                    variables: Some(json_at(r, 6)).filter(|v| !v.is_null()),
+                    variables: Some(json_at(r, 6)).filter(|v| !v.is_null()).map(|v| crate::secret::redact_json(&v)),
                 })
             })
             .collect::<Result<Vec<_>, String>>()
@@ -1685,7 +1695,7 @@ impl Store {
                     repeat: int_at(r, 4)? as u32,
                     seq: int_at(r, 5)? as u32,
                     status: text_at(r, 6)?,
-                    error: opt_text(r, 7),
+                    error: opt_text(r, 7).map(|e| crate::secret::redact(&e)),
                     seed: int_at(r, 8)?,
                     cache: text_at(r, 9)?,
                     started_at: text_at(r, 10)?,

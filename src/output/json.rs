@@ -66,7 +66,11 @@ pub fn final_report(s: &Summary, opts: &Options, test: &str) {
     let mut options = Map::new();
     for spec in opts.specs() {
         // Never write passwords into results.
-        let v = if spec.name.contains("password") { "<hidden>".to_string() } else { opts.raw(&spec.name).to_string() };
+        let v = if crate::secret::is_secret_name(&spec.name) {
+            crate::secret::MASK.to_string()
+        } else {
+            crate::secret::redact(opts.raw(&spec.name))
+        };
         options.insert(spec.name.clone(), json!(v));
     }
     let c = |k: Counter| s.count(k);

@@ -10,7 +10,7 @@
 pub struct Dsn {
     /// dbbench connection options, e.g. `--db-driver=pgsql`, `--pgsql-host=127.0.0.1`.
     pub driver_args: Vec<String>,
-    /// The DSN as given, with any password replaced by `***`.
+    /// The DSN as given, with any password hidden (`<hidden>`).
     pub shown: String,
 }
 
@@ -147,28 +147,10 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The DSN with its password (URL userinfo or DBI `password=`) as `***`.
+/// The DSN with its password (URL userinfo or DBI `password=`) hidden:
+/// dbbench's one redaction (`crate::secret::redact`).
 pub fn hide_password(text: &str) -> String {
-    if text.starts_with("dbi:") {
-        return text
-            .split_inclusive([';', ':'])
-            .map(|p| {
-                if p.starts_with("password=") {
-                    format!("password=***{}", if p.ends_with([';', ':']) { &p[p.len() - 1..] } else { "" })
-                } else {
-                    p.to_string()
-                }
-            })
-            .collect();
-    }
-    if let Some((scheme, rest)) = text.split_once("://") {
-        if let (Some(userinfo), host) = split_userinfo(rest) {
-            if let Some((user, _)) = userinfo.split_once(':') {
-                return format!("{scheme}://{user}:***@{host}");
-            }
-        }
-    }
-    text.to_string()
+    crate::secret::redact(text)
 }
 
 /// A URL's text after `scheme://` split at its last `@`: (user part, rest).
@@ -240,18 +222,18 @@ mod tests {
     #[test]
     fn bad_dsns_say_what_is_wrong_and_hide_the_password() {
         let e = Dsn::parse("oracle://a:pw@h/x").unwrap_err();
-        assert!(e.contains("unknown scheme 'oracle'") && e.contains("a:***@h") && !e.contains("pw"), "{e}");
+        assert!(e.contains("unknown scheme 'oracle'") && e.contains("a:<hidden>@h") && !e.contains("pw"), "{e}");
         assert!(Dsn::parse("mysql://h:99999/x").unwrap_err().contains("port '99999'"));
         assert!(Dsn::parse("localhost").unwrap_err().contains("not a URL"));
         assert!(Dsn::parse("dbi:mysql:host").unwrap_err().contains("not key=value"));
-        assert_eq!(hide_password("dbi:mysql:user=u;password=pw;host=h"), "dbi:mysql:user=u;password=***;host=h");
-        assert_eq!(Dsn::parse("mysql://u:pw@h/x").unwrap().shown, "mysql://u:***@h/x");
+        assert_eq!(hide_password("dbi:mysql:user=u;password=pw;host=h"), "dbi:mysql:user=u;password=<hidden>;host=h");
+        assert_eq!(Dsn::parse("mysql://u:pw@h/x").unwrap().shown, "mysql://u:<hidden>@h/x");
         // A password with URL delimiters in it is refused, and never shown.
         for dsn in ["mysql://root:1234/5@h/db", "mysql://root:pa?ss@h/db", "mysql://root:p#w@h"] {
             let e = Dsn::parse(dsn).unwrap_err();
             assert!(
                 e.contains("percent-encode")
-                    && e.contains("root:***@h")
+                    && e.contains("root:<hidden>@h")
                     && !e.contains("1234")
                     && !e.contains("pa?ss")
                     && !e.contains("p#w"),

@@ -483,9 +483,10 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     let mut eps = [ep1, ep2];
     // Created only now: a mistyped DSN must not empty the last run's file.
     let mut output = match a.get("output") {
-        Some(p) if !p.is_empty() => {
-            Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("--output={p}: {e}"))?))
-        }
+        Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(
+            crate::safe_fs::create_truncate(std::path::Path::new(p), crate::safe_fs::default_file_mode())
+                .map_err(|e| format!("--output={p}: {e}"))?,
+        )),
         _ => None,
     };
     let server = |ep: &mut Endpoint, dsn: &Dsn| Server {
@@ -550,7 +551,7 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     let saved = record::Saved { run, records, summary: Some(sum.clone()) };
     crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum))
+        crate::report::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }
@@ -634,7 +635,7 @@ fn report_cmd(a: &Args) -> Result<u8, String> {
     let sum = summarise(&saved, filter.as_ref());
     crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        std::fs::write(path, html::page(&saved, filter.as_ref(), &sum))
+        crate::report::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }

@@ -471,13 +471,15 @@ fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed into place, so
-/// a reader never sees half a report.
+/// Writes `bytes` to `path` through a fresh temporary file (random name,
+/// `O_EXCL`) renamed into place, so a reader never sees half a report and a
+/// symlink at `path` is replaced, never written through.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+        if !dir.is_dir() {
+            crate::safe_fs::private_dir_all(dir, 0o755, "the report's directory")
+                .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
+        }
     }
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    crate::safe_fs::write_atomic(path, bytes, crate::safe_fs::default_file_mode())
 }

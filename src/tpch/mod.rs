@@ -777,7 +777,8 @@ fn write_part(
     format: gen::LineFormat,
 ) -> Result<u64, String> {
     use std::io::Write;
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Never through a symlink: `--dir` may be a shared directory such as /tmp.
+    let file = crate::safe_fs::create_truncate(path, crate::safe_fs::default_file_mode())?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let mut failed = None;
     let rows = gen::generate(table, sf, part, parts, format, 1 << 20, &mut |chunk| {

@@ -250,9 +250,25 @@ impl Managed {
         self.info()["socket"].as_str().unwrap().to_string()
     }
 
+    /// The benchmark account's TCP password (DIR/password; the socket needs none).
+    pub fn password(&self) -> String {
+        std::fs::read_to_string(self.dir.join("password")).expect("DIR/password").trim().to_string()
+    }
+
+    /// Runs one SQL command through psql as the `postgres` superuser over
+    /// the unix socket (PostgreSQL): what the benchmark account may not do
+    /// (CREATE EXTENSION, CREATE ROLE, pg_reload_conf). Its output, trimmed.
+    pub fn psql_admin(&self, sql: &str) -> String {
+        self.psql_as("postgres", sql)
+    }
+
     /// Runs one SQL command through psql as sbtest over the unix socket
     /// (PostgreSQL); its output, trimmed. Panics with psql's stderr on failure.
     pub fn psql(&self, sql: &str) -> String {
+        self.psql_as("sbtest", sql)
+    }
+
+    fn psql_as(&self, user: &str, sql: &str) -> String {
         let info = self.info();
         let port = info["port"].as_u64().unwrap().to_string();
         let out = Command::new("psql")
@@ -265,7 +281,7 @@ impl Managed {
                 "-p",
                 &port,
                 "-U",
-                "sbtest",
+                user,
                 "-d",
                 "sbtest",
                 "-c",
