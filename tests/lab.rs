@@ -757,3 +757,52 @@ tpch = {{ sf = 0.01, queries = "6,14", restart = "run" }}
     assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'server_log'"), 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 21, item 10: a run that fails on a Lua error stores the error's
+/// first FATAL line (the cause), not only the traceback's last lines; an
+/// unknown or badly valued dbbench option in a spec's `options` fails
+/// `lab plan` (and `lab run` before anything starts), naming the line,
+/// the workload and the configuration.
+#[test]
+fn lua_errors_store_their_cause_and_bad_options_fail_the_plan() {
+    let dir = tempdir("lab-cause");
+    std::fs::write(dir.join("bad.lua"), "function event()\n  local t = nil\n  return t.x\nend\n").unwrap();
+    let spec = write_spec(
+        &dir,
+        "[experiment]\nname = \"cause\"\nthreads = [1]\ntime = 1\n\n[[configuration]]\nname = \"a\"\nserver = \"sqlite\"\nprepare = \"none\"\n\n[[workload]]\ntest = \"bad.lua\"\n",
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let errors = strings(&store(&dir), "SELECT error FROM runs");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].contains("FATAL: `thread_run' function failed: ")
+            && errors[0].contains("bad.lua:3: attempt to index"),
+        "{}",
+        errors[0]
+    );
+    let text = "[experiment]\nname = \"opts\"\nthreads = [1]\ntime = 1\noptions = { tables = 1 }\n\n[[configuration]]\nname = \"a\"\nserver = \"sqlite\"\n\n[[workload]]\ntest = \"oltp_point_select\"\noptions = { table-size = 10, range-sise = 5 }\n";
+    for (spec_text, want) in [
+        (text.to_string(), "spec.toml:13: workload 'oltp_point_select' on configuration 'a': invalid option: --range-sise=5"),
+        (
+            text.replace("range-sise = 5", "range-size = \"many\""),
+            "spec.toml:13: workload 'oltp_point_select' on configuration 'a': Invalid value for the 'range_size' option: 'many'",
+        ),
+        (
+            text.replace("range-sise = 5", "range-size = 5").replace("server = \"sqlite\"", "server = \"sqlite\"\noptions = { sqlite-nonsense = 1 }"),
+            "spec.toml:10: workload 'oltp_point_select' on configuration 'a': invalid option: --sqlite-nonsense=1",
+        ),
+    ] {
+        let spec = write_spec(&dir, &spec_text);
+        for cmd in ["plan", "run"] {
+            let r = dbbench_in(&dir, &["lab", cmd, &spec]);
+            assert_eq!(r.code, 1, "{cmd}: {}{}", r.stdout, r.stderr);
+            assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+            assert!(r.stderr.contains(want), "{cmd}: {}", r.stderr);
+        }
+    }
+    let spec = write_spec(&dir, &text.replace("range-sise = 5", "range-size = 5"));
+    let r = dbbench_in(&dir, &["lab", "plan", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

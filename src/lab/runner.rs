@@ -72,14 +72,104 @@ pub fn default_paths(spec: &Spec, o: &RunOptions) -> (PathBuf, PathBuf) {
 }
 
 /// What can be checked before anything starts: every managed
-/// configuration's server programs and options.
+/// configuration's server programs and options, and every test workload's
+/// dbbench options (a misspelt option fails `lab plan`, not a prepare
+/// hours into the experiment).
 pub fn preflight(spec: &Spec) -> Result<(), String> {
     for c in &spec.configurations {
         if let Target::Managed(s) = &c.target {
             server::check(s).map_err(|e| format!("{}: configuration '{}': {e}", spec.path.display(), c.name))?;
         }
     }
+    check_test_options(spec)
+}
+
+/// Asks dbbench itself (`dbbench TEST OPTIONS... help`, which parses and
+/// checks the options as a run does, then prints the test's help) whether
+/// each test workload's options, with each configuration's, are known and
+/// valid. Passwords are left out (they are valid by name and must not be in
+/// an argv). Other failures (a script without a `help` command, one that
+/// does not load) are left to the runs, which report them.
+fn check_test_options(spec: &Spec) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the dbbench binary: {e}"))?;
+    let mut checked = std::collections::HashSet::new();
+    for w in &spec.workloads {
+        let WorkloadKind::Test { test, options } = &w.kind else { continue };
+        for c in &spec.configurations {
+            let args: Vec<String> = c
+                .options
+                .iter()
+                .chain(options)
+                .filter(|(k, _)| !crate::secret::is_secret_name(k))
+                .map(|(k, v)| format!("--{k}={v}"))
+                .collect();
+            if !checked.insert((test.clone(), args.clone())) {
+                continue;
+            }
+            let mut cmd = Command::new(&exe);
+            cmd.arg(test).args(&args).arg("help").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+            cmd.current_dir(spec.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")));
+            for v in crate::secret::PASSWORD_VARS {
+                cmd.env_remove(v);
+            }
+            let r = run_command_bounded(cmd, Duration::from_secs(30));
+            let Some(line) = r
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("invalid option") || l.starts_with("Invalid value for"))
+            else {
+                continue;
+            };
+            let key = line
+                .split_once("--")
+                .map(|(_, o)| o.split('=').next().unwrap_or(o).to_string())
+                .or_else(|| line.split('\'').nth(1).map(str::to_string))
+                .unwrap_or_default();
+            let at = option_line(&spec.text, &key).map(|n| format!("{n}: ")).unwrap_or_default();
+            return Err(format!(
+                "{}:{at}workload '{}' on configuration '{}': {}; `dbbench {} help` lists the test's options",
+                spec.path.display(),
+                w.name,
+                c.name,
+                crate::secret::redact(line),
+                test
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The first line of a spec's text that names option `key` (`table-size`
+/// or `table_size`), for an error message.
+fn option_line(text: &str, key: &str) -> Option<usize> {
+    if key.is_empty() {
+        return None;
+    }
+    let (dash, under) = (key.replace('_', "-"), key.replace('-', "_"));
+    text.lines().position(|l| l.contains(&dash) || l.contains(&under)).map(|i| i + 1)
+}
+
+/// Runs a short command and returns its stderr; killed after `timeout`.
+fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
+    let Ok(mut child) = cmd.spawn() else { return String::new() };
+    let stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut e) = stderr {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let start = Instant::now();
+    while matches!(child.try_wait(), Ok(None)) {
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    reader.join().unwrap_or_default()
 }
 
 /// Runs (or resumes) the experiment; returns the process exit status:
@@ -402,6 +492,18 @@ impl ChildResult {
     fn tail(&self, lines: usize) -> String {
         let all: Vec<&str> = self.stdout.lines().chain(self.stderr.lines()).collect();
         all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// Why the child failed, on one line: its first `FATAL:` line (the
+    /// cause; a Lua error's traceback follows it, and the last lines alone
+    /// are noise such as "[C]: in ?"), then its last `lines` lines.
+    fn failure(&self, lines: usize) -> String {
+        let tail = self.tail(lines).replace('\n', " | ");
+        let fatal = self.stdout.lines().chain(self.stderr.lines()).map(str::trim).find(|l| l.starts_with("FATAL:"));
+        match fatal {
+            Some(f) if !tail.contains(f) => format!("{f} | ... | {tail}"),
+            _ => tail,
+        }
     }
 }
 
@@ -854,7 +956,7 @@ impl Lab<'_> {
                         return Err("interrupted".into());
                     }
                     if r.code != Some(0) {
-                        return Err(format!("`{cmd}` exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                        return Err(format!("`{cmd}` exited with {:?}: {}", r.code, r.failure(4)));
                     }
                 }
             }
@@ -879,7 +981,7 @@ impl Lab<'_> {
                     return Err("interrupted".into());
                 }
                 if r.code != Some(0) {
-                    return Err(format!("`tpch load` exited with {:?}: {}", r.code, r.tail(4).replace('\n', " | ")));
+                    return Err(format!("`tpch load` exited with {:?}: {}", r.code, r.failure(4)));
                 }
             }
         }
@@ -1100,7 +1202,7 @@ impl Lab<'_> {
                             rec.status = "timeout".into();
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                         } else if r.code != Some(0) {
-                            error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
+                            error = Some(format!("exited with {:?}: {}", r.code, r.failure(3)));
                         } else if doc.is_none() {
                             error = Some("no JSON report on stdout".into());
                         }
@@ -1148,11 +1250,7 @@ impl Lab<'_> {
                             rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
                         (None, true) => {
-                            error = Some(format!(
-                                "no JSON report on stdout (exit {:?}): {}",
-                                r.code,
-                                r.tail(3).replace('\n', " | ")
-                            ))
+                            error = Some(format!("no JSON report on stdout (exit {:?}): {}", r.code, r.failure(3)))
                         }
                         (Some(q), true) => {
                             if let Some(s) = q["seconds"].as_f64() {
