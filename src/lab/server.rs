@@ -841,12 +841,22 @@ fn last_error_line(text: &str) -> String {
         let u = l.to_ascii_uppercase();
         u.contains("ERROR") || u.contains("FATAL") || u.contains("ABORTING")
     };
-    // MariaDB ends with "[ERROR] Aborting"; the cause is the error before it.
     let errors: Vec<&&str> = lines.iter().filter(is_error).collect();
-    let line = errors
+    // MariaDB says "[ERROR] Aborting" and then may fail to tear down
+    // ("Error on close of '(null)'"): the cause is the error before it.
+    let aborting = errors.iter().position(|l| l.to_ascii_lowercase().ends_with("aborting"));
+    let before = &errors[..aborting.unwrap_or(errors.len())];
+    // A full disk is the cause of whatever failed after it.
+    let disk_full = |l: &&&&str| {
+        let l = l.to_ascii_lowercase();
+        ["errcode: 28", "no space left on device", "error number 28", "os error 28", "disk full", "disk is full"]
+            .iter()
+            .any(|m| l.contains(m))
+    };
+    let line = before
         .iter()
-        .rev()
-        .find(|l| !l.to_ascii_lowercase().ends_with("aborting"))
+        .find(disk_full)
+        .or(before.last())
         .or(errors.last())
         .map(|l| l.to_string())
         .or_else(|| lines.last().map(|l| l.to_string()))
@@ -2785,6 +2795,22 @@ mod tests {
         assert_eq!(log_tail(&log, 0, 100).lines().count(), 5);
         assert_eq!(log_tail(&log, 10_000, 1), "2024 [ERROR] Aborting", "a shorter log is read from its start");
         assert_eq!(last_error_line(&read_log_from(&log, 0)), "2024 [ERROR] unknown variable 'foo=1'");
+        // A full disk (what MariaDB 10.11 logs when its datadir's disk is full).
+        let full = "0 [Note] InnoDB: 128 rollback segments are active.\n\
+            0 [ERROR] mariadbd: Error writing file './ddl_recovery.log' (Errcode: 28 \"No space left on device\")\n\
+            0 [ERROR] Unknown/unsupported storage engine: InnoDB\n\
+            0 [ERROR] Aborting\n\
+            0 [ERROR] mariadbd: Error on close of '(null)' (Errcode: 9 \"Bad file descriptor\")\n";
+        assert_eq!(
+            last_error_line(full),
+            "0 [ERROR] mariadbd: Error writing file './ddl_recovery.log' (Errcode: 28 \"No space left on device\")"
+        );
+        assert_eq!(
+            last_error_line(
+                "0 [ERROR] unknown option '--x'\n0 [ERROR] Aborting\n0 [ERROR] Error on close of '(null)'\n"
+            ),
+            "0 [ERROR] unknown option '--x'"
+        );
         assert_eq!(log_tail(&fx.dir.join("missing"), 0, 5), "");
         assert!(is_port_conflict(
             "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"
