@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod datadir;
+pub mod hostlock;
 pub mod plan;
 pub mod runner;
 pub mod sampler;
