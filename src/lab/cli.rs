@@ -14,16 +14,21 @@ Usage:
 
 Options of `lab run`:
   --resume          continue the newest unfinished experiment of SPEC: stored runs are skipped
-  --new             start a new experiment even though an unfinished one exists
+  --new             start a new experiment even though an unfinished one exists (that one
+                    is abandoned: what it left running is stopped, its data removed)
   --store=PATH|URL  results store: a SQLite file, or postgresql://user@host[:port]/db[?host=/socket/dir]
                     or mysql://user@host[:port]/db[?socket=/path] (password: DBBENCH_STORE_PASSWORD)
                     [spec's store, else <spec dir>/dbbench-lab/results.sqlite]
   --workdir=DIR     data directories, snapshots and sockets' home [<spec dir>/dbbench-lab]
   --keep-data       keep data directories and snapshots after the experiment finishes
+  --allow-concurrent  run even while another lab run measures on this host (refused by
+                    default: each would measure the other's load); recorded in the store
+                    and flagged in the report
 
-Exit status of `lab run`: 0 every run ok, 2 some runs failed or timed out
-(the matrix goes on; errors are stored), 1 the lab could not run, 130 interrupted
-(resume with --resume). Spec format: docs/lab.md; examples in examples/.
+Exit status of `lab run`: 0 every run of the experiment ok, 2 some runs failed or
+timed out (the matrix goes on; errors are stored and listed), 1 the lab could not
+run, 130 interrupted (resume with --resume: the run in flight is run again).
+Spec format: docs/lab.md; examples in examples/; faults and what survives them: docs/faults.md.
 ";
 
 /// Prints to stdout; a closed pipe (`lab plan | head`) is not an error.
@@ -56,6 +61,7 @@ fn run(args: &[String]) -> Result<u8, String> {
             ("--resume", None) => o.resume = true,
             ("--new", None) => o.new = true,
             ("--keep-data", None) => o.keep_data = true,
+            ("--allow-concurrent", None) => o.allow_concurrent = true,
             ("--store", Some(v)) => o.store = Some(PathBuf::from(v)),
             ("--workdir", Some(v)) => o.workdir = Some(PathBuf::from(v)),
             ("--help" | "-h", None) => {

@@ -18,6 +18,7 @@
 //! a kill loses at most the run in flight.
 
 use crate::lab::datadir;
+use crate::lab::hostlock::{self, Acquired, HostLock};
 use crate::lab::plan::{self, PlannedRun};
 use crate::lab::sampler::{OsSampler, PeriodicSampler};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
@@ -46,6 +47,8 @@ pub struct RunOptions {
     pub workdir: Option<PathBuf>,
     /// Keep data directories and snapshots after the experiment finishes.
     pub keep_data: bool,
+    /// Run even while another lab run measures on this host (recorded).
+    pub allow_concurrent: bool,
 }
 
 /// The benchmark account's TCP password of a managed server, in the
@@ -176,6 +179,14 @@ fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
 /// 0 every run ok, 2 some runs failed or timed out, 130 interrupted.
 pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     preflight(spec)?;
+    // One measuring lab per host, taken before anything is stored or started.
+    let host_lock = match hostlock::acquire(o.allow_concurrent)? {
+        Acquired::Held(lock, beside) => Some((lock, beside)),
+        Acquired::Unavailable(why) => {
+            eprintln!("warning: no host-wide lab lock ({why}): a lab run beside this one would not be noticed");
+            None
+        }
+    };
     let (store_path, base) = default_paths(spec, o);
     // Private before anything is written in it (the store may be in it):
     // nobody else may plant anything where the lab writes. As root
@@ -216,6 +227,11 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         }
         None if o.resume => return Err(format!("no experiment '{}' in {} to resume", spec.name, store_path.display())),
         _ => {
+            // What an earlier unfinished experiment left (an orphaned server,
+            // its data) goes; it can no longer be resumed.
+            for id in store.unfinished_experiments(&spec.name)? {
+                abandon(&store, spec, &base, id)?;
+            }
             let host = serde_json::to_value(crate::lab::sysinfo::host_info()).unwrap_or_default();
             let git = host.get("git_revision").and_then(|v| v.as_str()).map(str::to_string);
             let settings = json!({
@@ -240,8 +256,29 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     };
     let workdir = base.join(format!("{}-{experiment}", spec.name));
     crate::safe_fs::private_dir(&workdir, mode, "the lab's work directory")?;
+    // Absolute and symlink-free: servers get these paths, and a later lab
+    // finds what a killed one left by them, whatever directory it runs from.
+    let workdir = std::fs::canonicalize(&workdir)
+        .map_err(|e| format!("{}: cannot resolve the lab's work directory: {e}", workdir.display()))?;
     let _lock = lock(&workdir)?;
+    stop_leftovers(&workdir)?;
     let server_password = server_password(&workdir)?;
+    if let Some((lock, beside)) = &host_lock {
+        let detail = json!({"lock": lock.dir().display().to_string(), "allow_concurrent": o.allow_concurrent});
+        let _ = store.event(experiment, None, None, "host_lock", None, &detail);
+        if o.allow_concurrent {
+            store.set_experiment_setting(experiment, "allow_concurrent", &json!(true))?;
+        }
+        if !beside.is_empty() {
+            eprintln!(
+                "warning: measuring beside {} other lab run(s) (--allow-concurrent): {}",
+                beside.len(),
+                beside.iter().map(|h| h.to_string()).collect::<Vec<_>>().join("; ")
+            );
+        }
+    } else if o.allow_concurrent {
+        store.set_experiment_setting(experiment, "allow_concurrent", &json!(true))?;
+    }
 
     let mut config_ids = Vec::new();
     for (i, c) in spec.configurations.iter().enumerate() {
@@ -259,8 +296,9 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         live: None,
         prepared_failed: HashMap::new(),
         warned_cache: false,
+        host_lock: host_lock.map(|(l, _)| l),
+        beside: Vec::new(),
     };
-    lab.stop_leftover();
     remove_stale_rundir(&workdir);
     lab.rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
         run_dir(&workdir, spec.configurations.len())?
@@ -274,44 +312,20 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     let planned = plan::runs(spec);
-    let total_est = plan::estimate_s(spec, &planned);
-    let mut progress = Progress::new(planned.len(), total_est);
-    let mut failed = 0usize;
-    for (i, run) in planned.iter().enumerate() {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            break;
-        }
-        let est = plan::estimate_s(spec, &planned[i..i + 1]);
-        let cell = lab.store.cell(
-            experiment,
-            lab.config_ids[run.configuration],
-            &spec.workloads[run.workload].name,
-            run.threads,
-        )?;
-        if lab.store.run_exists(cell, run.repeat)? {
-            progress.skipped(est);
-            continue;
-        }
-        let label = format!(
-            "{} / {} / {} thr / repeat {}",
-            spec.configurations[run.configuration].name, spec.workloads[run.workload].name, run.threads, run.repeat
-        );
-        progress.start(&label);
-        let outcome = lab.execute(run, cell)?;
-        match outcome {
-            Some(summary) => {
-                if !summary.starts_with("ok") {
-                    failed += 1;
-                }
-                progress.done(&label, &summary, est);
-            }
-            None => break, // interrupted: the run in flight is not recorded
-        }
-    }
+    let outcome = lab.run_all(&planned);
+    // Whatever ended the loop, no server is left running.
     lab.stop_server();
     if !lab.rundir.starts_with(&lab.workdir) {
         // A temporary one under /tmp: its logs are stored (`server_log` events).
         remove_stale_rundir(&lab.workdir);
+    }
+    if let Err(e) = outcome {
+        // The store may be what failed (a full disk): best effort.
+        let _ = lab.store.set_experiment_status(experiment, "interrupted");
+        return Err(format!(
+            "{e}\nthe lab stopped; completed runs are stored; after fixing the cause continue with: dbbench lab run --resume {}",
+            spec.path.display()
+        ));
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
         lab.store.set_experiment_status(experiment, "interrupted")?;
@@ -344,11 +358,60 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
     ));
-    if failed > 0 {
-        eprintln!("{failed} run(s) failed or timed out; their errors and log excerpts are in the store (runs.error, runs.log_excerpt)");
+    // Runs stored by an earlier process of the experiment count too.
+    let not_ok = lab.store.runs_not_ok(experiment)?;
+    if not_ok > 0 {
+        eprintln!("{not_ok} run(s) failed or timed out (listed above); their errors and log excerpts are in the store (runs.error, runs.log_excerpt)");
         return Ok(2);
     }
     Ok(0)
+}
+
+/// Stops what a killed earlier lab left running in `workdir` (servers and
+/// initialisation programs, found by their data directory, whether or not
+/// it got to record them); refuses to go on when one will not stop, since
+/// every run would then fail on its socket.
+fn stop_leftovers(workdir: &Path) -> Result<(), String> {
+    if server::processes_under(workdir).is_empty() {
+        return Ok(());
+    }
+    match server::stop_processes_under(workdir, Duration::from_secs(60)) {
+        Ok(stopped) => {
+            for s in stopped {
+                eprintln!("stopped a server an interrupted lab run left running: {s}");
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "an interrupted lab run left servers running in {}: {e}; stop them and run again",
+            workdir.display()
+        )),
+    }
+}
+
+/// Gives up an unfinished experiment that a new one replaces: refused while
+/// a lab still runs it (its work directory is locked); otherwise what it
+/// left running is stopped, its work directory removed, and it is marked
+/// `abandoned`, so that it is never resumed.
+fn abandon(store: &Store, spec: &Spec, base: &Path, id: i64) -> Result<(), String> {
+    let workdir = base.join(format!("{}-{id}", spec.name));
+    if let Ok(workdir) = std::fs::canonicalize(&workdir) {
+        let _lock = lock(&workdir).map_err(|_| {
+            format!(
+                "experiment '{}' (id {id}) is still being run by another lab process ({} is locked); stop it first",
+                spec.name,
+                workdir.display()
+            )
+        })?;
+        stop_leftovers(&workdir)?;
+        remove_stale_rundir(&workdir);
+        if let Err(e) = std::fs::remove_dir_all(&workdir) {
+            eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
+        }
+    }
+    store.set_experiment_status(id, "abandoned")?;
+    eprintln!("experiment '{}' (id {id}) did not finish; it is abandoned for a new one", spec.name);
+    Ok(())
 }
 
 /// Short stable hash of the spec text (FNV-1a), to refuse resuming with an edited spec.
@@ -471,6 +534,11 @@ struct Lab<'a> {
     /// (configuration, workload) whose preparation failed in this process: their runs fail fast.
     prepared_failed: HashMap<(usize, usize), String>,
     warned_cache: bool,
+    /// The host lock (None when none could be taken): its other holders are
+    /// labs measuring beside this one.
+    host_lock: Option<HostLock>,
+    /// Labs seen measuring beside this one so far (pids), recorded once each.
+    beside: Vec<u32>,
 }
 
 /// What `ensure_ready` did for a run.
@@ -482,6 +550,8 @@ struct Readiness {
 /// Outcome of a child process.
 struct ChildResult {
     code: Option<i32>,
+    /// The signal that ended it, when one did.
+    signal: Option<i32>,
     timed_out: bool,
     interrupted: bool,
     stdout: String,
@@ -489,6 +559,16 @@ struct ChildResult {
 }
 
 impl ChildResult {
+    /// How it ended, for messages: "exited with status 3", "was killed by
+    /// signal 9 (SIGKILL)".
+    fn exit(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}{}", signal_name(sig)),
+            (None, None) => "ended in a way that could not be read".to_string(),
+        }
+    }
+
     fn tail(&self, lines: usize) -> String {
         let all: Vec<&str> = self.stdout.lines().chain(self.stderr.lines()).collect();
         all[all.len().saturating_sub(lines)..].join("\n")
@@ -508,6 +588,67 @@ impl ChildResult {
 }
 
 impl Lab<'_> {
+    /// Runs every planned run not stored yet, in order, until the end or an
+    /// interruption (Ctrl-C, SIGTERM); an error (the store) ends it early.
+    fn run_all(&mut self, planned: &[PlannedRun]) -> Result<(), String> {
+        let spec = self.spec;
+        let mut progress = Progress::new(planned.len(), plan::estimate_s(spec, planned));
+        for (i, run) in planned.iter().enumerate() {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                break;
+            }
+            let est = plan::estimate_s(spec, &planned[i..i + 1]);
+            let cell = self.store.cell(
+                self.experiment,
+                self.config_ids[run.configuration],
+                &spec.workloads[run.workload].name,
+                run.threads,
+            )?;
+            if self.store.run_exists(cell, run.repeat)? {
+                progress.skipped(est);
+                continue;
+            }
+            let label = format!(
+                "{} / {} / {} thr / repeat {}",
+                spec.configurations[run.configuration].name, spec.workloads[run.workload].name, run.threads, run.repeat
+            );
+            progress.start(&label);
+            match self.execute(run, cell)? {
+                Some(summary) => progress.done(&label, &summary, est),
+                None => break, // interrupted: the run in flight is not recorded
+            }
+        }
+        Ok(())
+    }
+
+    /// Labs measuring beside this one now (their pids), each new one
+    /// recorded in the experiment's settings (`concurrent_labs`, which the
+    /// report flags) and warned about once.
+    fn check_beside(&mut self) -> Result<Vec<u32>, String> {
+        let Some(lock) = &self.host_lock else { return Ok(Vec::new()) };
+        let others = lock.others();
+        let new: Vec<&hostlock::Holder> = others.iter().filter(|h| !self.beside.contains(&h.pid)).collect();
+        if !new.is_empty() {
+            for h in &new {
+                eprintln!("warning: another lab run is measuring on this host: {h}");
+            }
+            self.beside.extend(new.iter().map(|h| h.pid));
+            let seen: Vec<String> = others.iter().map(|h| h.to_string()).collect();
+            let mut all: Vec<String> = self
+                .store
+                .experiment_info(self.experiment)?
+                .and_then(|e| e.settings.get("concurrent_labs").and_then(|v| serde_json::from_value(v.clone()).ok()))
+                .unwrap_or_default();
+            for h in seen {
+                if !all.contains(&h) {
+                    all.push(h);
+                }
+            }
+            self.store.set_experiment_setting(self.experiment, "concurrent_labs", &json!(all))?;
+        }
+        Ok(others.iter().map(|h| h.pid).collect())
+    }
+
     fn config_dir(&self, c: usize) -> PathBuf {
         self.workdir.join("data").join(&self.spec.configurations[c].name)
     }
@@ -531,43 +672,6 @@ impl Lab<'_> {
         self.workdir.join("snapshots").join(&self.spec.configurations[c].name).join(&self.spec.workloads[w].name)
     }
 
-    /// Where a managed server's pid is remembered across a kill of dbbench.
-    fn server_state_file(&self) -> PathBuf {
-        self.workdir.join("server.pid")
-    }
-
-    /// Stops a server a killed earlier lab process left running (same work
-    /// directory): identified by pid and its data directory in the command line.
-    fn stop_leftover(&self) {
-        let path = self.server_state_file();
-        let Ok(text) = std::fs::read_to_string(&path) else { return };
-        let mut parts = text.splitn(2, '\n');
-        let (Some(pid), Some(datadir)) = (parts.next().and_then(|p| p.trim().parse::<i32>().ok()), parts.next()) else {
-            return;
-        };
-        let datadir = datadir.trim();
-        let matches = |pid: i32| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(datadir))
-                .unwrap_or(false)
-        };
-        if matches(pid) {
-            eprintln!("stopping the server (pid {pid}) an interrupted lab run left behind");
-            // SAFETY: kill(2) on a pid whose command line we just matched; no memory is touched.
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            let t = Instant::now();
-            while matches(pid) && t.elapsed() < Duration::from_secs(60) {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            if matches(pid) {
-                // SAFETY: as above.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
-        let _ = std::fs::remove_file(path);
-    }
-
     /// Stops the live server and keeps what it logged (start to stop) as a
     /// `server_log` event: the log files live in the lab's run directory, which
     /// goes when the experiment finishes.
@@ -581,7 +685,6 @@ impl Lab<'_> {
         if let Err(e) = &stopped {
             eprintln!("warning: {e}");
         }
-        let _ = std::fs::remove_file(self.workdir.join("server.pid"));
         let detail = json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err()});
         let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", Some(stop_s), &detail);
     }
@@ -670,7 +773,7 @@ impl Lab<'_> {
                     if r.code != Some(0) {
                         return Err(format!(
                             "{what} hook `{cmd}` {}: {}",
-                            if r.timed_out { "timed out".to_string() } else { format!("exited with {:?}", r.code) },
+                            if r.timed_out { "timed out".to_string() } else { r.exit() },
                             r.tail(3).replace('\n', " | ")
                         ));
                     }
@@ -713,7 +816,6 @@ impl Lab<'_> {
             let rundir = self.rundir(c);
             spec.options.extend(extra.iter().cloned());
             let s = ManagedServer::start(&spec, datadir, &rundir)?;
-            let _ = std::fs::write(self.server_state_file(), format!("{}\n{}\n", s.pid(), datadir.display()));
             overhead["start_s"] = json!(t.elapsed().as_secs_f64());
             if let Some(l) = &mut self.live {
                 l.server = Some(s);
@@ -826,6 +928,7 @@ impl Lab<'_> {
                     self.prepared_failed.insert((c, w), e.clone());
                     return Err(e);
                 }
+                crate::lab::test_pause("prepare");
                 self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
                 overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
@@ -911,6 +1014,7 @@ impl Lab<'_> {
         }
         self.start(c, w, datadir, &mut overhead, &[])?;
         self.prepare_data(c, w, datadir, false)?;
+        crate::lab::test_pause("prepare");
         self.run_hooks(&self.hooks(c).after_prepare, c, w, None, datadir, "after_prepare")?;
         let prepare_s = t.elapsed().as_secs_f64();
         self.stop_server();
@@ -956,19 +1060,18 @@ impl Lab<'_> {
                         return Err("interrupted".into());
                     }
                     if r.code != Some(0) {
-                        return Err(format!("`{cmd}` exited with {:?}: {}", r.code, r.failure(4)));
+                        return Err(format!("`{cmd}` {}: {}", r.exit(), r.failure(4)));
                     }
                 }
             }
             WorkloadKind::Command { prepare: Some(p), .. } => {
                 let argv = self.expand(p, None, c, w, datadir);
                 let r = run_child(&argv, &env, timeout, None);
+                if r.interrupted {
+                    return Err("interrupted".into());
+                }
                 if r.code != Some(0) {
-                    return Err(format!(
-                        "prepare_command exited with {:?}: {}",
-                        r.code,
-                        r.tail(4).replace('\n', " | ")
-                    ));
+                    return Err(format!("prepare_command {}: {}", r.exit(), r.tail(4).replace('\n', " | ")));
                 }
             }
             WorkloadKind::Command { prepare: None, .. } => {}
@@ -981,7 +1084,7 @@ impl Lab<'_> {
                     return Err("interrupted".into());
                 }
                 if r.code != Some(0) {
-                    return Err(format!("`tpch load` exited with {:?}: {}", r.code, r.failure(4)));
+                    return Err(format!("`tpch load` {}: {}", r.exit(), r.failure(4)));
                 }
             }
         }
@@ -1067,6 +1170,9 @@ impl Lab<'_> {
                 rec.ended_at = rfc3339_now();
                 rec.cache = "warm".into();
                 rec.overhead = overhead;
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
                 self.store.insert_run(&rec)?;
                 return Ok(Some(format!("failed: {e}")));
             }
@@ -1153,7 +1259,14 @@ impl Lab<'_> {
                     Some(serde_json::Value::Object(changed))
                 })
             });
+            let mut beside = self.check_beside()?;
             let r = run_child(&argv, &env, run_timeout, None);
+            beside.extend(self.check_beside()?);
+            if !beside.is_empty() {
+                beside.sort_unstable();
+                beside.dedup();
+                overhead["concurrent_labs"] = json!(beside);
+            }
             rec.os_samples =
                 os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
             if let Some(s) = server_sampler {
@@ -1178,7 +1291,6 @@ impl Lab<'_> {
                     rec.log_excerpt = Some(log_excerpt(s, log_pos));
                     error = Some(format!("the server (pid {}) died during the run", s.pid()));
                     l.server = None;
-                    let _ = std::fs::remove_file(self.workdir.join("server.pid"));
                 }
             }
         }
@@ -1202,7 +1314,7 @@ impl Lab<'_> {
                             rec.status = "timeout".into();
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                         } else if r.code != Some(0) {
-                            error = Some(format!("exited with {:?}: {}", r.code, r.failure(3)));
+                            error = Some(format!("{}: {}", r.exit(), r.failure(3)));
                         } else if doc.is_none() {
                             error = Some("no JSON report on stdout".into());
                         }
@@ -1233,7 +1345,7 @@ impl Lab<'_> {
                         rec.status = "timeout".into();
                         error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                     } else if error.is_none() && r.code != Some(0) {
-                        error = Some(format!("exited with {:?}: {}", r.code, r.tail(3).replace('\n', " | ")));
+                        error = Some(format!("{}: {}", r.exit(), r.tail(3).replace('\n', " | ")));
                     }
                     summary = rec.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
                 }
@@ -1250,7 +1362,7 @@ impl Lab<'_> {
                             rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
                         (None, true) => {
-                            error = Some(format!("no JSON report on stdout (exit {:?}): {}", r.code, r.failure(3)))
+                            error = Some(format!("no JSON report on stdout ({}): {}", r.exit(), r.failure(3)))
                         }
                         (Some(q), true) => {
                             if let Some(s) = q["seconds"].as_f64() {
@@ -1318,6 +1430,12 @@ impl Lab<'_> {
         rec.started_at = started_at;
         rec.ended_at = rfc3339_now();
         rec.overhead = overhead;
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            // Whatever failed since (a hook, the child) may have failed
+            // because of the interruption: the run is not a result; a resume
+            // runs it again.
+            return Ok(None);
+        }
         self.store.insert_run(&rec)?;
         if child.as_ref().is_some_and(|r| r.timed_out) {
             // Killing the child does not stop its statement on the server: a
@@ -1417,6 +1535,9 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    // Its own process group: a Ctrl-C at the terminal reaches the lab only,
+    // which then stops the child itself and knows why it ended.
+    cmd.process_group(0);
     // SAFETY: the closure only calls prctl(2), which is async-signal-safe between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -1429,6 +1550,7 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
         Err(e) => {
             return ChildResult {
                 code: Some(127),
+                signal: None,
                 timed_out: false,
                 interrupted: false,
                 stdout: String::new(),
@@ -1461,20 +1583,48 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
         }
         if INTERRUPTED.load(Ordering::SeqCst) && !interrupted {
             interrupted = true;
-            let _ = child.kill();
+            kill_group(&mut child);
         }
         if start.elapsed() > timeout && !timed_out {
             timed_out = true;
-            let _ = child.kill();
+            kill_group(&mut child);
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    use std::os::unix::process::ExitStatusExt;
     ChildResult {
         code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
         timed_out,
-        interrupted,
+        // Also when it ended by itself meanwhile: it may have ended because
+        // of the signal (a child that shares the terminal's SIGINT).
+        interrupted: interrupted || INTERRUPTED.load(Ordering::SeqCst),
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// SIGKILL to a child and the process group it leads (a hook's `sh -c`
+/// and what it started).
+fn kill_group(child: &mut std::process::Child) {
+    // SAFETY: kill(2) on the group our own child leads; no memory is touched.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = child.kill();
+}
+
+/// " (SIGKILL)" for the signals a run is likely to meet, else "".
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGPIPE => " (SIGPIPE)",
+        libc::SIGHUP => " (SIGHUP)",
+        libc::SIGQUIT => " (SIGQUIT)",
+        _ => "",
     }
 }
 

@@ -585,6 +585,89 @@ fn find_server_pid(kind: ServerKind, datadir: &Path) -> Option<u32> {
         .find(|&pid| process_matches(pid, kind, datadir))
 }
 
+/// A live (not zombie) process's arguments, or None.
+fn live_args(pid: u32) -> Option<Vec<Vec<u8>>> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+    if matches!(state, None | Some('Z') | Some('X')) {
+        return None;
+    }
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(cmdline.split(|&b| b == 0).map(<[u8]>::to_vec).collect())
+}
+
+/// The data directory a server or initialisation program's arguments name
+/// (`--datadir=D`, `-D D`), and whether it is PostgreSQL's form.
+fn datadir_arg(args: &[Vec<u8>]) -> Option<(PathBuf, bool)> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = |b: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(b));
+    if let Some(d) = args.iter().find_map(|a| a.strip_prefix(b"--datadir=".as_slice())) {
+        return Some((path(d), false));
+    }
+    args.windows(2).find(|w| w[0] == b"-D").map(|w| (path(&w[1]), true))
+}
+
+/// Server and initialisation processes (MariaDB/MySQL `--datadir=D`,
+/// PostgreSQL and initdb `-D D`) whose data directory is `dir` or lies
+/// under it: what a killed lab left running in its work directory. `dir`
+/// must be canonical, as the paths dbbench gives servers are.
+pub fn processes_under(dir: &Path) -> Vec<(u32, PathBuf)> {
+    let me = std::process::id();
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    let mut found: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| {
+            let (d, _) = datadir_arg(&live_args(pid)?)?;
+            d.starts_with(dir).then_some((pid, d))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Stops what `processes_under(dir)` finds: the shutdown signal each
+/// program takes (SIGTERM; SIGINT, PostgreSQL's fast shutdown, for `-D`),
+/// up to `timeout` to end, then SIGKILL to each and to the process group it
+/// leads (an initialisation script's bootstrap server, a postmaster's
+/// backends). Returns one line per process stopped; an error names any
+/// still running.
+pub fn stop_processes_under(dir: &Path, timeout: Duration) -> Result<Vec<String>, String> {
+    let found = processes_under(dir);
+    let mut stopped = Vec::new();
+    for (pid, datadir) in &found {
+        let pg = live_args(*pid).and_then(|a| datadir_arg(&a)).is_some_and(|(_, pg)| pg);
+        signal(*pid, if pg { libc::SIGINT } else { libc::SIGTERM });
+        stopped.push(format!("pid {pid} on {}", datadir.display()));
+    }
+    let still = |pid: u32, d: &Path| live_args(pid).and_then(|a| datadir_arg(&a)).is_some_and(|(x, _)| x == d);
+    let deadline = Instant::now() + timeout;
+    while found.iter().any(|(p, d)| still(*p, d)) && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+    for (pid, d) in &found {
+        if still(*pid, d) {
+            // SAFETY: getpgid has no memory preconditions.
+            let leads_group = unsafe { libc::getpgid(*pid as libc::pid_t) } == *pid as libc::pid_t;
+            if leads_group {
+                signal_group(*pid);
+            }
+            signal(*pid, libc::SIGKILL);
+        }
+    }
+    let deadline = Instant::now() + KILL_WAIT;
+    while found.iter().any(|(p, d)| still(*p, d)) && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+    let left: Vec<String> =
+        found.iter().filter(|(p, d)| still(*p, d)).map(|(p, d)| format!("pid {p} on {}", d.display())).collect();
+    if !left.is_empty() {
+        return Err(format!("could not stop {} (a process of another user?)", left.join(", ")));
+    }
+    Ok(stopped)
+}
+
 fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory preconditions; callers checked the pid is ours.
     unsafe {
@@ -1299,6 +1382,7 @@ fn initialize_in(
         }
     }
     let mut server = ManagedServer::start_with_ports(spec, datadir, rundir, &mut pick_port, false)?;
+    crate::lab::test_pause("initialize");
     let created = server.create_benchmark_account(spec.superuser, tcp_password);
     let stopped = server.stop();
     created?;

@@ -208,7 +208,7 @@ pub struct RunRecord {
 pub struct ExperimentRow {
     /// Row id.
     pub id: i64,
-    /// running | finished | interrupted.
+    /// running | finished | interrupted | abandoned.
     pub status: String,
     /// Hash of the spec text it was started with.
     pub spec_hash: String,
@@ -1202,6 +1202,33 @@ impl Store {
             .map_err(|e: String| format!("results store {}: {e}", self.location))
     }
 
+    /// Ids of the experiments of `name` that did not finish and were not
+    /// abandoned (running, or interrupted), newest first.
+    pub fn unfinished_experiments(&self, name: &str) -> Result<Vec<i64>, String> {
+        let rows = self.rows(
+            "SELECT id FROM experiments WHERE name = ? AND status NOT IN ('finished', 'abandoned') ORDER BY id DESC",
+            &vals![name],
+        )?;
+        rows.iter()
+            .map(|r| int_at(r, 0))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| format!("results store {}: {e}", self.location))
+    }
+
+    /// Sets one key of an experiment's `settings` object (what a later
+    /// process of the experiment adds, e.g. that it ran beside other labs).
+    pub fn set_experiment_setting(&self, id: i64, key: &str, value: &serde_json::Value) -> Result<(), String> {
+        self.transaction(|db| {
+            let rows = db.query("SELECT settings FROM experiments WHERE id = ?", &vals![id])?;
+            let mut settings = rows.first().map(|r| json_at(r, 0)).unwrap_or_default();
+            if !settings.is_object() {
+                settings = serde_json::json!({});
+            }
+            settings[key] = value.clone();
+            db.execute("UPDATE experiments SET settings = ? WHERE id = ?", &vals![settings.to_string(), id])
+        })
+    }
+
     /// Creates an experiment row; returns its id.
     #[allow(clippy::too_many_arguments)]
     pub fn create_experiment(
@@ -1299,6 +1326,16 @@ impl Store {
     /// Whether (cell, repeat) already has a run.
     pub fn run_exists(&self, cell: i64, repeat: u32) -> Result<bool, String> {
         Ok(!self.rows("SELECT 1 FROM runs WHERE cell_id = ? AND \"repeat\" = ?", &vals![cell, repeat])?.is_empty())
+    }
+
+    /// How many of an experiment's stored runs are not ok (failed or timed
+    /// out), whichever process ran them.
+    pub fn runs_not_ok(&self, experiment: i64) -> Result<i64, String> {
+        let rows = self.rows(
+            "SELECT count(*) FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status <> 'ok'",
+            &vals![experiment],
+        )?;
+        rows.first().map(|r| int_at(r, 0)).unwrap_or(Ok(0)).map_err(|e| format!("results store {}: {e}", self.location))
     }
 
     /// Records a lab event (prepare, snapshot, crash, warning).
@@ -1448,6 +1485,7 @@ impl Store {
                     db.execute("INSERT INTO samples (run_id, source, time_s, data) VALUES (?, ?, ?, ?)", &vals![run_id, source, *t, data.to_string()])?;
                 }
             }
+            crate::lab::test_pause("store");
             Ok(run_id)
         })
     }
@@ -1494,7 +1532,7 @@ pub struct ExperimentInfo {
     pub name: String,
     /// The spec's description.
     pub description: String,
-    /// running | finished | interrupted.
+    /// running | finished | interrupted | abandoned.
     pub status: String,
     /// RFC 3339 UTC.
     pub started_at: String,

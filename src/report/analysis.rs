@@ -351,6 +351,16 @@ impl<'a> Analysis<'a> {
         if self.data.runs.iter().any(|r| r.figures.latency_measured_from.as_deref() == Some("intended_start")) {
             w.push("latencies of --rate runs are measured from each event's intended start (queueing included)".into());
         }
+        let settings = &self.data.experiment.settings;
+        if let Some(labs) = settings.get("concurrent_labs").and_then(|v| v.as_array()).filter(|a| !a.is_empty()) {
+            let who: Vec<&str> = labs.iter().filter_map(|v| v.as_str()).collect();
+            w.push(format!(
+                "other lab runs measured on this host at the same time, so the figures include their load: {}",
+                who.join("; ")
+            ));
+        } else if settings.get("allow_concurrent").and_then(|v| v.as_bool()) == Some(true) {
+            w.push("run with --allow-concurrent (no other lab run was seen measuring beside it)".into());
+        }
         if self.data.experiment.status != "finished" {
             w.push(format!(
                 "the experiment's status is '{}': some planned runs may be missing",

@@ -191,6 +191,8 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         shown.extend(tables::compared(&report.analysis, report.format));
     }
     shown.extend(tables::absolute(&report.analysis));
+    // The warnings say failed runs are listed at the end: they are.
+    shown.extend(tables::failed_runs(&report.analysis));
     for t in shown {
         o.push('\n');
         o.push_str(&text::table(&t));

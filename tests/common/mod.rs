@@ -55,12 +55,27 @@ fn run_program(program: &str, dir: &std::path::Path, args: &[&str]) -> Run {
 }
 
 fn output(cmd: &mut Command, program: &str) -> Run {
+    if program == env!("CARGO_BIN_EXE_dbbench") {
+        lab_lock_in_test_dir(cmd);
+    }
     let out = cmd.output().unwrap_or_else(|e| panic!("run {program}: {e}"));
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// `lab run` refuses to measure beside another lab on the host; tests run
+/// labs side by side (and other test runs may share the host), so each
+/// test's labs lock in their own directory (`DBBENCH_LAB_LOCK_DIR`) unless
+/// the test sets one.
+pub fn lab_lock_in_test_dir(cmd: &mut Command) {
+    if cmd.get_envs().any(|(k, _)| k == "DBBENCH_LAB_LOCK_DIR") {
+        return;
+    }
+    let dir = cmd.get_current_dir().map(|d| d.to_path_buf()).unwrap_or_else(std::env::temp_dir);
+    cmd.env("DBBENCH_LAB_LOCK_DIR", dir.join(".dbbench-lab-lock"));
 }
 
 /// Where Debian's sysbench package keeps its Lua scripts.
