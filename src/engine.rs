@@ -128,22 +128,19 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         return if parallel && cfg.threads > 1 {
             parallel_command(shared, &cmd, cfg)
         } else {
-            match f.call::<Value>(()) {
+            match script::call(main, &f, ()) {
                 Ok(Value::Boolean(false)) => ExitCode::from(1),
                 Ok(_) => ExitCode::SUCCESS,
-                Err(e) => fail(&format!(
-                    "FATAL: `sysbench.cmdline.call_command' function failed: {}",
-                    script::error_message(&e)
-                )),
+                Err(e) => fail(&format!("FATAL: `sysbench.cmdline.call_command' function failed: {e}")),
             }
         };
     }
     match cmd.as_str() {
         "prepare" | "cleanup" => match script::global_fn(main, &cmd) {
-            Some(f) => match f.call::<Value>(()) {
+            Some(f) => match script::call(main, &f, ()) {
                 Ok(Value::Boolean(false)) => ExitCode::from(1),
                 Ok(_) => ExitCode::SUCCESS,
-                Err(e) => fail(&format!("FATAL: `{cmd}' function failed: {}", script::error_message(&e))),
+                Err(e) => fail(&format!("FATAL: `{cmd}' function failed: {e}")),
             },
             None => {
                 eprintln!("'{}' test does not implement the '{cmd}' command.", shared.script.name);
@@ -170,9 +167,9 @@ fn expected_rows(shared: &Shared) -> Option<u64> {
 
 fn help(shared: &Arc<Shared>, main: &Lua) -> Status {
     if let Some(f) = script::global_fn(main, "help") {
-        return match f.call::<Value>(()) {
+        return match script::call(main, &f, ()) {
             Ok(_) => ExitCode::SUCCESS,
-            Err(e) => fail(&format!("FATAL: `help' function failed: {}", script::error_message(&e))),
+            Err(e) => fail(&format!("FATAL: `help' function failed: {e}")),
         };
     }
     match script::declared_options(main) {
@@ -213,13 +210,10 @@ fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status 
                 let r = client_state(&shared, Phase::Command, tid, Arc::new(ClientStats::default())).and_then(|lua| {
                     let (f, _) =
                         script::custom_command(&lua, &cmd).ok_or_else(|| format!("command '{cmd}' vanished"))?;
-                    match f.call::<Value>(()) {
+                    match script::call(&lua, &f, ()) {
                         Ok(Value::Boolean(false)) => Err(String::new()),
                         Ok(_) => Ok(()),
-                        Err(e) => Err(format!(
-                            "FATAL: `sysbench.cmdline.call_command' function failed: {}",
-                            script::error_message(&e)
-                        )),
+                        Err(e) => Err(format!("FATAL: `sysbench.cmdline.call_command' function failed: {e}")),
                     }
                 });
                 if let Err(msg) = r {
@@ -430,8 +424,7 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     crate::log::debug(&format!("Worker thread (#{tid}) started"));
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
-            f.call::<()>(tid)
-                .map_err(|e| format!("FATAL: `thread_init' function failed: {}", script::error_message(&e)))?;
+            script::call(&lua, &f, tid).map_err(|e| format!("FATAL: `thread_init' function failed: {e}"))?;
         }
         crate::log::debug(&format!("Worker thread (#{tid}) initialized"));
         // Compiling the script leaves garbage; collect it before the run so
@@ -467,22 +460,21 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
         lua.globals().get::<mlua::Table>("sysbench").and_then(|sb| sb.get::<mlua::Function>("_thread_run"))
     });
     let r = match thread_run {
-        Ok(f) => f.call::<Value>(tid),
-        Err(e) => Err(e),
+        Ok(f) => script::call(&lua, &f, tid),
+        Err(e) => Err(script::error_message(&e)),
     };
     // An event that ended the loop (truthy return) or failed is not running.
     stats.in_event.store(false, Ordering::Relaxed);
     out.finished = Some(Instant::now());
     // thread_done only after a clean loop; either failure stops every client.
-    let r =
-        r.map_err(|e| format!("FATAL: `thread_run' function failed: {}", script::error_message(&e))).and_then(|_| {
-            match script::global_fn(&lua, "thread_done") {
-                Some(f) => f
-                    .call::<()>(tid)
-                    .map_err(|e| format!("FATAL: `thread_done' function failed: {}", script::error_message(&e))),
-                None => Ok(()),
-            }
-        });
+    let r = r.map_err(|e| format!("FATAL: `thread_run' function failed: {e}")).and_then(|_| {
+        match script::global_fn(&lua, "thread_done") {
+            Some(f) => script::call(&lua, &f, tid)
+                .map(|_| ())
+                .map_err(|e| format!("FATAL: `thread_done' function failed: {e}")),
+            None => Ok(()),
+        }
+    });
     if let Err(msg) = r {
         println!("{msg}");
         ctl.shared.failed.store(true, Ordering::Relaxed);
@@ -577,8 +569,8 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
 /// `run`: the benchmark itself.
 pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if let Some(f) = script::global_fn(main, "init") {
-        if let Err(e) = f.call::<Value>(()) {
-            return fail(&format!("FATAL: `init' function failed: {}", script::error_message(&e)));
+        if let Err(e) = script::call(main, &f, ()) {
+            return fail(&format!("FATAL: `init' function failed: {e}"));
         }
     }
     if script::global_fn(main, "event").is_none() {
@@ -886,8 +878,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     };
     script::close_reports(main);
     if let Some(f) = script::global_fn(main, "done") {
-        if let Err(e) = f.call::<Value>(()) {
-            crate::log::fatal(&format!("`done' function failed: {}", script::error_message(&e)));
+        if let Err(e) = script::call(main, &f, ()) {
+            crate::log::fatal(&format!("`done' function failed: {e}"));
             return ExitCode::from(1);
         }
     }

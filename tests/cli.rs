@@ -640,3 +640,138 @@ function thread_done() print(string.format("calls=%d restarts=%d", calls, restar
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(format!("{}{}", r.stdout, r.stderr).contains("t.lua:7: broken on purpose"), "{}{}", r.stdout, r.stderr);
 }
+
+// ---------------------------------------------------------------------------
+// sysbench 1.0.20 compatibility. Where the comparison is the point,
+// Debian's sysbench runs the same thing (the comparison is skipped without
+// it, a failure under CI); the expected values are spelled out too, so each
+// test means something on its own.
+
+/// Runs `program` in `dir` with `env` changes (`None` removes a variable),
+/// killed after 60 s so that a hang fails the test instead of stalling it.
+fn run_in(program: &str, dir: &std::path::Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Run {
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.arg("60").arg(program).args(args).current_dir(dir);
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {program}: {e}"));
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const DBBENCH: &str = env!("CARGO_BIN_EXE_dbbench");
+
+/// Every kind of error names the script's file and line, never dbbench's
+/// prelude; an error object is described, never `table: 0x...`; a bad
+/// argument to an API function reads as Lua's own message; a traceback
+/// follows only when it adds frames of the script.
+#[test]
+fn script_errors_name_the_script_line() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("function event()\n  error({code = 1})\nend\n", &["run"], "t.lua:2: error object is a table without a message: {code = 1}"),
+        ("function event()\n  error()\nend\n", &["run"], "t.lua:2: error() called without a message"),
+        (
+            "function event()\n  error(setmetatable({}, {__tostring = function() return 'custom' end}))\nend\n",
+            &["run"],
+            "t.lua:2: custom",
+        ),
+        ("function thread_init()\n  error({})\nend\nfunction event() end\n", &["run"], "t.lua:2: error object is a table without a message: {}"),
+        (
+            "function thread_init() con = sysbench.sql.driver():connect() end\nfunction event()\n  con:query_row('SELECT * FROM nosuch')\nend\n",
+            &["run"],
+            "t.lua:3: SQL error",
+        ),
+        ("function event()\n  db_query('SELECT * FROM nosuch')\nend\n", &["run"], "t.lua:2: SQL error"),
+        (
+            "function event()\n  local c = sysbench.sql.driver():connect()\n  c:bulk_insert_init('INSERT INTO nosuch VALUES')\n  c:bulk_insert_next('(1)')\n  c:bulk_insert_done()\nend\n",
+            &["run"],
+            "t.lua:5: SQL error",
+        ),
+        (
+            "function thread_init() con = sysbench.sql.driver():connect() end\nfunction event()\n  local s = con:prepare('SELECT 1')\n  s:bind_create(99)\nend\n",
+            &["run"],
+            "t.lua:4: Unsupported argument type: 99",
+        ),
+        ("function event()\n  sysbench.sql.driver('nosuch')\nend\n", &["run"], "t.lua:2: failed to initialize the DB driver"),
+        (
+            "function event()\n  sysbench.histogram.new(10, 1, 2):update('x')\nend\n",
+            &["run"],
+            "t.lua:2: bad argument #1 to 'update' (number expected, got string)",
+        ),
+        ("local x = nil\nx.y = 1\n", &[], "t.lua:2: attempt to index local 'x' (a nil value)"),
+        ("sysbench.cmdline.commands = { c = { function()\n  error({})\nend } }\n", &["c"], "t.lua:2: error object is a table"),
+    ];
+    for (body, cmd, want) in cases {
+        let (dir, s) = script(body);
+        let r = dbbench_in(&dir, &[&[s.as_str()], *cmd, &["--events=3"]].concat());
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(r.code, 1, "{body}: {out}");
+        assert!(out.contains(want), "{body}: want '{want}' in:\n{out}");
+        for never in ["prelude.lua", "table: 0x", "f64", "stack traceback", "ScriptHistogram"] {
+            assert!(!out.contains(never), "{body}: '{never}' in:\n{out}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // Through several functions of the script: the traceback lists them.
+    let (dir, s) = script("local function inner()\n  error('deep')\nend\nlocal function mid() inner() end\nfunction event()\n  mid()\nend\n");
+    let r = dbbench_in(&dir, &[&s, "run", "--events=1"]);
+    assert!(r.stdout.contains("FATAL: `thread_run' function failed: "), "{}", r.stdout);
+    assert!(r.stdout.contains("t.lua:2: deep\nstack traceback:\n"), "{}", r.stdout);
+    let trace: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with('\t')).collect();
+    assert_eq!(trace.len(), 3, "{}", r.stdout);
+    assert!(
+        trace[0].contains("t.lua:2:") && trace[1].contains("t.lua:4:") && trace[2].contains("t.lua:6:"),
+        "{trace:?}"
+    );
+    assert!(!r.stdout.contains("prelude"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Errors whose text sysbench and dbbench share: the same FATAL line (the
+/// path differs only in the temporary directory).
+#[test]
+fn script_errors_read_as_in_sysbench() {
+    if !have_sysbench() {
+        return;
+    }
+    let ffi_sleep = "local ffi = require('ffi')\nffi.cdef('int usleep(unsigned int);')\n";
+    let ev: &[&str] = &["run", "--events=3"];
+    let cases: Vec<(String, &[&str])> = vec![
+        ("local function inner()\n  error('deep')\nend\nlocal function mid() inner() end\nfunction event()\n  mid()\nend\n".into(), ev),
+        ("function event()\n  error(42)\nend\n".into(), ev),
+        ("function init()\n  local t = nil\n  return t.x\nend\nfunction event() end\n".into(), ev),
+        ("function prepare()\n  error('prep failed')\nend\n".into(), &["prepare"]),
+        ("sysbench.cmdline.commands = { foo = { function()\n  error('cmd failed')\nend } }\n".into(), &["foo"]),
+        (
+            "sysbench.hooks.before_restart_event = function(e)\n  error('hook failed')\nend\nfunction event()\n  error({errcode = sysbench.error.RESTART_EVENT})\nend\n".into(),
+            ev,
+        ),
+        ("local x = nil\nx.y = 1\n".into(), &[]),
+        ("function event() end\nfunction done()\n  error('done failed')\nend\n".into(), ev),
+        (
+            format!("{ffi_sleep}sysbench.hooks.report_intermediate = function()\n  error('rep failed')\nend\nfunction event() ffi.C.usleep(300000) end\n"),
+            &["run", "--time=2", "--report-interval=1"],
+        ),
+    ];
+    for (body, args) in &cases {
+        let (dir, s) = script(body);
+        let fatal = |program: &str| {
+            let r = run_in(program, &dir, &[&["t.lua"], &args[..]].concat(), &[]);
+            let out = format!("{}{}", r.stdout, r.stderr);
+            out.lines()
+                .find(|l| l.starts_with("FATAL: "))
+                .unwrap_or_else(|| panic!("{program}: {body}\n{out}"))
+                .to_string()
+        };
+        assert!(s.ends_with("/t.lua"));
+        assert_eq!(fatal(DBBENCH), fatal("sysbench"), "{body}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1693,3 +1693,23 @@ impl Progress {
         eprintln!("{} {label}: {}", self.bar(), crate::secret::redact(summary));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_s_end_reads_without_rust_formatting() {
+        let r = |code, signal| ChildResult {
+            code,
+            signal,
+            timed_out: false,
+            interrupted: false,
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        assert_eq!(r(Some(1), None).exit(), "exited with status 1");
+        assert_eq!(r(None, Some(libc::SIGKILL)).exit(), "was killed by signal 9 (SIGKILL)");
+        assert_eq!(r(None, None).exit(), "ended in a way that could not be read");
+    }
+}

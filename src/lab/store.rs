@@ -460,14 +460,25 @@ impl rusqlite::ToSql for Val {
 /// A result row.
 type Row = Vec<Val>;
 
+/// What a column value is, for messages.
+fn describe(v: Option<&Val>) -> String {
+    match v {
+        None => "missing".into(),
+        Some(Val::Null) => "NULL".into(),
+        Some(Val::Int(n)) => format!("the integer {n}"),
+        Some(Val::Real(x)) => format!("the number {x}"),
+        Some(Val::Text(t)) => format!("the text '{t}'"),
+    }
+}
+
 /// Column `i` of `row` as a required integer.
 fn int_at(row: &Row, i: usize) -> Result<i64, String> {
-    row.get(i).and_then(Val::int).ok_or_else(|| format!("column {} is {:?}, not an integer", i + 1, row.get(i)))
+    row.get(i).and_then(Val::int).ok_or_else(|| format!("column {} is {}, not an integer", i + 1, describe(row.get(i))))
 }
 
 /// Column `i` of `row` as a required text.
 fn text_at(row: &Row, i: usize) -> Result<String, String> {
-    row.get(i).and_then(Val::text).ok_or_else(|| format!("column {} is {:?}, not a text", i + 1, row.get(i)))
+    row.get(i).and_then(Val::text).ok_or_else(|| format!("column {} is {}, not a text", i + 1, describe(row.get(i))))
 }
 
 /// Translates one statement written in the store's neutral syntax (SQLite's,

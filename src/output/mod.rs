@@ -172,8 +172,8 @@ pub fn pct_label(p: f64) -> String {
 pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], main: &Lua) {
     if let Some(hook) = crate::script::hook(main, "report_intermediate") {
         if let Ok(stat) = stat_table(main, row) {
-            if let Err(e) = hook.call::<()>(stat) {
-                crate::log::fatal(&format!("report_intermediate hook failed: {}", crate::script::error_message(&e)));
+            if let Err(e) = crate::script::call(main, &hook, stat) {
+                crate::log::fatal(&format!("`report_intermediate' function failed: {e}"));
             }
             return;
         }
@@ -208,7 +208,7 @@ fn stat_table(lua: &Lua, row: &IntervalRow) -> mlua::Result<mlua::Table> {
 /// whether one was defined.
 pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
     let Some(hook) = crate::script::hook(main, "report_cumulative") else { return false };
-    let r = (|| -> mlua::Result<()> {
+    let r = (|| -> mlua::Result<mlua::Table> {
         let t = main.create_table()?;
         t.set("threads_running", 0)?;
         t.set("time_interval", s.period_time)?;
@@ -229,10 +229,11 @@ pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
         ] {
             t.set(name, s.count(c))?;
         }
-        hook.call::<()>(t)
+        Ok(t)
     })();
+    let r = r.map_err(|e| crate::script::error_message(&e)).and_then(|t| crate::script::call(main, &hook, t));
     if let Err(e) = r {
-        crate::log::fatal(&format!("report_cumulative hook failed: {}", crate::script::error_message(&e)));
+        crate::log::fatal(&format!("`report_cumulative' function failed: {e}"));
     }
     true
 }

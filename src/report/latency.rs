@@ -16,7 +16,7 @@ pub fn decode(encoded: &str) -> Result<Histogram<u64>, String> {
         base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|e| format!("not base64: {e}"))?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut &bytes[..])
-        .map_err(|e| format!("not an HDR histogram: {e:?}"))
+        .map_err(|e| format!("not an HDR histogram: {e}"))
 }
 
 /// Percentile `p` (0..100] of a histogram of µs values, in ms, never above
@@ -57,7 +57,7 @@ pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> Result<(Poo
         match merged.get_mut(&key) {
             Some((acc, acc_max)) => {
                 if let Err(e) = acc.add(&h) {
-                    warnings.push(format!("run {id}: latency histogram could not be merged ({e:?})"));
+                    warnings.push(format!("run {id}: latency histogram could not be merged ({e})"));
                     continue;
                 }
                 *acc_max = match (*acc_max, max) {

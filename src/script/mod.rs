@@ -164,6 +164,9 @@ pub struct StateCtx {
 }
 
 /// Innermost message of a Lua error (without mlua's wrapping and traceback).
+/// A bad argument to one of our functions reads as Lua's own (`bad
+/// argument #1 to 'update' (number expected, got string)`), not in mlua's
+/// terms of Rust types.
 pub fn error_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::CallbackError { cause, .. } => error_message(cause),
@@ -171,8 +174,60 @@ pub fn error_message(e: &mlua::Error) -> String {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::ExternalError(e) => e.to_string(),
         mlua::Error::WithContext { cause, .. } => error_message(cause),
+        mlua::Error::BadArgument { to, pos, cause, .. } => {
+            // mlua names a method `Type.method` and counts its `self`; Lua
+            // does not count it.
+            let (func, pos) = match to.as_deref().map(|t| t.rsplit_once('.')) {
+                Some(Some((_, method))) => (Some(method.to_string()), pos.saturating_sub(1)),
+                Some(None) => (to.clone(), *pos),
+                None => (None, *pos),
+            };
+            let to = func.map(|f| format!(" to '{f}'")).unwrap_or_default();
+            format!("bad argument #{pos}{to} ({})", error_message(cause))
+        }
+        mlua::Error::FromLuaConversionError { from, to, .. } => format!("{} expected, got {from}", lua_type_of(to)),
         other => other.to_string(),
     }
+}
+
+/// The Lua type a Rust type converts from, for messages.
+fn lua_type_of(rust: &str) -> &'static str {
+    let t = rust.trim_start_matches("Option<").trim_end_matches('>');
+    match t {
+        "f32" | "f64" | "i8" | "i16" | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize" => "number",
+        "String" | "BString" | "&str" | "str" | "CString" | "OsString" | "PathBuf" => "string",
+        "bool" => "boolean",
+        "Table" => "table",
+        "Function" => "function",
+        _ => "a value of another type",
+    }
+}
+
+/// Registry name of the prelude's protected call (`sysbench._pcall`).
+const PCALL_KEY: &str = "dbbench.pcall";
+
+/// Calls a script function as sysbench reports its errors: Ok(its first
+/// result), or Err(the error as one `file:line: message` line naming the
+/// script's own line, plus a traceback of the script's frames when the
+/// error went through more than one). The text is built by the prelude's
+/// message handler where the error was raised, so the stack is intact:
+/// errors of C and Rust functions and error objects (tables, nil) get the
+/// script line too, and nothing prints as `table: 0x...`.
+pub fn call(lua: &Lua, f: &Function, args: impl mlua::IntoLuaMulti) -> Result<Value, String> {
+    let pcall: Function =
+        lua.named_registry_value(PCALL_KEY).map_err(|e| format!("the Lua state has no error handler: {e}"))?;
+    let mut args = args.into_lua_multi(lua).map_err(|e| error_message(&e))?;
+    args.push_front(Value::Function(f.clone()));
+    let mut out = pcall.call::<mlua::MultiValue>(args).map_err(|e| error_message(&e))?;
+    let ok = matches!(out.pop_front(), Some(Value::Boolean(true)));
+    let first = out.pop_front().unwrap_or(Value::Nil);
+    if ok {
+        return Ok(first);
+    }
+    Err(match first {
+        Value::String(s) => s.to_string_lossy(),
+        other => other.to_string().unwrap_or_default(),
+    })
 }
 
 /// Builds a Lua state for `tid` and runs the script body in it.
@@ -186,10 +241,12 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
     lua.set_app_data(StateCtx { shared: shared.clone(), stats });
     install_api(&lua, shared, tid)
         .map_err(|e| format!("FATAL: cannot initialise the Lua API: {}", error_message(&e)))?;
-    lua.load(&shared.script.code)
+    let body = lua
+        .load(&shared.script.code)
         .set_name(format!("@{}", shared.script.chunk_name))
-        .exec()
+        .into_function()
         .map_err(|e| format!("FATAL: {}", error_message(&e)))?;
+    call(&lua, &body, ()).map_err(|e| format!("FATAL: {e}"))?;
     Ok(lua)
 }
 
@@ -276,7 +333,7 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     cmdline.set("command", shared.command.as_deref())?;
     cmdline.set("script_path", shared.script.chunk_name.as_str())?;
     sb.set("cmdline", cmdline)?;
-    g.set("sysbench", sb)?;
+    g.set("sysbench", &sb)?;
 
     // Route Lua output through Rust's stdout so it interleaves correctly
     // with the engine's own lines.
@@ -303,7 +360,20 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     let io: Table = g.get("io")?;
     io.set("write", write)?;
 
+    sb.set(
+        "_error_text",
+        lua.create_function(|_, v: Value| {
+            Ok(match v {
+                Value::Error(e) => error_message(&e),
+                other => other.to_string().unwrap_or_else(|_| format!("error object is a {}", other.type_name())),
+            })
+        })?,
+    )?;
     lua.load(include_str!("prelude.lua")).set_name("@dbbench/prelude.lua").exec()?;
+    // The protected call of `call`, kept where a script cannot replace it.
+    let pcall: Function = sb.get("_pcall")?;
+    sb.set("_pcall", Value::Nil)?;
+    lua.set_named_registry_value(PCALL_KEY, pcall)?;
 
     // Built-in workloads are modules too (`require("oltp_common")`).
     let package: Table = g.get("package")?;

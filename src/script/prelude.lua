@@ -16,6 +16,130 @@ local ffi = require("ffi")
 ffi.cdef(sb._cdef)
 sb._cdef = nil
 
+-- ---------------------------------------------------------------------------
+-- Errors name the script's line, never this file's. The library functions
+-- are kept in locals: a legacy script's options become globals (`debug`,
+-- `help`, ...) and may shadow them.
+local getinfo, getmetatable, setmetatable = debug.getinfo, getmetatable, setmetatable
+local tostring, type, pairs, format = tostring, type, pairs, string.format
+local sort, concat = table.sort, table.concat
+local PRELUDE = "@dbbench/prelude.lua"
+
+-- A frame of the script (or of a module it loaded), not of this file or C.
+local function user_frame(info)
+  return info.source ~= PRELUDE and info.what ~= "C" and info.what ~= "tail"
+end
+
+-- The `error` level that names the first frame outside this file, for an
+-- error raised by the function that calls caller_level().
+local function caller_level()
+  local level = 3 -- 1: caller_level, 2: the raising function, 3: its caller
+  while true do
+    local info = getinfo(level, "S")
+    if info == nil then return 1 end
+    if user_frame(info) then return level - 1 end
+    level = level + 1
+  end
+end
+
+-- An error after it was described at the point it was raised (below); it
+-- passes unchanged through the handlers further up.
+local Described = {}
+Described.__tostring = function(e) return e.text end
+
+-- Short text of a table error object: its fields, sorted, nested tables
+-- elided.
+local function table_text(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local parts = {}
+  for i = 1, #keys do
+    if i > 8 then parts[#parts + 1] = "..." break end
+    local k, v = keys[i], t[keys[i]]
+    local vt = type(v)
+    local vs = vt == "string" and format("%q", v) or
+               (vt == "number" or vt == "boolean") and tostring(v) or vt
+    parts[#parts + 1] = tostring(k) .. " = " .. vs
+  end
+  return "{" .. concat(parts, ", ") .. "}"
+end
+
+local rust_error_text = sysbench._error_text
+sysbench._error_text = nil
+
+-- What an error object says, whatever it is.
+local function error_text(e)
+  local t = type(e)
+  if t == "string" then return e end
+  if t == "number" or t == "boolean" then return tostring(e) end
+  if t == "nil" then return "error() called without a message (the error object is nil)" end
+  if t == "table" then
+    local mt = getmetatable(e)
+    if mt ~= nil and mt.__tostring ~= nil then return tostring(e) end
+    if e.sql_errno ~= nil or e.sql_errmsg ~= nil then
+      return format("SQL error, errno = %d, state = '%s': %s", tonumber(e.sql_errno) or 0,
+                    tostring(e.sql_state or ""), tostring(e.sql_errmsg or ""))
+    end
+    if type(e.message) == "string" then return e.message end
+    if type(e.msg) == "string" then return e.msg end
+    return "error object is a table without a message: " .. table_text(e)
+  end
+  if t == "userdata" then return rust_error_text(e) end
+  return "error object is a " .. t
+end
+
+-- xpcall's message handler: runs where the error was raised, so the stack
+-- is still there. The text gets the innermost script line when it has no
+-- position (errors of C and Rust functions, error objects) or one in this
+-- file; a traceback of the script's frames follows when there are two or
+-- more of them.
+local function describe(e)
+  if getmetatable(e) == Described then return e end
+  local text = error_text(e)
+  local frames, level = {}, 2
+  while true do
+    local info = getinfo(level, "Sln")
+    if info == nil then break end
+    if user_frame(info) then frames[#frames + 1] = info end
+    level = level + 1
+  end
+  local first = frames[1]
+  if first ~= nil then
+    local where = format("%s:%d: ", first.short_src, first.currentline)
+    local own = text:match("^dbbench/prelude%.lua:%d+: (.*)$")
+    if own ~= nil then
+      text = where .. own
+    elseif not text:match("^[^\n]-:%d+: ") then
+      text = where .. text
+    end
+  end
+  if #frames >= 2 then
+    local lines = {text, "stack traceback:"}
+    for _, f in ipairs(frames) do
+      local what
+      if f.namewhat ~= "" and f.name ~= nil then what = format("in %s '%s'", f.namewhat, f.name)
+      elseif f.what == "main" then what = "in main chunk"
+      else what = format("in function <%s:%d>", f.short_src, f.linedefined) end
+      lines[#lines + 1] = format("\t%s:%d: %s", f.short_src, f.currentline, what)
+    end
+    text = concat(lines, "\n")
+  end
+  return setmetatable({text = text}, Described)
+end
+
+-- Calls f(...) for the host: true and f's results, or false and the
+-- error's text.
+local function host_result(ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if getmetatable(e) == Described then return false, e.text end
+  return false, error_text(e)
+end
+function sysbench._pcall(f, ...)
+  return host_result(xpcall(f, describe, ...))
+end
+
 -- LuaJIT counts every tail call (`return f(x)`) recorded into a trace
 -- against `loopunroll` (default 15) and aborts the trace beyond it. An
 -- OLTP event's get_id() / sysbench.rand.* calls went past 15, and most of
@@ -64,7 +188,7 @@ end
 function rand.varstring(min, max)
   min, max = tonumber(min), tonumber(max)
   if min == nil or max == nil or min < 0 or max < min or max > 4294967295 then
-    error("sysbench.rand.varstring(min, max): need 0 <= min <= max < 2^32", 2)
+    error("sysbench.rand.varstring(min, max): need 0 <= min <= max < 2^32", caller_level())
   end
   min, max = math.floor(min), math.floor(max)
   local buf = buffer(max)
@@ -94,7 +218,7 @@ function cmdline.read_cmdline_options() return true end
 -- Runs a custom command in this state, as the host would.
 function cmdline.call_command(name)
   if not cmdline.command_defined(name) then
-    error(string.format("unknown command '%s'", tostring(name)), 2)
+    error(string.format("unknown command '%s'", tostring(name)), caller_level())
   end
   return cmdline.commands[name][1]()
 end
@@ -136,10 +260,10 @@ local function raise(con, err)
     error(err, 0)
   end
   if err.sql_errno == nil and (err.sql_state == nil or err.sql_state == "") then
-    error("SQL API error", 3)
+    error("SQL API error", caller_level())
   end
   error(string.format("SQL error, errno = %d, state = '%s': %s",
-                      err.sql_errno or 0, err.sql_state or "", err.sql_errmsg or ""), 3)
+                      err.sql_errno or 0, err.sql_state or "", err.sql_errmsg or ""), caller_level())
 end
 
 function sql.driver(name)
@@ -205,7 +329,7 @@ local function bulk_flush(self)
   end
 end
 function Connection:bulk_insert_next(values)
-  if self._bulk == nil then error("bulk_insert_next() called before bulk_insert_init()", 2) end
+  if self._bulk == nil then error("bulk_insert_next() called before bulk_insert_init()", caller_level()) end
   if self._bulk_len + #values + 1 > BULK_LIMIT then bulk_flush(self) end
   local b = self._bulk
   b[#b + 1] = values
@@ -238,7 +362,7 @@ function Statement:execute()
   if r == 1 then return self._con._rs end
   if r == 0 then return nil end
   if r == -1 then return raise(self._con, self._con._h:take_error()) end
-  error("stmt:execute(): the statement or its connection is already in use", 2)
+  error("stmt:execute(): the statement or its connection is already in use", caller_level())
 end
 
 function Param:set(v)
@@ -280,17 +404,24 @@ local function run_events(tid, more, start, stop)
     stop(tid)
   end
 end
+-- The handler of the event loop: a restart error passes as it is (the
+-- loop restarts the event); anything else is described where it was
+-- raised, with the script's line and frames, before the loop rethrows it.
+local function event_error(e)
+  if type(e) == "table" and e.errcode == RESTART and getmetatable(e) == nil then return e end
+  return describe(e)
+end
 function sb._thread_run(tid)
   local more, start, stop = C.sb_more_events, C.sb_event_start, C.sb_event_stop
   while true do
-    local ok, ret = pcall(run_events, tid, more, start, stop)
+    local ok, ret = xpcall(run_events, event_error, tid, more, start, stop)
     if ok then return end
     -- An error left an event that had started: restart it, or fail.
     while not ok do
-      if type(ret) == "table" and ret.errcode == RESTART then
+      if type(ret) == "table" and ret.errcode == RESTART and getmetatable(ret) == nil then
         local hook = sb.hooks.before_restart_event
         if hook ~= nil then hook(ret) end
-        ok, ret = pcall(event, tid)
+        ok, ret = xpcall(event, event_error, tid)
       else
         error(ret, 0)
       end

@@ -245,7 +245,8 @@ pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, St
             _ => None,
         };
         if counted != Some(rows) {
-            return Err(format!("{} holds {counted:?} rows after the load, {rows} were loaded", table.name()));
+            let holds = counted.map_or_else(|| "an unreadable number of".to_string(), |n| n.to_string());
+            return Err(format!("{} holds {holds} rows after the load, {rows} were loaded", table.name()));
         }
     }
     exec(&mut *conn, &format!("CREATE TABLE {META_TABLE} (scale_factor {} NOT NULL, rows_loaded BIGINT NOT NULL, loaded_at VARCHAR(40) NOT NULL, keys_created VARCHAR(10) NOT NULL, dbbench_version VARCHAR(40) NOT NULL, refresh_sets INTEGER NOT NULL)", if dialect == Dialect::Sqlite { "REAL" } else { "DOUBLE PRECISION" }))?;
