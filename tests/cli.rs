@@ -668,6 +668,102 @@ fn run_in(program: &str, dir: &std::path::Path, args: &[&str], env: &[(&str, Opt
 
 const DBBENCH: &str = env!("CARGO_BIN_EXE_dbbench");
 
+/// `require` and test names search sysbench 1.0.20's path: the current
+/// directory first (not the script's), the built-ins where sysbench's
+/// bundled scripts are (last), `LUA_PATH` replacing it all with `;;` for
+/// the default. Each case runs under both tools and must print the same.
+#[test]
+fn modules_are_found_in_sysbench_order() {
+    let root = tempdir("modules");
+    for d in ["suite", "elsewhere", "other"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    let write = |f: &str, body: &str| std::fs::write(root.join(f), body).unwrap();
+    write("suite/oltp_common.lua", "MARK = 'suite'\n");
+    write("other/oltp_common.lua", "MARK = 'other'\n");
+    // The built-in (or sysbench's bundled) oltp_common raises "Command is
+    // required" without a command: MARK stays nil.
+    write("suite/probe.lua", "pcall(require, 'oltp_common')\nprint('oltp_common: ' .. (MARK or 'built-in'))\n");
+    write("suite/select.lua", "print(\"the suite's select.lua\")\n");
+    write("suite/mymod.lua", "MYMOD = true\n");
+    write("suite/needs_mymod.lua", "require('mymod')\nprint('mymod loaded')\n");
+    let other = format!("{}/?.lua", root.join("other").display());
+    let other_then_default = format!("{other};;");
+    let default_then_other = format!(";;{other}");
+    let cases: Vec<(&str, Option<&str>, Vec<&str>, &str)> = vec![
+        ("suite", None, vec!["probe.lua"], "oltp_common: suite"),
+        ("elsewhere", None, vec!["../suite/probe.lua"], "oltp_common: built-in"),
+        ("elsewhere", Some(&other), vec!["../suite/probe.lua"], "oltp_common: other"),
+        ("elsewhere", Some(&other_then_default), vec!["../suite/probe.lua"], "oltp_common: other"),
+        ("suite", Some(&default_then_other), vec!["probe.lua"], "oltp_common: suite"),
+        ("suite", None, vec!["select"], "the suite's select.lua"),
+        ("suite", None, vec!["needs_mymod.lua"], "mymod loaded"),
+        ("elsewhere", None, vec!["../suite/needs_mymod.lua"], "module 'mymod' not found"),
+        (
+            "elsewhere",
+            Some("/nonexistent/?.lua"),
+            vec!["oltp_read_only", "help"],
+            "Cannot find benchmark 'oltp_read_only'",
+        ),
+    ];
+    let sysbench = have_sysbench();
+    for (dir, lua_path, args, want) in &cases {
+        let env = [("LUA_PATH", *lua_path)];
+        let r = run_in(DBBENCH, &root.join(dir), args, &env);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert!(out.contains(want), "dbbench in {dir} with LUA_PATH={lua_path:?} {args:?}: want '{want}':\n{out}");
+        if sysbench {
+            let s = run_in("sysbench", &root.join(dir), args, &env);
+            let sout = format!("{}{}", s.stdout, s.stderr);
+            assert!(
+                sout.contains(want),
+                "sysbench in {dir} with LUA_PATH={lua_path:?} {args:?}: want '{want}':\n{sout}"
+            );
+        }
+    }
+    // The module that only the script's directory has: the error says why.
+    let r = run_in(DBBENCH, &root.join("elsewhere"), &["../suite/needs_mymod.lua"], &[("LUA_PATH", None)]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("../suite/mymod.lua is not searched") && r.stdout.contains("run from ../suite"),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The issue's case: a suite that ships its own oltp_common.lua (here one
+/// point select per event) gets it, not the built-in one (14 reads per
+/// event), whether the test is named or given as a path.
+#[test]
+fn a_suites_own_oltp_common_wins_over_the_built_in() {
+    let dir = tempdir("suite");
+    std::fs::write(
+        dir.join("oltp_common.lua"),
+        r#"-- the suite's own oltp_common: one point select per event
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, c TEXT)")
+  con:query("INSERT INTO sbtest1 VALUES (1, 'a')")
+end
+function cleanup() sysbench.sql.driver():connect():query("DROP TABLE sbtest1") end
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT c FROM sbtest1 WHERE id = 1") end
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("oltp_read_only.lua"), "require('oltp_common')\n").unwrap();
+    for test in ["oltp_read_only", "./oltp_read_only.lua"] {
+        let r = dbbench_in(&dir, &[test, "prepare"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let r = dbbench_in(&dir, &[test, "run", "--events=10"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert_eq!(r.rwo(), (10, 0, 0), "{test}: {}", r.stdout);
+        assert_eq!(dbbench_in(&dir, &[test, "cleanup"]).code, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every kind of error names the script's file and line, never dbbench's
 /// prelude; an error object is described, never `table: 0x...`; a bad
 /// argument to an API function reads as Lua's own message; a traceback

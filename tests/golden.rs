@@ -314,3 +314,53 @@ fn api05_script_matches_sysbench_on_mariadb() {
 fn api05_script_matches_sysbench_on_postgres() {
     api05_matches(Server::Postgres, "golden_api05");
 }
+
+/// A suite with its own oltp_common.lua (one point select per event) and an
+/// oltp_read_only.lua that only requires it, run by name from the suite's
+/// directory: sysbench finds both in the current directory before its
+/// bundled scripts, and so must dbbench before its built-ins (it used to
+/// run its own oltp_read_only: 14 reads per event).
+fn suite_modules_match(server: Server, db: &str) {
+    if !have_sysbench() {
+        return;
+    }
+    let dir = tempdir("suite-golden");
+    std::fs::write(
+        dir.join("oltp_common.lua"),
+        r#"-- a suite's own oltp_common (test fixture): one point select per event
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE sbsuite (id INTEGER NOT NULL PRIMARY KEY, c VARCHAR(10) NOT NULL)")
+  con:query("INSERT INTO sbsuite VALUES (1, 'a')")
+end
+function cleanup() sysbench.sql.driver():connect():query("DROP TABLE sbsuite") end
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT c FROM sbsuite WHERE id = 1") end
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("oltp_read_only.lua"), "require('oltp_common')\n").unwrap();
+    let mut results = Vec::new();
+    for tool in [sysbench_in as Tool, dbbench_in as Tool] {
+        let Some(base) = server.fresh(db) else { return };
+        let run = |cmd: &str, more: &[&str]| run_script(tool, &dir, "oltp_read_only", cmd, &base, more);
+        let prepare = run("prepare", &[]);
+        let r = run("run", &["--events=20", "--threads=2"]);
+        let cleanup = run("cleanup", &[]);
+        assert_eq!((prepare.code, r.code, cleanup.code), (0, 0, 0), "{}{}{}", prepare.stdout, r.stdout, r.stderr);
+        results.push(counts(&r));
+    }
+    assert_eq!(results[0], results[1], "sysbench (left) and dbbench (right) differ");
+    assert_eq!((results[1].reads, results[1].writes, results[1].other, results[1].transactions), (20, 0, 0, 20));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_suites_own_modules_win_as_in_sysbench_on_mariadb() {
+    suite_modules_match(Server::MariaDb, "golden_suite");
+}
+
+#[test]
+fn a_suites_own_modules_win_as_in_sysbench_on_postgres() {
+    suite_modules_match(Server::Postgres, "golden_suite");
+}

@@ -277,6 +277,63 @@ metrics = { tps = 'tps = ([0-9.]+)' }
 }
 
 /// A spec for managed servers whose work directory is `dir/dbbench-lab`.
+/// A script workload's modules come from its own directory first (a
+/// suite's oltp_common.lua, one read per event, not the built-in one), and
+/// a built-in test stays the built-in even when the lab runs in a
+/// directory with a file of that name: the command line searches from the
+/// current directory, as sysbench, and the lab sets LUA_PATH for its runs.
+#[test]
+fn script_workloads_use_their_own_modules_and_built_ins_stay_built_in() {
+    let dir = tempdir("lab-modules");
+    std::fs::create_dir_all(dir.join("suite")).unwrap();
+    std::fs::write(
+        dir.join("suite/oltp_common.lua"),
+        r#"-- the suite's own oltp_common: one point select per event
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE sbsuite (id INTEGER PRIMARY KEY, c TEXT)")
+  con:query("INSERT INTO sbsuite VALUES (1, 'a')")
+end
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT c FROM sbsuite WHERE id = 1") end
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("suite/suite_ro.lua"), "require('oltp_common')\n").unwrap();
+    // A decoy where the lab runs: `test = "oltp_point_select"` is the built-in.
+    std::fs::write(dir.join("oltp_point_select.lua"), "error('the decoy ran')\n").unwrap();
+    let spec = write_spec(
+        &dir,
+        r#"
+[experiment]
+name = "modules"
+threads = [1]
+time = 1
+options = { table-size = 100 }
+
+[[configuration]]
+name = "lite"
+server = "sqlite"
+
+[[workload]]
+test = "suite/suite_ro.lua"
+options = { table-size = 1 }
+
+[[workload]]
+test = "oltp_point_select"
+"#,
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok'"), 2);
+    let q = "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'suite_ro' AND r.events > 0 AND r.reads = r.events";
+    assert_eq!(count(&c, q), 1, "the suite's own oltp_common makes one read per event");
+    let q = "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'oltp_point_select' AND r.events > 0 AND r.reads = r.events";
+    assert_eq!(count(&c, q), 1, "the built-in oltp_point_select ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn managed_spec(name: &str, configs: &str, workloads: &str, extra: &str) -> String {
     format!(
         r#"

@@ -740,6 +740,9 @@ impl Lab<'_> {
         // An external server's password, for hooks and commands (dbbench
         // children get it the same way: see `run_child`).
         env.extend(secret_env(&self.driver_args(c, datadir)).1);
+        if let WorkloadKind::Test { test, .. } = &self.spec.workloads[w].kind {
+            env.push(("LUA_PATH".into(), lua_path_for(test, std::env::var("LUA_PATH").ok().as_deref())));
+        }
         env
     }
 
@@ -1514,6 +1517,24 @@ fn secret_env(args: &[String]) -> (Vec<String>, Vec<(String, String)>) {
         }
     }
     (rest, env)
+}
+
+/// `LUA_PATH` for a test workload's runs. The command line searches modules
+/// as sysbench does, from the current directory; a lab runs from wherever
+/// it was started, so it puts first what the spec means: a script's own
+/// directory (its modules win over the built-ins, as when run from there),
+/// or for a built-in test the built-ins (a file of that name in the lab's
+/// directory does not replace it). The rest is the user's `LUA_PATH`, or
+/// the default (`;;`).
+fn lua_path_for(test: &str, user: Option<&str>) -> String {
+    let first = if test.contains('/') || test.ends_with(".lua") {
+        let dir = Path::new(test).parent().map(|d| d.display().to_string()).filter(|d| !d.is_empty());
+        let dir = dir.unwrap_or_else(|| ".".into());
+        format!("{dir}/?.lua;{dir}/?/init.lua")
+    } else {
+        crate::script::BUILTIN_PATH_ENTRY.to_string()
+    };
+    format!("{first};{}", user.unwrap_or(";"))
 }
 
 /// Runs `argv` with extra environment, capturing output, killing it after

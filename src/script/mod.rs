@@ -34,40 +34,191 @@ pub struct ScriptSource {
     pub chunk_name: String,
     /// The Lua source.
     pub code: String,
-    /// Directory of a file script (added to `package.path`), if any.
+    /// Directory of a file script. Not searched by `require` (sysbench
+    /// searches the current directory, not the script's); named in the
+    /// hint when a module is only there.
     pub dir: Option<String>,
+    /// `sysbench.cmdline.script_path`: the name as given (None for stdin),
+    /// as sysbench sets it.
+    pub script_path: Option<String>,
+    /// Found by a module search (sysbench's `require(name)`): the body
+    /// gets the name as its `...`, as a required chunk does.
+    pub module: Option<String>,
 }
 
 impl ScriptSource {
-    /// Resolves a test name: `-` (the script on stdin), an existing file
-    /// path, then a built-in workload (with or without `.lua`).
+    /// Resolves a test name as sysbench 1.0.20 does: `-` (the script on
+    /// stdin), a file path, then a module name searched along
+    /// [`lua_path`] (the current directory before the built-in workloads;
+    /// the built-ins sit where sysbench's bundled scripts are). dbbench
+    /// adds one fallback: a built-in's name with `.lua`.
     pub fn resolve(name: &str) -> Result<ScriptSource, String> {
         if name == "-" {
             let mut code = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut code)
                 .map_err(|e| format!("FATAL: Cannot read the script from stdin: {e}"))?;
-            return Ok(ScriptSource { name: "-".into(), chunk_name: "stdin".into(), code, dir: None });
-        }
-        let p = Path::new(name);
-        if p.is_file() {
-            let code = std::fs::read_to_string(p).map_err(|e| format!("FATAL: Cannot read benchmark '{name}': {e}"))?;
-            let dir = p.parent().map(|d| if d.as_os_str().is_empty() { ".".into() } else { d.display().to_string() });
-            return Ok(ScriptSource { name: name.to_string(), chunk_name: name.to_string(), code, dir });
-        }
-        let base = name.strip_suffix(".lua").unwrap_or(name);
-        match workloads::builtin(base) {
-            Some(code) => Ok(ScriptSource {
-                name: base.to_string(),
-                chunk_name: format!("{base}.lua"),
-                code: code.to_string(),
+            return Ok(ScriptSource {
+                name: "-".into(),
+                chunk_name: "stdin".into(),
+                code,
                 dir: None,
-            }),
-            None => Err(format!(
-                "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module \
-                 (built-in tests: run 'dbbench --help' for the list)"
-            )),
+                script_path: None,
+                module: None,
+            });
+        }
+        let file = |path: &str, module: Option<String>| -> Result<ScriptSource, String> {
+            let code =
+                std::fs::read_to_string(path).map_err(|e| format!("FATAL: Cannot read benchmark '{name}': {e}"))?;
+            let dir = Path::new(path).parent().map(|d| {
+                if d.as_os_str().is_empty() {
+                    ".".into()
+                } else {
+                    d.display().to_string()
+                }
+            });
+            Ok(ScriptSource {
+                name: name.to_string(),
+                chunk_name: path.to_string(),
+                code,
+                dir,
+                script_path: Some(name.to_string()),
+                module,
+            })
+        };
+        let builtin = |base: &str, code: &str, module: Option<String>| ScriptSource {
+            name: base.to_string(),
+            chunk_name: format!("{base}.lua"),
+            code: code.to_string(),
+            dir: None,
+            script_path: Some(name.to_string()),
+            module,
+        };
+        if Path::new(name).is_file() {
+            return file(name, None);
+        }
+        let path = lua_path();
+        match search_path(&path, name) {
+            Ok(Found::File(f)) => return file(&f, Some(name.to_string())),
+            Ok(Found::Builtin(code)) => return Ok(builtin(name, code, Some(name.to_string()))),
+            Err(_) => {}
+        }
+        if let Some(base) = name.strip_suffix(".lua") {
+            if let Ok(Found::Builtin(code)) = search_path(&path, base) {
+                return Ok(builtin(base, code, None));
+            }
+        }
+        let hint = if path.split(';').any(|t| t == BUILTIN_PATH_ENTRY) {
+            String::new()
+        } else {
+            " (LUA_PATH is set without ';;', the default path where the built-in tests are: add ';;' to it)".to_string()
+        };
+        Err(format!(
+            "FATAL: Cannot find benchmark '{name}': no such built-in test, file or module \
+             (built-in tests: run 'dbbench --help' for the list){hint}"
+        ))
+    }
+}
+
+/// The entry of [`lua_path`] that stands for dbbench's built-in workloads:
+/// where sysbench 1.0.20's path has its bundled scripts
+/// (`/usr/share/sysbench/?.lua`), last.
+pub const BUILTIN_PATH_ENTRY: &str = "(dbbench built-in)/?.lua";
+
+/// sysbench 1.0.20's default `package.path` (sb_lua.c's
+/// `sb_lua_set_paths`, checked against Debian's build), with
+/// [`BUILTIN_PATH_ENTRY`] in place of the bundled scripts' directory.
+fn default_lua_path(home: Option<&str>) -> String {
+    let mut p = String::from("./?.lua;./?/init.lua;./src/lua/?.lua;");
+    if let Some(home) = home {
+        for t in [
+            "/.luarocks/share/lua/5.1/?.lua;",
+            "/.luarocks/share/lua/5.1/?/init.lua;",
+            "/.luarocks/share/lua/?.lua;",
+            "/.luarocks/share/lua/?/init.lua;",
+        ] {
+            p.push_str(home);
+            p.push_str(t);
         }
     }
+    p.push_str("/usr/local/share/lua/5.1/?.lua;/usr/share/lua/5.1/?.lua;");
+    p.push_str(BUILTIN_PATH_ENTRY);
+    p.push(';');
+    p
+}
+
+/// sysbench 1.0.20's default `package.cpath`, without its own library
+/// directory (dbbench has none).
+fn default_lua_cpath(home: Option<&str>) -> String {
+    let mut p = String::from("./?.so;");
+    if let Some(home) = home {
+        for t in ["/.luarocks/lib/lua/5.1/?.so;", "/.luarocks/lib/lua/?.so;"] {
+            p.push_str(home);
+            p.push_str(t);
+        }
+    }
+    p.push_str("/usr/local/lib/lua/5.1/?.so;/usr/lib/lua/5.1/?.so;");
+    p
+}
+
+/// A path from an environment variable as Lua (and sysbench) reads it:
+/// unset means the default; `;;` in it stands for the default.
+fn path_from_env(var: Option<String>, default: &str) -> String {
+    match var {
+        None => default.to_string(),
+        Some(v) => v.replace(";;", ";\u{1};").replace('\u{1}', default),
+    }
+}
+
+fn home() -> Option<String> {
+    std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned())
+}
+
+/// `package.path` of every state: sysbench 1.0.20's, honouring `LUA_PATH`.
+pub fn lua_path() -> String {
+    path_from_env(
+        std::env::var_os("LUA_PATH").map(|v| v.to_string_lossy().into_owned()),
+        &default_lua_path(home().as_deref()),
+    )
+}
+
+/// `package.cpath` of every state, honouring `LUA_CPATH`.
+pub fn lua_cpath() -> String {
+    path_from_env(
+        std::env::var_os("LUA_CPATH").map(|v| v.to_string_lossy().into_owned()),
+        &default_lua_cpath(home().as_deref()),
+    )
+}
+
+/// What a module search found.
+enum Found {
+    /// A file, by the name the path made.
+    File(String),
+    /// A built-in workload's source.
+    Builtin(&'static str),
+}
+
+/// Looks `name` up along `path` as Lua's `require` does (`.` in the name
+/// becomes `/`, the first openable file wins), the built-ins at
+/// [`BUILTIN_PATH_ENTRY`]. Err: Lua's list of places tried.
+fn search_path(path: &str, name: &str) -> Result<Found, String> {
+    let sub = name.replace('.', "/");
+    let mut tried = String::new();
+    for template in path.split(';').filter(|t| !t.is_empty()) {
+        if template == BUILTIN_PATH_ENTRY {
+            match workloads::builtin(name) {
+                Some(code) => return Ok(Found::Builtin(code)),
+                None => tried.push_str(&format!("\n\tno built-in dbbench module '{name}'")),
+            }
+            continue;
+        }
+        let file = template.replace('?', &sub);
+        // As Lua's searcher: the first file that opens.
+        if std::fs::File::open(&file).is_ok() {
+            return Ok(Found::File(file));
+        }
+        tried.push_str(&format!("\n\tno file '{file}'"));
+    }
+    Err(tried)
 }
 
 /// State shared by all Lua states of one process.
@@ -246,7 +397,7 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
         .set_name(format!("@{}", shared.script.chunk_name))
         .into_function()
         .map_err(|e| format!("FATAL: {}", error_message(&e)))?;
-    call(&lua, &body, ()).map_err(|e| format!("FATAL: {e}"))?;
+    call(&lua, &body, shared.script.module.as_deref()).map_err(|e| format!("FATAL: {e}"))?;
     Ok(lua)
 }
 
@@ -331,7 +482,7 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     }
     cmdline.set("argv", argv)?;
     cmdline.set("command", shared.command.as_deref())?;
-    cmdline.set("script_path", shared.script.chunk_name.as_str())?;
+    cmdline.set("script_path", shared.script.script_path.as_deref())?;
     sb.set("cmdline", cmdline)?;
     g.set("sysbench", &sb)?;
 
@@ -375,18 +526,52 @@ fn install_api(lua: &Lua, shared: &Arc<Shared>, tid: u32) -> mlua::Result<()> {
     sb.set("_pcall", Value::Nil)?;
     lua.set_named_registry_value(PCALL_KEY, pcall)?;
 
-    // Built-in workloads are modules too (`require("oltp_common")`).
+    // Modules: sysbench 1.0.20's search path (see `lua_path`), with the
+    // built-in workloads where sysbench's bundled scripts are. Lua's own
+    // file searcher is replaced by one that knows that entry; a last one
+    // only explains a module that is in the script's directory alone.
     let package: Table = g.get("package")?;
-    if let Some(dir) = &shared.script.dir {
-        let path: String = package.get("path")?;
-        package.set("path", format!("{dir}/?.lua;{path}"))?;
-    }
+    package.set("path", lua_path())?;
+    package.set("cpath", lua_cpath())?;
     let loaders: Table = package.get("loaders")?;
-    let searcher = lua.create_function(|lua, name: String| match workloads::builtin(&name) {
-        Some(code) => Ok(Value::Function(lua.load(code).set_name(format!("@{name}.lua")).into_function()?)),
-        None => Ok(Value::String(lua.create_string(format!("\n\tno built-in dbbench workload '{name}'"))?)),
+    let searcher = lua.create_function(|lua, name: String| {
+        let path: String = lua.globals().get::<Table>("package")?.get("path")?;
+        match search_path(&path, &name) {
+            Ok(Found::Builtin(code)) => {
+                Ok(Value::Function(lua.load(code).set_name(format!("@{name}.lua")).into_function()?))
+            }
+            Ok(Found::File(file)) => {
+                let code = std::fs::read(&file).map_err(|e| {
+                    mlua::Error::runtime(format!(
+                        "error loading module '{name}' from file '{file}':\n\tcannot read {file}: {e}"
+                    ))
+                })?;
+                match lua.load(code).set_name(format!("@{file}")).into_function() {
+                    Ok(f) => Ok(Value::Function(f)),
+                    Err(e) => Err(mlua::Error::runtime(format!(
+                        "error loading module '{name}' from file '{file}':\n\t{}",
+                        error_message(&e)
+                    ))),
+                }
+            }
+            Err(tried) => Ok(Value::String(lua.create_string(tried)?)),
+        }
     })?;
-    loaders.raw_insert(2, searcher)?;
+    loaders.raw_set(2, searcher)?;
+    let script_dir = shared.script.dir.clone();
+    let hint = lua.create_function(move |lua, name: String| {
+        let Some(dir) = &script_dir else { return Ok(Value::Nil) };
+        let file = format!("{dir}/{}.lua", name.replace('.', "/"));
+        let here = std::fs::canonicalize(dir).ok() == std::env::current_dir().ok();
+        if here || !Path::new(&file).is_file() {
+            return Ok(Value::Nil);
+        }
+        Ok(Value::String(lua.create_string(format!(
+            "\n\t{file} is not searched: as sysbench, dbbench looks in the current directory, not the \
+             script's; run from {dir}, or set LUA_PATH='{dir}/?.lua;;'"
+        ))?))
+    })?;
+    loaders.raw_set(loaders.raw_len() + 1, hint)?;
     Ok(())
 }
 
