@@ -4,8 +4,10 @@
 //! Options are `--name=value` or bare `--name`, in any order with the
 //! positionals; the last occurrence wins; `-` and `_` are interchangeable.
 //! `--config-file=F` is expanded where it appears. The 0.4/0.5 spellings used
-//! by old command lines (`--num-threads`, `--max-time`, `--test=`,
-//! `--oltp-table-size`, ...) are translated here, with sysbench's warnings.
+//! by old command lines (`--test=`, `--oltp-table-size`, ...) are
+//! translated here; `--num-threads`, `--max-time`, `--max-requests` and
+//! `--tx-rate` are options of their own, applied by
+//! [`resolve_legacy_limits`] with sysbench's precedence and warnings.
 
 use crate::options::{normalize, parse_bool, parse_double, parse_int, parse_size, OptKind, OptionSpec, Options};
 
@@ -27,9 +29,6 @@ pub struct Parsed {
     pub assignments: Vec<Assignment>,
     /// Test name, command, and anything extra.
     pub positionals: Vec<String>,
-    /// Deprecated spellings met (the text after `WARNING: `), for the
-    /// caller to print once `--verbosity` is known.
-    pub warnings: Vec<String>,
 }
 
 /// General options (sysbench 1.0.20 plus the 1.1 additions we support).
@@ -51,6 +50,10 @@ pub fn general_options() -> Vec<OptionSpec> {
             "OS threads that run the clients: auto or 0 = one per client (sysbench's model); N = clients multiplexed as coroutines over N threads (native MySQL client only)",
         ),
         o("rate", Double, "0", "average event rate (open loop, Poisson arrivals); 0 = unlimited (closed loop)"),
+        o("tx_rate", Double, "0", "deprecated alias for --rate"),
+        o("max_requests", Int, "0", "deprecated alias for --events"),
+        o("max_time", Int, "0", "deprecated alias for --time"),
+        o("num_threads", Int, "1", "deprecated alias for --threads"),
         o("report_interval", Double, "0", "report intermediate statistics every N seconds; 0 disables"),
         o("report_checkpoints", List, "", "dump full statistics and reset counters at these seconds"),
         o("debug", Bool, "off", "print more debugging info"),
@@ -74,10 +77,48 @@ pub fn general_options() -> Vec<OptionSpec> {
     ]
 }
 
-/// Renamed 0.4/0.5 general options that sysbench itself still accepts,
-/// with its deprecation warnings.
-const GENERAL_ALIASES: &[(&str, &str)] =
-    &[("num_threads", "threads"), ("max_requests", "events"), ("max_time", "time"), ("tx_rate", "rate")];
+/// The 0.4/0.5 spellings of `--threads`, `--events`, `--time` and
+/// `--rate` that sysbench 1.0.20 still accepts, each with the value that
+/// means "not given" (1 thread; 0 = no limit, no rate), in the order
+/// sysbench applies them and prints their warnings.
+const LEGACY_LIMITS: &[(&str, &str, f64)] = &[
+    ("num_threads", "threads", 1.0),
+    ("max_requests", "events", 0.0),
+    ("max_time", "time", 0.0),
+    ("tx_rate", "rate", 0.0),
+];
+
+/// Applies the old spellings as sysbench 1.0.20 does (its `init()`,
+/// measured with Debian's build): an old option above its "not given"
+/// value replaces the new one whatever their order on the command line,
+/// with sysbench's deprecation warning; at that value it changes nothing.
+/// So `--events=100 --max-requests=0` runs 100 events and `--threads=4
+/// --num-threads=2` runs 2 threads. A negative old value (or 0 threads) is
+/// an error here; sysbench would take it as unsigned. Then the old names
+/// take the effective values: they are what 0.5 scripts read as globals
+/// (`num_threads`, `max_requests`, ...), and 0.5 set them to the run's
+/// thread count and limits. Returns the warnings, in sysbench's order.
+pub fn resolve_legacy_limits(opts: &mut Options) -> Result<Vec<String>, String> {
+    let mut warnings = Vec::new();
+    for (old, new, unset) in LEGACY_LIMITS {
+        let v = opts.double(old);
+        if v < 0.0 || (*old == "num_threads" && v == 0.0) {
+            return Err(format!(
+                "FATAL: Invalid value for --{}: {}. (it is the old spelling of --{new})",
+                old.replace('_', "-"),
+                opts.raw(old)
+            ));
+        }
+        if v > *unset {
+            warnings.push(format!("--{} is deprecated, use --{new} instead", old.replace('_', "-")));
+            let value = opts.raw(old).to_string();
+            opts.set(new, &value);
+        }
+        let effective = opts.raw(new).to_string();
+        opts.set(old, &effective);
+    }
+    Ok(warnings)
+}
 
 /// 0.4/0.5 workload options and the 1.0 names our workloads declare. Applied
 /// only when the script declares the new name (a legacy script keeps the old).
@@ -150,10 +191,6 @@ fn push(p: &mut Parsed, name: &str, value: Option<String>, original: &str) -> Re
         return Ok(());
     }
     let mut name = name.to_string();
-    if let Some((old, new)) = GENERAL_ALIASES.iter().find(|(o, _)| *o == name) {
-        p.warnings.push(format!("--{} is deprecated, use --{} instead", old.replace('_', "-"), new));
-        name = new.to_string();
-    }
     if let Some((_, new)) = SILENT_ALIASES.iter().find(|(o, _)| *o == name) {
         name = new.to_string();
     }
@@ -288,11 +325,35 @@ mod tests {
     }
 
     #[test]
-    fn legacy_aliases_translate() {
-        let p = parse(&args(&["--num-threads=4", "--max-time=60", "--max-requests=0", "--test=oltp_simple"])).unwrap();
-        let names: Vec<&str> = p.assignments.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, vec!["threads", "time", "events"]);
+    fn legacy_limits_apply_as_in_sysbench() {
+        let resolved = |a: &[&str]| {
+            let p = parse(&args(a)).unwrap();
+            let mut o = Options::default();
+            o.declare(general_options());
+            apply(&mut o, &p.assignments).unwrap();
+            let w = resolve_legacy_limits(&mut o).map(|w| w.len());
+            (o.int("threads"), o.int("events"), o.int("time"), o.double("rate"), w)
+        };
+        // The "not given" values of the old spellings change nothing, in either order.
+        assert_eq!(resolved(&["--events=100", "--max-requests=0"]), (1, 100, 10, 0.0, Ok(0)));
+        assert_eq!(resolved(&["--max-requests=0", "--events=100"]), (1, 100, 10, 0.0, Ok(0)));
+        assert_eq!(resolved(&["--threads=4", "--num-threads=1"]), (4, 0, 10, 0.0, Ok(0)));
+        assert_eq!(resolved(&["--time=3", "--max-time=0"]), (1, 0, 3, 0.0, Ok(0)));
+        assert_eq!(resolved(&["--rate=100", "--tx-rate=0"]), (1, 0, 10, 100.0, Ok(0)));
+        // Real values of the old spellings win, in either order.
+        assert_eq!(resolved(&["--events=100", "--max-requests=50"]), (1, 50, 10, 0.0, Ok(1)));
+        assert_eq!(resolved(&["--num-threads=2", "--threads=4"]), (2, 0, 10, 0.0, Ok(1)));
+        assert_eq!(resolved(&["--max-time=60", "--time=3", "--tx-rate=5"]), (1, 0, 60, 5.0, Ok(2)));
+        assert!(resolved(&["--num-threads=0"]).4.is_err());
+        assert!(resolved(&["--max-requests=-5"]).4.is_err());
+        // The old names carry the effective values (0.5's globals).
+        let p = parse(&args(&["--threads=4", "--events=7", "--test=oltp_simple"])).unwrap();
         assert_eq!(p.positionals, vec!["oltp_simple"]);
+        let mut o = Options::default();
+        o.declare(general_options());
+        apply(&mut o, &p.assignments).unwrap();
+        resolve_legacy_limits(&mut o).unwrap();
+        assert_eq!((o.int("num_threads"), o.int("max_requests"), o.int("max_time")), (4, 7, 10));
     }
 
     #[test]

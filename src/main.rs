@@ -116,8 +116,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     if let Err(e) = engine::set_verbosity(&opts) {
         return fatal(&e);
     }
-    for w in &parsed.warnings {
-        log::warning(w);
+    match cli::resolve_legacy_limits(&mut opts) {
+        Ok(warnings) => warnings.iter().for_each(|w| log::warning(w)),
+        Err(e) => return fatal(&e),
     }
     // Checked again with the script's options below; this pass fails bad
     // general options before the script runs, as sysbench does.

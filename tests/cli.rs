@@ -229,10 +229,13 @@ fn forced_shutdown_reports_and_exits_2() {
 #[test]
 fn legacy_mode_exports_unknown_options_as_globals() {
     let (_d, s) = script("function event() end\nfunction prepare() print('size=' .. oltp_table_size .. ' type=' .. type(oltp_table_size)) end\n");
-    let r = dbbench(&[&s, "prepare", "--oltp-table-size=500", "--num-threads=1"]);
+    let r = dbbench(&[&s, "prepare", "--oltp-table-size=500", "--num-threads=2"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("size=500 type=string"), "{}", r.stdout);
     assert!(r.stdout.contains("WARNING: --num-threads is deprecated, use --threads instead"));
+    // At its default (1) the old spelling is not "used": no warning, as in sysbench.
+    let r = dbbench(&[&s, "prepare", "--num-threads=1"]);
+    assert!(!r.stdout.contains("WARNING"), "{}", r.stdout);
 }
 
 #[test]
@@ -668,6 +671,10 @@ fn run_in(program: &str, dir: &std::path::Path, args: &[&str], env: &[(&str, Opt
 
 const DBBENCH: &str = env!("CARGO_BIN_EXE_dbbench");
 
+fn test_script(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts").join(name).display().to_string()
+}
+
 /// `require` and test names search sysbench 1.0.20's path: the current
 /// directory first (not the script's), the built-ins where sysbench's
 /// bundled scripts are (last), `LUA_PATH` replacing it all with `;;` for
@@ -761,6 +768,199 @@ function event() con:query("SELECT c FROM sbtest1 WHERE id = 1") end
         assert_eq!(r.rwo(), (10, 0, 0), "{test}: {}", r.stdout);
         assert_eq!(dbbench_in(&dir, &[test, "cleanup"]).code, 0);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The values a driverless script sees, the thread count, the deprecation
+/// warnings and (for event-limited runs) the events, for a command line.
+fn limits_seen(
+    program: &str,
+    dir: &std::path::Path,
+    script: &str,
+    args: &[&str],
+) -> (String, Vec<String>, Option<f64>) {
+    let mut all = vec![script, "run"];
+    all.extend_from_slice(args);
+    let r = run_in(program, dir, &all, &[]);
+    assert_eq!(r.code, 0, "{program} {args:?}: {}{}", r.stdout, r.stderr);
+    let out = format!("{}{}", r.stdout, r.stderr);
+    let limits = out.lines().find(|l| l.starts_with("limits:")).unwrap_or_else(|| panic!("{out}")).to_string();
+    let mut warnings: Vec<String> = out.lines().filter(|l| l.starts_with("WARNING: --")).map(str::to_string).collect();
+    warnings.sort();
+    let events = if args.iter().any(|a| a.contains("events=") || a.contains("max-requests=")) {
+        r.number("total number of events:")
+    } else {
+        None
+    };
+    (limits, warnings, events)
+}
+
+/// `--num-threads --max-requests --max-time --tx-rate` apply as in sysbench
+/// 1.0.20: at their "not given" value (1 thread, 0) they change nothing, in
+/// either order; with a real value they win over the new spelling, in
+/// either order, with the deprecation warning. Each pair against sysbench.
+#[test]
+fn old_option_spellings_follow_sysbench_precedence() {
+    let dir = tempdir("spellings");
+    let script = dir.join("limits.lua");
+    std::fs::write(
+        &script,
+        "function init()\n  local o = sysbench.opt\n  print(string.format('limits: threads=%s events=%s time=%s rate=%s', \
+         tostring(o.threads), tostring(o.events), tostring(o.time), tostring(o.rate)))\nend\nfunction event() end\n",
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let w = |s: &str| {
+        format!(
+            "WARNING: --{s} is deprecated, use --{} instead",
+            match s {
+                "num-threads" => "threads",
+                "max-requests" => "events",
+                "max-time" => "time",
+                _ => "rate",
+            }
+        )
+    };
+    #[rustfmt::skip]
+    // (arguments, the limits the script sees, the warnings, the events run)
+    type Case<'a> = (Vec<&'a str>, &'a str, Vec<String>, Option<f64>);
+    let cases: Vec<Case> = vec![
+        (vec!["--events=100", "--max-requests=0"], "threads=1 events=100 time=10 rate=0", vec![], Some(100.0)),
+        (vec!["--max-requests=0", "--events=100"], "threads=1 events=100 time=10 rate=0", vec![], Some(100.0)),
+        (
+            vec!["--threads=4", "--num-threads=1", "--events=100"],
+            "threads=4 events=100 time=10 rate=0",
+            vec![],
+            Some(100.0),
+        ),
+        (vec!["--time=1", "--max-time=0"], "threads=1 events=0 time=1 rate=0", vec![], None),
+        (vec!["--max-time=0", "--time=1"], "threads=1 events=0 time=1 rate=0", vec![], None),
+        (vec!["--rate=100", "--tx-rate=0", "--events=20"], "threads=1 events=20 time=10 rate=100", vec![], Some(20.0)),
+        (
+            vec!["--events=100", "--max-requests=50"],
+            "threads=1 events=50 time=10 rate=0",
+            vec![w("max-requests")],
+            Some(50.0),
+        ),
+        (
+            vec!["--max-requests=50", "--events=100"],
+            "threads=1 events=50 time=10 rate=0",
+            vec![w("max-requests")],
+            Some(50.0),
+        ),
+        (
+            vec!["--threads=4", "--num-threads=2", "--events=10"],
+            "threads=2 events=10 time=10 rate=0",
+            vec![w("num-threads")],
+            Some(10.0),
+        ),
+        (
+            vec!["--num-threads=2", "--threads=4", "--events=10"],
+            "threads=2 events=10 time=10 rate=0",
+            vec![w("num-threads")],
+            Some(10.0),
+        ),
+        (vec!["--time=3", "--max-time=1"], "threads=1 events=0 time=1 rate=0", vec![w("max-time")], None),
+        (
+            vec!["--rate=100", "--tx-rate=50", "--events=5"],
+            "threads=1 events=5 time=10 rate=50",
+            vec![w("tx-rate")],
+            Some(5.0),
+        ),
+    ];
+    let sysbench = have_sysbench();
+    for (args, limits, warnings, events) in cases {
+        let ours = limits_seen(DBBENCH, &dir, &script, &args);
+        assert_eq!(ours, (format!("limits: {limits}"), warnings, events), "dbbench {args:?}");
+        if sysbench {
+            assert_eq!(
+                limits_seen("sysbench", &dir, &script, &args),
+                ours,
+                "sysbench (left) and dbbench differ on {args:?}"
+            );
+        }
+    }
+    // A negative old value (sysbench takes it as unsigned: --num-threads=-1
+    // tried to allocate 2^32 threads) or 0 threads: one line, exit 1.
+    for bad in ["--num-threads=-1", "--num-threads=0", "--max-requests=-5", "--max-time=-1", "--tx-rate=-1"] {
+        let r = run_in(DBBENCH, &dir, &[&script, "run", bad], &[]);
+        assert_eq!(r.code, 1, "{bad}: {}", r.stdout);
+        let name = bad.split('=').next().unwrap();
+        assert!(r.stdout.contains(&format!("FATAL: Invalid value for {name}:")), "{bad}: {}", r.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A 0.5 script reads the run's thread count and limits as the globals
+/// num_threads, max_requests, max_time and tx_rate, whichever spelling
+/// set them (0.5 had only the old ones); sysbench.opt has them too. With
+/// the old spellings, sysbench 1.0.20 shows the same values.
+#[test]
+fn old_globals_carry_the_run_s_threads_and_limits() {
+    let dir = tempdir("globals05");
+    let script = test_script("legacy05_limits.lua");
+    let lines = |program: &str, args: &[&str]| {
+        let r = run_in(program, &dir, &[&[script.as_str(), "run"], args].concat(), &[]);
+        assert_eq!(r.code, 0, "{program} {args:?}: {}{}", r.stdout, r.stderr);
+        let pick =
+            |p: &str| r.stdout.lines().find(|l| l.starts_with(p)).unwrap_or_else(|| panic!("{}", r.stdout)).to_string();
+        (pick("globals:"), pick("opt:"))
+    };
+    let (globals, opt) = lines(DBBENCH, &["--threads=4", "--events=8"]);
+    assert_eq!(globals, "globals: num_threads=4 max_requests=8 max_time=10 tx_rate=0");
+    assert_eq!(opt, "opt: threads=4 events=8 time=10 rate=0 num_threads=4 max_requests=8 max_time=10 tx_rate=0");
+    let old = ["--num-threads=3", "--max-requests=9", "--max-time=5", "--tx-rate=0"];
+    let ours = lines(DBBENCH, &old);
+    assert_eq!(ours.0, "globals: num_threads=3 max_requests=9 max_time=5 tx_rate=0");
+    if have_sysbench() {
+        assert_eq!(lines("sysbench", &old), ours, "sysbench (left) and dbbench differ");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 0.5 scripts that read num_threads (select_random_points' per-thread
+/// slices, parallel_prepare's table split, bulk_insert's tables per thread)
+/// run on the embedded SQLite with the 1.0 spellings; before, num_threads
+/// was nil and each exited 1. (tests/golden.rs runs them beside sysbench.)
+#[test]
+fn old_scripts_using_num_threads_run() {
+    let dir = tempdir("scripts05");
+    let run = |script: &str, args: &[&str]| {
+        let r = run_in(DBBENCH, &dir, &[&[script], args].concat(), &[]);
+        assert_eq!(r.code, 0, "{script} {args:?}: {}{}", r.stdout, r.stderr);
+        r
+    };
+    // select_random_points: every thread in its own quarter of k.
+    let points = test_script("legacy05_points.lua");
+    run(&points, &["prepare", "--oltp-table-size=100"]);
+    let r = run(&points, &["run", "--oltp-table-size=100", "--threads=4", "--events=40"]);
+    let mut slices: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("slice ")).collect();
+    slices.sort();
+    assert_eq!(
+        slices,
+        ["slice 0 of 4: 0..25", "slice 1 of 4: 25..50", "slice 2 of 4: 50..75", "slice 3 of 4: 75..100"]
+    );
+    assert_eq!(r.rwo(), (40, 0, 0));
+    run(&points, &["cleanup"]);
+    // parallel_prepare: 5 tables over 3 threads, each created once.
+    let pp = test_script("legacy05_parallel_prepare.lua");
+    let args = ["--oltp-tables-count=5", "--oltp-table-size=20"];
+    run(&pp, &[&["run", "--threads=3", "--time=1"], &args[..]].concat());
+    let db = rusqlite::Connection::open(dir.join("dbbench.sqlite")).unwrap();
+    for n in 1..=5 {
+        let rows: i64 = db.query_row(&format!("SELECT count(*) FROM sbtest{n}"), [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 20, "sbtest{n}");
+    }
+    run(&pp, &[&["cleanup"], &args[..]].concat());
+    // bulk_insert: one table per thread, both filled.
+    let bulk = test_script("legacy05_bulk_insert.lua");
+    run(&bulk, &["prepare", "--threads=2"]);
+    run(&bulk, &["run", "--threads=2", "--time=1"]);
+    for t in 0..2 {
+        let rows: i64 = db.query_row(&format!("SELECT count(*) FROM sbtest{t}"), [], |r| r.get(0)).unwrap();
+        assert!(rows > 0, "sbtest{t} is empty");
+    }
+    run(&bulk, &["cleanup", "--threads=2"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -70,6 +70,12 @@ pub fn options() -> Vec<OptionSpec> {
         ),
         OptionSpec::new("mysql_dry_run", OptKind::Bool, "off", "Do not connect: every statement succeeds without a server and counts as 'other'"),
         OptionSpec::new(
+            "mysql_debug",
+            OptKind::Bool,
+            "off",
+            "sysbench: trace all client library calls. Accepted for old command lines; dbbench's client has no such trace (a warning says so)",
+        ),
+        OptionSpec::new(
             "mysql_client",
             OptKind::String,
             "native",
@@ -240,6 +246,11 @@ pub struct MysqlDriver {
 
 /// Builds the driver from the options; the error is one line naming the bad option.
 pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
+    if opts.bool("mysql_debug") {
+        crate::log::warning(
+            "--mysql-debug: dbbench's MySQL client does not trace its calls; the option changes nothing",
+        );
+    }
     Ok(Box::new(MysqlDriver::new(opts)?))
 }
 

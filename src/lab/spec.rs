@@ -409,8 +409,22 @@ const READ_ONLY_TESTS: &[&str] = &[
 
 /// Options the lab sets itself on every run; a spec giving them would be
 /// silently overridden, so it is an error.
-const LAB_OWNED_OPTIONS: &[&str] =
-    &["threads", "time", "warmup-time", "rand-seed", "report-interval", "format", "events", "db-driver"];
+/// The old spellings are included: `num-threads = 4` would replace the
+/// lab's `--threads` (sysbench's precedence).
+const LAB_OWNED_OPTIONS: &[&str] = &[
+    "threads",
+    "time",
+    "warmup-time",
+    "rand-seed",
+    "report-interval",
+    "format",
+    "events",
+    "db-driver",
+    "num-threads",
+    "max-time",
+    "max-requests",
+    "seed-rng",
+];
 
 /// SQLite pragmas the SQLite driver applies, mapped to its options.
 const SQLITE_PRAGMAS: &[&str] = &["journal_mode", "synchronous", "busy_timeout", "begin"];
