@@ -954,7 +954,19 @@ fn print_header(cfg: &RunConfig, text: bool) {
         println!("Validation checks: on.");
         println!();
     }
-    println!("Initializing random number generator from seed ({}).", rand::seed());
+    // sysbench's wording; the clock's seed is kept for --debug, since
+    // --rand-seed=N repeats dbbench's random streams.
+    match rand::given_seed() {
+        Some(seed) => println!("Initializing random number generator from seed ({seed})."),
+        None => {
+            println!("Initializing random number generator from current time");
+            crate::log::debug(&format!(
+                "the clock gave the random seed {} (--rand-seed={} repeats these random streams)",
+                rand::seed(),
+                rand::seed()
+            ));
+        }
+    }
     println!();
     if let Some(g) = cfg.forced_grace {
         if !cfg.time.is_zero() {

@@ -132,10 +132,14 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         ));
     };
     let given_seed = opts.int("rand_seed");
+    // A seed from the clock is a positive C int, like a --rand-seed, so
+    // the one --debug shows can be given back to repeat the random streams.
     let seed = if given_seed != 0 {
         given_seed as u64
     } else {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(1);
+        (nanos % (i32::MAX as u128 - 1)) as u64 + 1
     };
     rand::configure(rand::RandConfig {
         default: dist,
@@ -145,6 +149,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         pareto_h: opts.double("rand_pareto_h"),
         zipf_exp: opts.double("rand_zipfian_exp"),
         seed,
+        given_seed: (given_seed != 0).then_some(given_seed),
     });
 
     let source = match script::ScriptSource::resolve(test) {

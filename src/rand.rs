@@ -59,6 +59,8 @@ pub struct RandConfig {
     pub zipf_exp: f64,
     /// The effective seed (clock-derived when `--rand-seed=0`).
     pub seed: u64,
+    /// `--rand-seed` as given; None when the seed came from the clock.
+    pub given_seed: Option<i64>,
 }
 
 static CONFIG: OnceLock<RandConfig> = OnceLock::new();
@@ -80,12 +82,18 @@ fn config() -> RandConfig {
         pareto_h: 0.2,
         zipf_exp: 0.8,
         seed: 0,
+        given_seed: None,
     })
 }
 
 /// The effective seed (clock-derived when `--rand-seed=0`).
 pub fn seed() -> u64 {
     config().seed
+}
+
+/// `--rand-seed` as given, or None when the seed came from the clock.
+pub fn given_seed() -> Option<i64> {
+    config().given_seed
 }
 
 /// Phases get independent streams so that, e.g., `prepare` data does not

@@ -1071,3 +1071,29 @@ fn script_errors_read_as_in_sysbench() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Without --rand-seed, sysbench's header says "from current time"; with
+/// one, the seed as given (negative too).
+#[test]
+fn seed_line_says_current_time_without_rand_seed() {
+    let (dir, s) = script("function event() end\n");
+    let seed_line = |program: &str, extra: &[&str]| {
+        let r = run_in(program, &dir, &[&[s.as_str(), "run", "--events=1"], extra].concat(), &[]);
+        r.stdout.lines().find(|l| l.starts_with("Initializing random number generator")).map(str::to_string)
+    };
+    let cases: [(&[&str], &str); 3] = [
+        (&[], "Initializing random number generator from current time"),
+        (&["--rand-seed=5"], "Initializing random number generator from seed (5)."),
+        (&["--rand-seed=-1"], "Initializing random number generator from seed (-1)."),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(seed_line(DBBENCH, extra).as_deref(), Some(want));
+        if have_sysbench() {
+            assert_eq!(seed_line("sysbench", extra).as_deref(), Some(want));
+        }
+    }
+    // The clock's seed is shown under --debug, and it repeats the streams.
+    let r = run_in(DBBENCH, &dir, &[&s, "run", "--events=1", "--debug"], &[]);
+    assert!(r.stdout.contains("DEBUG: the clock gave the random seed "), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
