@@ -218,7 +218,15 @@ fn read_config_file(p: &mut Parsed, file: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The largest magnitude a number option may have: beyond 2^53 a Lua
+/// number (a double) no longer holds every whole number, and scripts
+/// format counts with `%d`, which turns 1e23 into -9223372036854775808.
+pub const MAX_EXACT_NUMBER: f64 = 9_007_199_254_740_992.0;
+
 /// Checks a value against its declared type; the error is sysbench's text.
+/// INT is a C int, as in sysbench (`--threads=2147483648` is an invalid
+/// value there too); a DOUBLE must be finite and within ±2^53
+/// ([`MAX_EXACT_NUMBER`]), where sysbench passes anything on.
 pub fn check_value(spec: &OptionSpec, a: &Assignment) -> Result<String, String> {
     let Some(v) = &a.value else {
         return Ok(match spec.kind {
@@ -227,9 +235,15 @@ pub fn check_value(spec: &OptionSpec, a: &Assignment) -> Result<String, String> 
             _ => String::new(),
         });
     };
+    if spec.kind == OptKind::Double && parse_double(v).is_some_and(|x| x.abs() > MAX_EXACT_NUMBER) {
+        return Err(format!(
+            "Invalid value for the '{}' option: '{}' (numbers are limited to ±2^53 = {}, the largest a Lua number holds exactly)",
+            spec.name, v, MAX_EXACT_NUMBER
+        ));
+    }
     let ok = match spec.kind {
         OptKind::Bool => parse_bool(v).is_some(),
-        OptKind::Int => parse_int(v).is_some(),
+        OptKind::Int => parse_int(v).is_some_and(|x| i32::try_from(x).is_ok()),
         OptKind::Size => parse_size(v).is_some(),
         OptKind::Double => parse_double(v).is_some(),
         _ => true,
@@ -362,6 +376,13 @@ mod tests {
         o.declare(general_options());
         let p = parse(&args(&["--threads=2.5"])).unwrap();
         assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "Invalid value for the 'threads' option: '2.5'");
+        // INT is a C int, as in sysbench; numbers beyond 2^53 are refused.
+        let p = parse(&args(&["--threads=2147483648"])).unwrap();
+        assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "Invalid value for the 'threads' option: '2147483648'");
+        let p = parse(&args(&["--rate=1e300"])).unwrap();
+        assert!(apply(&mut o, &p.assignments).unwrap_err().starts_with("Invalid value for the 'rate' option: '1e300'"));
+        let p = parse(&args(&["--rate=inf"])).unwrap();
+        assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "Invalid value for the 'rate' option: 'inf'");
         let p = parse(&args(&["--histogram=yes"])).unwrap();
         assert_eq!(apply(&mut o, &p.assignments).unwrap_err(), "invalid option: --histogram=yes");
         let p = parse(&args(&["--histogram", "--thread-stack-size=2K"])).unwrap();

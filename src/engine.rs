@@ -976,14 +976,26 @@ fn print_header(cfg: &RunConfig, text: bool) {
     println!();
 }
 
-/// Validates the run-related options into a [`RunConfig`].
+/// The longest time any time option may give, in seconds: a C int, as
+/// sysbench's INT options (68 years). Every deadline computed from these
+/// options then fits the clock.
+pub const MAX_SECONDS: i64 = i32::MAX as i64;
+
+/// Most `--rand-spec-iter` draws averaged per gaussian number: each draw
+/// costs a random number, and beyond a few dozen the shape no longer changes.
+pub const MAX_SPEC_ITER: i64 = 1000;
+
+/// Validates the run-related options into a [`RunConfig`]. Every numeric
+/// option is range-checked here with one line saying what is wrong and
+/// what the option takes (the type checks came first, with sysbench's
+/// `Invalid value for the 'x' option` line).
 pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     let threads = opts.int("threads");
     if threads <= 0 || threads > 1_000_000 {
         return Err(format!("FATAL: Invalid value for --threads: {threads}."));
     }
     let time = opts.int("time");
-    if time < 0 {
+    if !(0..=MAX_SECONDS).contains(&time) {
         return Err(format!(
             "FATAL: Invalid value for --time: {time}. Use 0 for no time limit or a number of seconds."
         ));
@@ -993,8 +1005,8 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         return Err(format!("FATAL: Invalid value for --events: {events}. Use 0 for no event limit."));
     }
     let warmup = opts.int("warmup_time");
-    if warmup < 0 {
-        return Err(format!("FATAL: Invalid value for --warmup-time: {warmup}."));
+    if !(0..=MAX_SECONDS).contains(&warmup) {
+        return Err(format!("FATAL: Invalid value for --warmup-time: {warmup}. Use a number of seconds, or 0."));
     }
     let rate = opts.double("rate");
     if rate < 0.0 || !rate.is_finite() {
@@ -1004,32 +1016,52 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         ));
     }
     let ri = opts.double("report_interval");
-    if ri < 0.0 {
-        return Err(format!("FATAL: Invalid value for --report-interval: {}.", opts.raw("report_interval")));
+    // Below a millisecond the interval would round to nothing (no reports).
+    if ri != 0.0 && !(0.001..=MAX_SECONDS as f64).contains(&ri) {
+        return Err(format!(
+            "FATAL: Invalid value for --report-interval: {}. Use a number of seconds from 0.001 to {MAX_SECONDS}, or 0 for none.",
+            opts.raw("report_interval")
+        ));
     }
     let mut checkpoints = Vec::new();
     for c in opts.list("report_checkpoints") {
         match c.parse::<u64>() {
-            Ok(v) => checkpoints.push(v),
-            Err(_) => {
-                return Err(format!("FATAL: Invalid value for --report-checkpoints: '{c}' (whole seconds expected)."))
+            Ok(v) if v <= MAX_SECONDS as u64 => checkpoints.push(v),
+            _ => {
+                return Err(format!(
+                    "FATAL: Invalid value for --report-checkpoints: '{c}' (whole seconds from 0 to {MAX_SECONDS} expected)."
+                ))
             }
         }
     }
     checkpoints.sort_unstable();
     let forced = opts.str("forced_shutdown").trim().to_string();
+    let bad_forced = |s: &str| {
+        format!("FATAL: Invalid value for --forced-shutdown: {s} (use off, N seconds or N%, at most {MAX_SECONDS} seconds).")
+    };
+    let grace = |secs: f64, s: &str| match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d.as_secs() <= MAX_SECONDS as u64 => Ok(d),
+        _ => Err(bad_forced(s)),
+    };
     let forced_grace = match forced.as_str() {
         "off" | "" => None,
-        "on" => Some(Duration::from_secs_f64(time as f64 * 0.05)),
+        "on" => Some(grace(time as f64 * 0.05, "on")?),
         s if s.ends_with('%') => match s[..s.len() - 1].parse::<f64>() {
-            Ok(p) if p >= 0.0 => Some(Duration::from_secs_f64(time as f64 * p / 100.0)),
-            _ => return Err(format!("FATAL: Invalid value for --forced-shutdown: {s} (use off, N seconds or N%).")),
+            Ok(p) if p >= 0.0 => Some(grace(time as f64 * p / 100.0, s)?),
+            _ => return Err(bad_forced(s)),
         },
         s => match s.parse::<f64>() {
-            Ok(v) if v >= 0.0 => Some(Duration::from_secs_f64(v)),
-            _ => return Err(format!("FATAL: Invalid value for --forced-shutdown: {s} (use off, N seconds or N%).")),
+            Ok(v) if v >= 0.0 => Some(grace(v, s)?),
+            _ => return Err(bad_forced(s)),
         },
     };
+    let init_timeout = opts.int("thread_init_timeout");
+    if !(1..=MAX_SECONDS).contains(&init_timeout) {
+        return Err(format!(
+            "FATAL: Invalid value for --thread-init-timeout: {init_timeout}. Use a number of seconds, at least 1."
+        ));
+    }
+    check_rand_options(opts)?;
     let mut percentiles = Vec::new();
     for p in opts.list("percentile") {
         match p.parse::<f64>() {
@@ -1052,7 +1084,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     let format = Format::parse(opts.str("format")).ok_or_else(|| {
         format!("FATAL: Invalid value for --format: '{}' (use text, json, csv or legacy)", opts.str("format"))
     })?;
-    let init_timeout = opts.int("thread_init_timeout").max(1) as u64;
+    let init_timeout = init_timeout as u64;
     let (client_threads, client_threads_refused) = client_threads(opts)?;
     Ok(RunConfig {
         threads: threads as u32,
@@ -1076,6 +1108,41 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     })
 }
 
+/// The distribution parameters: sysbench takes any number, and percentages
+/// above 100 or a Pareto h outside (0, 1) give numbers outside the range
+/// asked for, or NaN.
+fn check_rand_options(opts: &Options) -> Result<(), String> {
+    let iter = opts.int("rand_spec_iter");
+    if !(1..=MAX_SPEC_ITER).contains(&iter) {
+        return Err(format!("FATAL: Invalid value for --rand-spec-iter: {iter}. Use 1 to {MAX_SPEC_ITER} draws."));
+    }
+    for name in ["rand_spec_pct", "rand_spec_res"] {
+        let v = opts.double(name);
+        if !(0.0..=100.0).contains(&v) {
+            return Err(format!(
+                "FATAL: Invalid value for --{}: {}. Use a percentage, 0 to 100.",
+                name.replace('_', "-"),
+                opts.raw(name)
+            ));
+        }
+    }
+    let h = opts.double("rand_pareto_h");
+    if !(h > 0.0 && h < 1.0) {
+        return Err(format!(
+            "FATAL: Invalid value for --rand-pareto-h: {}. Use a number between 0 and 1 (exclusive).",
+            opts.raw("rand_pareto_h")
+        ));
+    }
+    let s = opts.double("rand_zipfian_exp");
+    if s < 0.0 {
+        return Err(format!(
+            "FATAL: Invalid value for --rand-zipfian-exp: {}. Use 0 (uniform) or more.",
+            opts.raw("rand_zipfian_exp")
+        ));
+    }
+    Ok(())
+}
+
 /// `--client-threads`: `auto` (one OS thread per client: multiplexing lost
 /// at every client count measured, see ARCHITECTURE.md), 0 (the same), or
 /// the number of workers to multiplex the clients over. Drivers that block
@@ -1086,8 +1153,8 @@ fn client_threads(opts: &Options) -> Result<(u32, Option<u32>), String> {
     if v == "auto" {
         return Ok((0, None));
     }
-    let n = v.parse::<u32>().map_err(|_| {
-        format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads)")
+    let n = v.parse::<u32>().ok().filter(|n| *n <= 1_000_000).ok_or_else(|| {
+        format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads up to 1000000)")
     })?;
     let native_mysql = opts.str("db_driver") == "mysql" && crate::driver::mysql::native_protocol(opts);
     if n > 0 && !native_mysql {

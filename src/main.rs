@@ -143,7 +143,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     };
     rand::configure(rand::RandConfig {
         default: dist,
-        spec_iter: opts.int("rand_spec_iter").max(1) as u32,
+        spec_iter: opts.int("rand_spec_iter").clamp(1, engine::MAX_SPEC_ITER) as u32,
         spec_pct: opts.double("rand_spec_pct"),
         spec_res: opts.double("rand_spec_res"),
         pareto_h: opts.double("rand_pareto_h"),
@@ -208,6 +208,9 @@ fn real_main(argv: Vec<String>) -> ExitCode {
                 }
             }
             Err(e) => return usage_error(&e),
+        }
+        if let Err(e) = script::check_option_ranges(&main, &opts) {
+            return fatal(&e);
         }
         shared.legacy.store(legacy, std::sync::atomic::Ordering::Relaxed);
         if let Err(e) = script::export(&main, &opts, legacy) {

@@ -1097,3 +1097,87 @@ fn seed_line_says_current_time_without_rand_seed() {
     assert!(r.stdout.contains("DEBUG: the clock gave the random seed "), "{}", r.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every numeric option is range-checked with one line and exit 1: no
+/// "Inserting -9223372036854775808 records", no panic, no endless load.
+#[test]
+fn numbers_out_of_range_are_one_line() {
+    let dir = tempdir("ranges");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["oltp_point_select", "prepare", "--table-size=99999999999999999999999"],
+            "'table_size' option: '99999999999999999999999' (numbers are limited to ±2^53",
+        ),
+        (
+            &["oltp_point_select", "prepare", "--table-size=3000000000"],
+            "FATAL: Invalid value for --table-size: 3000000000. Use a whole number from 0 to 2147483647.",
+        ),
+        (&["oltp_point_select", "prepare", "--table-size=-5"], "FATAL: Invalid value for --table-size: -5."),
+        (&["oltp_point_select", "prepare", "--table-size=2.5"], "FATAL: Invalid value for --table-size: 2.5."),
+        (&["oltp_read_only", "run", "--tables=0"], "FATAL: Invalid value for --tables: 0."),
+        (&["select_random_points", "run", "--random-points=0"], "FATAL: Invalid value for --random-points: 0."),
+        (
+            &["select_random_ranges", "run", "--number-of-ranges=40000"],
+            "FATAL: Invalid value for --number-of-ranges: 40000.",
+        ),
+        (&["oltp_simple", "prepare", "--oltp-table-size=1e10"], "FATAL: Invalid value for --table-size: 1e10."),
+        (&["oltp_point_select", "run", "--threads=2147483648"], "Invalid value for the 'threads' option: '2147483648'"),
+        (&["oltp_point_select", "run", "--time=9999999999"], "Invalid value for the 'time' option: '9999999999'"),
+        (&["oltp_point_select", "run", "--rate=1e300"], "Invalid value for the 'rate' option: '1e300'"),
+        (
+            &["oltp_point_select", "run", "--report-interval=1e30"],
+            "Invalid value for the 'report_interval' option: '1e30'",
+        ),
+        (&["oltp_point_select", "run", "--report-interval=1e10"], "FATAL: Invalid value for --report-interval: 1e10."),
+        (
+            &["oltp_point_select", "run", "--report-interval=0.0000001"],
+            "FATAL: Invalid value for --report-interval: 0.0000001.",
+        ),
+        (
+            &["oltp_point_select", "run", "--report-checkpoints=99999999999999999"],
+            "FATAL: Invalid value for --report-checkpoints: '99999999999999999'",
+        ),
+        (&["oltp_point_select", "run", "--forced-shutdown=inf"], "FATAL: Invalid value for --forced-shutdown: inf"),
+        (&["oltp_point_select", "run", "--forced-shutdown=1e30"], "FATAL: Invalid value for --forced-shutdown: 1e30"),
+        (
+            &["oltp_point_select", "run", "--time=1", "--forced-shutdown=1e308%"],
+            "FATAL: Invalid value for --forced-shutdown: 1e308%",
+        ),
+        (
+            &["oltp_point_select", "run", "--thread-init-timeout=0"],
+            "FATAL: Invalid value for --thread-init-timeout: 0.",
+        ),
+        (&["oltp_point_select", "run", "--rand-spec-iter=0"], "FATAL: Invalid value for --rand-spec-iter: 0."),
+        (&["oltp_point_select", "run", "--rand-spec-pct=200"], "FATAL: Invalid value for --rand-spec-pct: 200."),
+        (&["oltp_point_select", "run", "--rand-spec-res=-1"], "FATAL: Invalid value for --rand-spec-res: -1."),
+        (&["oltp_point_select", "run", "--rand-pareto-h=1"], "FATAL: Invalid value for --rand-pareto-h: 1."),
+        (&["oltp_point_select", "run", "--rand-zipfian-exp=-1"], "FATAL: Invalid value for --rand-zipfian-exp: -1."),
+        (
+            &["oltp_point_select", "run", "--client-threads=4000000000"],
+            "FATAL: Invalid value for --client-threads: '4000000000'",
+        ),
+        (
+            &["oltp_point_select", "prepare", "--sqlite-busy-timeout=99999999999999"],
+            "Invalid value for the 'sqlite_busy_timeout' option: '99999999999999'",
+        ),
+        (&["tpch", "load", "--sf=1e30"], "dbbench tpch: --sf=1000000000000000000000000000000: out of range"),
+        (
+            &["tpch", "gen", "--sf=0.00001"],
+            "dbbench tpch: --sf=0.00001: out of range; use a scale factor from 0.0001 to 100000",
+        ),
+        (
+            &["tpch", "gen", "--sf=1", "--parts=1000000"],
+            "dbbench tpch: --parts=1000000: use a whole number from 1 to 100000",
+        ),
+        (&["tpch", "gen", "--sf=1", "--threads=0"], "dbbench tpch: --threads=0: use a whole number from 1 to 1024"),
+    ];
+    for (args, want) in cases {
+        let r = run_in(DBBENCH, &dir, args, &[]);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("dbbench 0.")).collect();
+        assert_eq!(r.code, 1, "{args:?}: {out}");
+        assert_eq!(lines.len(), 1, "{args:?}: one line expected:\n{out}");
+        assert!(lines[0].contains(want), "{args:?}: want '{want}' in:\n{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -33,6 +33,16 @@ sysbench.cmdline.options = {
   mysql_storage_engine = {"Storage engine, if MySQL is used", "innodb"},
 }
 
+-- dbbench: the values these options may take, checked once before any
+-- command. Ids are INTEGER columns, hence 2^31-1.
+local INT_MAX = 2147483647
+sysbench.cmdline.option_ranges = {
+  table_size = {0, INT_MAX}, range_size = {0, INT_MAX}, point_selects = {0, INT_MAX},
+  simple_ranges = {0, INT_MAX}, sum_ranges = {0, INT_MAX}, order_ranges = {0, INT_MAX},
+  distinct_ranges = {0, INT_MAX}, index_updates = {0, INT_MAX}, non_index_updates = {0, INT_MAX},
+  delete_inserts = {0, INT_MAX},
+}
+
 local L = {dataset = "A"}
 
 local T = sysbench.sql.type

@@ -10,6 +10,8 @@ L.dataset = "B"
 
 sysbench.cmdline.options.random_points =
   {"Number of random points in the IN() clause in generated SELECTs", 10}
+-- One placeholder per point; MySQL takes at most 65535 in a statement.
+sysbench.cmdline.option_ranges.random_points = {1, 65535}
 
 local q
 function prepare_statements()

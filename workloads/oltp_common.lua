@@ -48,6 +48,17 @@ sysbench.cmdline.options = {
                    "automatically disabled, and delete_inserts is set to 0"},
 }
 
+-- dbbench: the values these options may take, checked once before any
+-- command (sysbench passes anything on: --table-size=1e23 "inserted"
+-- -9223372036854775808 rows). Ids are INTEGER columns, hence 2^31-1.
+local INT_MAX = 2147483647
+sysbench.cmdline.option_ranges = {
+  table_size = {0, INT_MAX}, range_size = {0, INT_MAX}, tables = {1, INT_MAX},
+  point_selects = {0, INT_MAX}, simple_ranges = {0, INT_MAX}, sum_ranges = {0, INT_MAX},
+  order_ranges = {0, INT_MAX}, distinct_ranges = {0, INT_MAX}, index_updates = {0, INT_MAX},
+  non_index_updates = {0, INT_MAX}, delete_inserts = {0, INT_MAX}, reconnect = {0, INT_MAX},
+}
+
 -- c: 10 groups of 11 digits joined by '-' (119 chars); pad: 5 groups (59).
 local function digit_groups(n)
   local g = {}

@@ -11,6 +11,9 @@ sysbench.cmdline.options.number_of_ranges =
   {"Number of random BETWEEN ranges per SELECT", 10}
 sysbench.cmdline.options.delta =
   {"Size of BETWEEN ranges", 5}
+-- Two placeholders per range; MySQL takes at most 65535 in a statement.
+sysbench.cmdline.option_ranges.number_of_ranges = {1, 32767}
+sysbench.cmdline.option_ranges.delta = {0, 2147483647}
 
 local common_cleanup = cleanup
 function cleanup()

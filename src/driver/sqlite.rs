@@ -309,9 +309,10 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         return Err("--sqlite-db is empty: give the path of the SQLite database file".into());
     }
     let busy = opts.raw("sqlite_busy_timeout").trim();
-    let busy_ms = busy
-        .parse::<u64>()
-        .map_err(|_| format!("invalid --sqlite-busy-timeout value '{busy}': use a number of milliseconds"))?;
+    // SQLite takes the timeout as a C int of milliseconds.
+    let busy_ms = busy.parse::<u64>().ok().filter(|ms| *ms <= i32::MAX as u64).ok_or_else(|| {
+        format!("invalid --sqlite-busy-timeout value '{busy}': use a number of milliseconds, 0 to {}", i32::MAX)
+    })?;
     let begin = match pick(opts, "sqlite_begin", &["deferred", "immediate", "exclusive"])? {
         "immediate" => Some("BEGIN IMMEDIATE"),
         "exclusive" => Some("BEGIN EXCLUSIVE"),
@@ -921,6 +922,7 @@ mod tests {
             ("sqlite_journal_mode", "fast"),
             ("sqlite_synchronous", "2"),
             ("sqlite_busy_timeout", "x"),
+            ("sqlite_busy_timeout", "99999999999999"),
             ("sqlite_begin", "later"),
             ("sqlite_ignore_errors", "oops"),
             ("db_ps_mode", "on"),

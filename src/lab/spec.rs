@@ -459,6 +459,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     if e.repeats == 0 {
         return Err(err(&[K("experiment"), K("repeats")], "must be at least 1".into()));
     }
+    // Repeat r runs with --rand-seed=seed+r-1: a C int, and never 0 (which
+    // means "from the clock", a run that could not be repeated).
+    if e.seed == 0 {
+        return Err(err(
+            &[K("experiment"), K("seed")],
+            "must be at least 1 (--rand-seed=0 means a seed from the clock)".into(),
+        ));
+    }
+    if e.seed.saturating_add(e.repeats as u64 - 1) > i32::MAX as u64 {
+        return Err(err(
+            &[K("experiment"), K("seed")],
+            format!("{} + {} repeats goes past {}, the largest --rand-seed", e.seed, e.repeats, i32::MAX),
+        ));
+    }
     // A TPC-H query runs as long as it takes: `time` is for timed workloads only.
     let all_tpch = !raw.workloads.is_empty() && raw.workloads.iter().all(|w| w.tpch.is_some());
     let time_s = match &e.time {
@@ -479,11 +493,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         None => 0,
     };
     let sample_interval_s = match &e.sample_interval {
-        Some(w) => seconds(w).map_err(|m| err(&[K("experiment"), K("sample_interval")], m))?.max(1),
+        Some(w) => match seconds(w).map_err(|m| err(&[K("experiment"), K("sample_interval")], m))? {
+            0 => return Err(err(&[K("experiment"), K("sample_interval")], "must be at least 1 second".into())),
+            s => s,
+        },
         None => 1,
     };
     let run_timeout = match &e.run_timeout {
-        Some(w) => Duration::from_secs(seconds(w).map_err(|m| err(&[K("experiment"), K("run_timeout")], m))?),
+        Some(w) => match seconds(w).map_err(|m| err(&[K("experiment"), K("run_timeout")], m))? {
+            0 => return Err(err(&[K("experiment"), K("run_timeout")], "must be at least 1 second".into())),
+            s => Duration::from_secs(s),
+        },
         // Generous: a run's own --time bounds it; this only catches a hang.
         None => Duration::from_secs(warmup_s + time_s + 60 + (warmup_s + time_s) / 2),
     };
@@ -875,6 +895,9 @@ fn check_threads(t: &[u32]) -> Result<(), String> {
     if t.contains(&0) {
         return Err("thread counts must be at least 1".into());
     }
+    if let Some(n) = t.iter().find(|n| **n > 1_000_000) {
+        return Err(format!("{n} threads: dbbench runs at most 1000000"));
+    }
     Ok(())
 }
 
@@ -887,12 +910,16 @@ fn prepare_policy(p: &str) -> Result<PreparePolicy, String> {
     }
 }
 
-/// Whole seconds from a spec duration.
+/// Whole seconds from a spec duration, at most
+/// [`crate::engine::MAX_SECONDS`] (what `--time` takes).
 fn seconds(d: &RawDuration) -> Result<u64, String> {
     let bad = |t: &str| format!("'{t}' is not a duration; use whole seconds (30) or \"30s\", \"5m\", \"1h\"");
+    let max = crate::engine::MAX_SECONDS as u64;
+    let too_long = |t: &dyn std::fmt::Display| format!("{t} is too long: at most {max} seconds (68 years)");
     match d {
-        RawDuration::Seconds(s) if *s >= 0 => Ok(*s as u64),
-        RawDuration::Seconds(s) => Err(format!("{s} is negative")),
+        RawDuration::Seconds(s) if *s < 0 => Err(format!("{s} is negative")),
+        RawDuration::Seconds(s) if *s as u64 > max => Err(too_long(s)),
+        RawDuration::Seconds(s) => Ok(*s as u64),
         RawDuration::Text(t) => {
             let t = t.trim();
             let (num, mult) = if let Some(n) = t.strip_suffix('h') {
@@ -904,7 +931,8 @@ fn seconds(d: &RawDuration) -> Result<u64, String> {
             } else {
                 (t, 1)
             };
-            num.trim().parse::<u64>().map(|n| n * mult).map_err(|_| bad(t))
+            let n = num.trim().parse::<u64>().map_err(|_| bad(t))?;
+            n.checked_mul(mult).filter(|s| *s <= max).ok_or_else(|| too_long(&format!("'{t}'")))
         }
     }
 }
@@ -917,9 +945,9 @@ fn options_list(t: &BTreeMap<String, toml::Value>) -> Result<Vec<(String, String
         let name = k.trim_start_matches("--").replace('_', "-");
         if LAB_OWNED_OPTIONS.contains(&name.as_str()) {
             let m = match name.as_str() {
-                "threads" => "set thread counts with threads = [...]",
-                "time" | "warmup-time" => "set durations in [experiment] time/warmup",
-                "rand-seed" => "set [experiment] seed; each repeat gets its own",
+                "threads" | "num-threads" => "set thread counts with threads = [...]",
+                "time" | "warmup-time" | "max-time" => "set durations in [experiment] time/warmup",
+                "rand-seed" | "seed-rng" => "set [experiment] seed; each repeat gets its own",
                 "db-driver" => "the configuration decides the driver",
                 _ => "the lab sets it on every run",
             };
@@ -982,13 +1010,15 @@ fn tpch_workloads(
     configurations: &[Configuration],
 ) -> Result<Vec<Workload>, (String, String)> {
     let e = |k: &str, m: String| (k.to_string(), m);
-    if !(t.sf.is_finite() && t.sf > 0.0) {
-        return Err(e("sf", format!("{} is not a positive scale factor", t.sf)));
-    }
+    crate::tpch::check_scale_factor(t.sf).map_err(|m| e("sf", m.trim_start_matches("--sf=").to_string()))?;
     let queries =
         crate::tpch::run::QueryId::parse_list(t.queries.as_deref().unwrap_or("1-22")).map_err(|m| e("queries", m))?;
+    // `tpch query --timeout` takes at most a year.
     let timeout_s = match &t.timeout {
-        Some(d) => seconds(d).map_err(|m| e("timeout", m))?.max(1),
+        Some(d) => match seconds(d).map_err(|m| e("timeout", m))? {
+            s if s > 366 * 86400 => return Err(e("timeout", format!("{s} seconds is more than a year"))),
+            s => s.max(1),
+        },
         None => 3600,
     };
     let warmups = t.warmups.unwrap_or(0);
@@ -1324,6 +1354,39 @@ options = { table-size = 500 }
         assert!(e.contains("experiment.options.threads: cannot be set here"), "{e}");
         let e = parse_str(&GOOD.replace("test = \"oltp_point_select\"", "test = \"no_such\"")).unwrap_err();
         assert!(e.starts_with("spec.toml:22: workload[1].test: 'no_such' is neither"), "{e}");
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_one_line() {
+        for (from, to, expected) in [
+            (
+                "time = \"3s\"",
+                "time = \"99999999999999999999h\"",
+                "experiment.time: '99999999999999999999h' is not a duration",
+            ),
+            ("time = \"3s\"", "time = \"9999999999h\"", "experiment.time: '9999999999h' is too long"),
+            ("time = \"3s\"", "time = 9999999999", "experiment.time: 9999999999 is too long"),
+            ("warmup = 1", "warmup = 1\nsample_interval = 0", "experiment.sample_interval: must be at least 1 second"),
+            ("warmup = 1", "warmup = 1\nrun_timeout = \"0s\"", "experiment.run_timeout: must be at least 1 second"),
+            ("warmup = 1", "warmup = 1\nseed = 0", "experiment.seed: must be at least 1"),
+            ("warmup = 1", "warmup = 1\nseed = 2147483647", "experiment.seed: 2147483647 + 2 repeats goes past"),
+            ("threads = [4]", "threads = [4000000]", "workload[2].threads: 4000000 threads"),
+        ] {
+            let t = GOOD.replace(from, to);
+            assert_ne!(t, GOOD, "{from}");
+            let e = parse_str(&t).unwrap_err();
+            assert!(e.contains(expected) && !e.contains('\n'), "{to}: {e}");
+        }
+        let tpch = |sf: &str| {
+            GOOD.replace(
+                "test = \"oltp_point_select\"",
+                &format!("name = \"h\"\ntpch = {{ sf = {sf}, queries = \"1\" }}"),
+            )
+        };
+        let e = parse_str(&tpch("1e30")).unwrap_err();
+        assert!(e.contains("workload[1].tpch.sf: 1000000000000000000000000000000: out of range"), "{e}");
+        let e = parse_str(&tpch("0.00001")).unwrap_err();
+        assert!(e.contains("out of range; use a scale factor from 0.0001 to 100000"), "{e}");
     }
 
     #[test]

@@ -743,6 +743,44 @@ pub fn declared_options(lua: &Lua) -> Result<Option<Vec<OptionSpec>>, String> {
     read().map_err(|e| format!("FATAL: invalid sysbench.cmdline.options in {}: {}", "script", error_message(&e)))
 }
 
+/// Checks the values of the options a script gave ranges for in
+/// `sysbench.cmdline.option_ranges = { name = {min, max}, ... }` (a dbbench
+/// addition that sysbench ignores; the built-in workloads use it): each
+/// must be a whole number from min to max. Checked once, in the main
+/// state, before any command, so a bad value is one line even for a
+/// parallel `prepare`.
+pub fn check_option_ranges(lua: &Lua, opts: &Options) -> Result<(), String> {
+    let ranges = || -> mlua::Result<Vec<(String, f64, f64)>> {
+        let sb: Table = lua.globals().get("sysbench")?;
+        let cmdline: Table = sb.get("cmdline")?;
+        let Value::Table(t) = cmdline.get::<Value>("option_ranges")? else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for pair in t.pairs::<String, Table>() {
+            let (name, r) = pair?;
+            out.push((name.replace('-', "_"), r.get::<f64>(1)?, r.get::<f64>(2)?));
+        }
+        Ok(out)
+    };
+    let ranges =
+        ranges().map_err(|e| format!("FATAL: invalid sysbench.cmdline.option_ranges: {}", error_message(&e)))?;
+    for (name, min, max) in ranges {
+        if opts.spec(&name).is_none() {
+            continue;
+        }
+        let raw = opts.raw(&name);
+        let v = crate::options::parse_double(raw).unwrap_or(f64::NAN);
+        if !(v.fract() == 0.0 && (min..=max).contains(&v)) {
+            return Err(format!(
+                "FATAL: Invalid value for --{}: {raw}. Use a whole number from {} to {}.",
+                name.replace('_', "-"),
+                format_lua_number(min),
+                format_lua_number(max)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A global function of the state, if the script defines it.
 pub fn global_fn(lua: &Lua, name: &str) -> Option<Function> {
     match lua.globals().get::<Value>(name) {

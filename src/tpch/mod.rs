@@ -79,6 +79,31 @@ Options of gen:
   --threads=N     generator threads [the number of CPUs]
 ";
 
+/// The scale factors dbbench generates: `tpchgen` needs at least one
+/// supplier (10 000 × SF rows; below that it divides by zero), and the
+/// TPC-H specification defines scale factors up to 100 000.
+pub const SF_RANGE: std::ops::RangeInclusive<f64> = 0.0001..=100_000.0;
+
+/// Checks a scale factor against [`SF_RANGE`].
+pub fn check_scale_factor(sf: f64) -> Result<f64, String> {
+    if SF_RANGE.contains(&sf) {
+        Ok(sf)
+    } else {
+        Err(format!(
+            "--sf={sf}: out of range; use a scale factor from {} to {} (1 is about 1 GB)",
+            SF_RANGE.start(),
+            SF_RANGE.end()
+        ))
+    }
+}
+
+/// Most generator or loader threads (`--threads`).
+const MAX_THREADS: usize = 1024;
+/// Most files a table may be split into (`tpch gen --parts`).
+const MAX_PARTS: usize = 100_000;
+/// Most query streams of a throughput test (`--streams`).
+const MAX_STREAMS: usize = 1000;
+
 /// Options common to the `tpch` subcommands, parsed from `--name=value`.
 #[derive(Debug, Default)]
 struct Args {
@@ -125,22 +150,27 @@ impl Args {
         }
     }
 
-    /// A positive whole number option.
-    fn count(&self, name: &str) -> Result<Option<usize>, String> {
+    /// A whole number option from 1 to `max`.
+    fn count(&self, name: &str, max: usize) -> Result<Option<usize>, String> {
         match self.get(name) {
             None => Ok(None),
             Some(v) => v
                 .parse::<usize>()
                 .ok()
-                .filter(|x| *x > 0)
+                .filter(|x| (1..=max).contains(x))
                 .map(Some)
-                .ok_or_else(|| format!("--{name}={v}: not a positive whole number")),
+                .ok_or_else(|| format!("--{name}={v}: use a whole number from 1 to {max}")),
         }
     }
 
-    /// `--sf`: required, positive.
+    /// `--sf`, range-checked, if given.
+    fn sf(&self) -> Result<Option<f64>, String> {
+        self.number("sf")?.map(check_scale_factor).transpose()
+    }
+
+    /// `--sf`: required, in [`SF_RANGE`].
     fn scale_factor(&self) -> Result<f64, String> {
-        self.number("sf")?
+        self.sf()?
             .ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".to_string())
     }
 
@@ -157,7 +187,9 @@ impl Args {
 
     /// `--threads`, else the number of CPUs.
     fn threads(&self) -> Result<usize, String> {
-        Ok(self.count("threads")?.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)))
+        Ok(self
+            .count("threads", MAX_THREADS)?
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)))
     }
 }
 
@@ -350,7 +382,7 @@ fn queries_cmd(a: &Args) -> Result<u8, String> {
         "sqlite" => Dialect::Sqlite,
         d => return Err(format!("--dialect={d}: use mysql, pgsql or sqlite")),
     };
-    let o = run_options(a, a.number("sf")?.unwrap_or(1.0))?;
+    let o = run_options(a, a.sf()?.unwrap_or(1.0))?;
     let stream = a.whole("stream", 0)?;
     let mut out = String::new();
     for q in run::stream_queries(&QueryId::parse_list(a.get("queries").unwrap_or("1-22"))?, stream) {
@@ -389,7 +421,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
     let (driver, dialect) = connect_driver(&a.driver_args(RUN_OPTIONS))?;
     let mut conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     let server_version = conn.server_version();
-    let sf = match a.number("sf")? {
+    let sf = match a.sf()? {
         Some(sf) => sf,
         None => load::loaded_scale_factor(&mut *conn).ok_or_else(|| {
             format!(
@@ -444,7 +476,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
             ("power", 1)
         }
         Test::Throughput => {
-            let s = a.count("streams")?.ok_or("--streams=S is required for the throughput test")? as u32;
+            let s = a.count("streams", MAX_STREAMS)?.ok_or("--streams=S is required for the throughput test")? as u32;
             // The refresh stream's rows are generated before the clock starts
             // (the specification times the SQL, and generating would take a core
             // from the query streams).
@@ -724,7 +756,7 @@ fn gen_files(a: &Args) -> Result<u8, String> {
         "csv" => gen::LineFormat::Csv,
         f => return Err(format!("--format={f}: use tbl or csv")),
     };
-    let parts = a.count("parts")?.unwrap_or(1).min(i32::MAX as usize) as i32;
+    let parts = a.count("parts", MAX_PARTS)?.unwrap_or(1) as i32;
     let tables = a.tables()?;
     let threads = a.threads()?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
