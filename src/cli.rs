@@ -298,9 +298,26 @@ pub fn format_option_list(specs: &[OptionSpec]) -> String {
 }
 
 /// `dbbench --help`.
+/// The subcommands beside the load engine, with their one-line summaries
+/// (dispatched in main.rs; each has its own `--help`).
+pub const SUBCOMMANDS: &[(&str, &str)] = &[
+    ("lab", "run an experiment spec: servers, data, repeated runs, results store (docs/lab.md)"),
+    ("report", "an experiment's tables, charts and exports from the store (docs/report.md)"),
+    ("compare", "two configurations or experiments, run by run, with significance (docs/report.md)"),
+    ("tpch", "TPC-H/DBT3: generate, load, power and throughput tests (docs/tpch.md)"),
+    ("querydiff", "query-by-query A/B comparison of two servers (docs/querydiff.md)"),
+    ("server", "start and stop a managed MariaDB, MySQL or PostgreSQL server (docs/lab.md)"),
+];
+
 pub fn help_text() -> String {
     let mut s = String::new();
-    s.push_str("Usage:\n  dbbench [options]... [testname|script.lua] [command]\n\n");
+    s.push_str("Usage:\n  dbbench [options]... [testname|script.lua] [command]\n");
+    s.push_str("  dbbench SUBCOMMAND [options]...   (dbbench help SUBCOMMAND for its options)\n\n");
+    s.push_str("Subcommands:\n");
+    for (name, what) in SUBCOMMANDS {
+        s.push_str(&format!("  {name:<11} {what}\n"));
+    }
+    s.push('\n');
     s.push_str("Commands implemented by most tests: prepare run cleanup help (OLTP tests also: prewarm)\n\n");
     s.push_str("General options:\n");
     s.push_str(&format_option_list(&general_options()));

@@ -40,6 +40,13 @@ fn main() -> ExitCode {
     // A panic is a dbbench bug. End the whole process with a clear line
     // rather than leave other client threads waiting at a barrier forever.
     std::panic::set_hook(Box::new(|info| {
+        // println! panics when the reader went away (`dbbench ... | head -1`):
+        // that is the reader's choice, not a failure; end quietly with 0, as
+        // ripgrep does, wherever the write happened (a client thread's
+        // interval line, a report, a help text).
+        if is_closed_pipe(info) {
+            std::process::exit(0);
+        }
         let _ = std::io::Write::flush(&mut std::io::stdout());
         eprintln!("FATAL: internal error (a dbbench bug, please report it): {info}");
         std::process::exit(3);
@@ -48,6 +55,18 @@ fn main() -> ExitCode {
     let status = real_main(argv);
     let _ = std::io::Write::flush(&mut std::io::stdout());
     status
+}
+
+/// Whether a panic is std's "failed printing to stdout/stderr" for a
+/// closed pipe (EPIPE; Rust ignores SIGPIPE, so writes fail instead).
+fn is_closed_pipe(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    msg.starts_with("failed printing to std") && msg.contains(&format!("(os error {})", libc::EPIPE))
 }
 
 /// Prints `msg` on stderr (argument errors) and returns exit status 1.
@@ -62,18 +81,50 @@ fn fatal(msg: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// A subcommand's entry point: its arguments after the name, its exit status.
+type Subcommand = fn(&[String]) -> ExitCode;
+
+/// The entry point of each subcommand in `cli::SUBCOMMANDS`.
+fn subcommand(name: &str) -> Option<Subcommand> {
+    Some(match name {
+        "lab" => lab::cli::main,
+        "server" => lab::server::cli_main,
+        "report" => report::cli_main,
+        "compare" => report::compare::cli_main,
+        "tpch" => tpch::cli_main,
+        "querydiff" => querydiff::cli_main,
+        _ => return None,
+    })
+}
+
+/// `dbbench help [SUBCOMMAND]`: the general help, or a subcommand's.
+fn help(args: &[String]) -> ExitCode {
+    match args.first() {
+        None => {
+            print!("{}", cli::help_text());
+            ExitCode::SUCCESS
+        }
+        Some(name) => match subcommand(name) {
+            Some(entry) => entry(&["--help".to_string()]),
+            None => usage_error(&format!(
+                "dbbench help: no subcommand '{name}' (subcommands: {}); for a test's options run 'dbbench {name} help'",
+                cli::SUBCOMMANDS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )),
+        },
+    }
+}
+
 fn real_main(argv: Vec<String>) -> ExitCode {
-    // The subcommands. A script literally named `lab`, `server`, `report`,
-    // `compare`, `tpch` or `querydiff` in the current directory is still run as a
-    // script, as sysbench would.
-    match argv.get(1).map(String::as_str) {
-        Some("lab") if !std::path::Path::new("lab").exists() => return lab::cli::main(&argv[2..]),
-        Some("server") if !std::path::Path::new("server").exists() => return lab::server::cli_main(&argv[2..]),
-        Some("report") if !std::path::Path::new("report").exists() => return report::cli_main(&argv[2..]),
-        Some("compare") if !std::path::Path::new("compare").exists() => return report::compare::cli_main(&argv[2..]),
-        Some("tpch") if !std::path::Path::new("tpch").exists() => return tpch::cli_main(&argv[2..]),
-        Some("querydiff") if !std::path::Path::new("querydiff").exists() => return querydiff::cli_main(&argv[2..]),
-        _ => {}
+    // A subcommand name is always the subcommand, whatever files the
+    // current directory holds (a directory `tpch/` made `dbbench tpch load`
+    // look for a script); a script of that name runs as `./lab` or `lab.lua`.
+    if let Some(name) = argv.get(1) {
+        if let Some(entry) = subcommand(name) {
+            return entry(&argv[2..]);
+        }
+        if name == "help" {
+            return help(&argv[2..]);
+        }
     }
     let parsed = match cli::parse(&argv[1..]) {
         Ok(p) => p,
@@ -222,4 +273,15 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         }
     };
     engine::dispatch(&shared, &main, &cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_listed_subcommand_has_an_entry_point() {
+        for (name, _) in crate::cli::SUBCOMMANDS {
+            assert!(crate::subcommand(name).is_some(), "{name} is listed in --help but not dispatched");
+        }
+        assert!(crate::subcommand("oltp_read_write").is_none());
+    }
 }

@@ -1181,3 +1181,81 @@ fn numbers_out_of_range_are_one_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs dbbench in `dir`, reads its first stdout line and closes the pipe,
+/// as `dbbench ... | head -1` does; returns the first line, exit code and
+/// stderr.
+fn first_line_then_close(dir: &std::path::Path, args: &[&str]) -> (String, i32, String) {
+    use std::io::{BufRead, Read};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    // The reader (and with it the pipe's only read end) is dropped here.
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    (line, status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_exit_zero() {
+    // The run prints its header, then an interval line every 0.2 s into a
+    // pipe nobody reads: the first write after the close must end dbbench
+    // with 0 and nothing on stderr (was "FATAL: internal error ... Broken
+    // pipe", exit 3).
+    let dir = tempdir("epipe");
+    let base = ["oltp_point_select", "--table-size=100", "--db-driver=sqlite", "--sqlite-db=e.db"];
+    let r = dbbench_in(&dir, &args_of(&base, &["prepare"]));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (line, code, stderr) =
+        first_line_then_close(&dir, &args_of(&base, &["--time=5", "--report-interval=0.2", "run"]));
+    assert!(line.starts_with("dbbench "), "{line}");
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn args_of<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(extra).copied().collect()
+}
+
+#[test]
+fn a_subcommand_name_is_never_shadowed_by_a_file() {
+    let dir = tempdir("shadow");
+    for name in ["lab", "report", "tpch", "querydiff", "compare", "server"] {
+        std::fs::create_dir(dir.join(name)).unwrap();
+        let r = dbbench_in(&dir, &[name, "--help"]);
+        assert_eq!(r.code, 0, "{name}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains(&format!("dbbench {name} ")), "{name}: {}", r.stdout);
+    }
+    // A script of that name still runs, named as a path or with .lua.
+    std::fs::write(dir.join("tpch.lua"), "function event() end\n").unwrap();
+    let r = dbbench_in(&dir, &["tpch.lua", "--events=3", "run"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.number("total number of events:"), Some(3.0), "{}", r.stdout);
+    std::fs::write(dir.join("lab/x.lua"), "function event() end\n").unwrap();
+    let r = dbbench_in(&dir, &["./lab/x.lua", "--events=2", "run"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn help_lists_every_subcommand_and_help_names_one() {
+    let r = dbbench(&["--help"]);
+    for name in ["lab", "report", "compare", "tpch", "querydiff", "server"] {
+        assert!(r.stdout.lines().any(|l| l.starts_with(&format!("  {name} "))), "{name} not listed:\n{}", r.stdout);
+    }
+    let h = dbbench(&["help"]);
+    assert_eq!((h.code, h.stdout.as_str()), (0, r.stdout.as_str()));
+    let t = dbbench(&["help", "tpch"]);
+    assert_eq!((t.code, t.stdout.as_str()), (0, dbbench(&["tpch", "--help"]).stdout.as_str()));
+    let n = dbbench(&["help", "oltp_read_write"]);
+    assert_eq!(n.code, 1);
+    assert_eq!(n.stderr.lines().count(), 1, "{}", n.stderr);
+    assert!(n.stderr.contains("dbbench oltp_read_write help"), "{}", n.stderr);
+}
