@@ -5,6 +5,7 @@ mod alloc;
 mod cli;
 mod clock;
 mod driver;
+mod dsn;
 mod engine;
 mod lab;
 mod log;

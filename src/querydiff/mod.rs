@@ -12,7 +12,6 @@
 //! `querydiff report` reads the file back and applies another filter.
 
 pub mod counters;
-pub mod dsn;
 pub mod filter;
 pub mod html;
 pub mod record;
@@ -21,8 +20,8 @@ pub mod sqlscan;
 pub mod text;
 
 use crate::driver::{Connection, Driver, ErrorKind, Outcome};
+use crate::dsn::Dsn;
 use counters::{Counters, Probe};
-use dsn::Dsn;
 use filter::Filter;
 use record::{Line, Record, RunInfo, Server, Side, Summary, Temperature};
 use std::collections::BTreeMap;
