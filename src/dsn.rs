@@ -1,9 +1,10 @@
-//! Where `--dsn1`/`--dsn2` point: a URL (`mysql://`, `mariadb://`,
-//! `postgres://`, `postgresql://`, `sqlite:`) or perfrun's DBI string
-//! (`dbi:mysql:host=...;port=...;user=...;database=...`), turned into the
-//! dbbench connection options every other subcommand takes
+//! Where a server is, as the user writes it: a URL (`mysql://`,
+//! `mariadb://`, `postgres://`, `postgresql://`, `pgsql://`, `sqlite:`) or
+//! perfrun's DBI string (`dbi:mysql:host=...;port=...;user=...;database=...`),
+//! turned into the dbbench connection options every subcommand takes
 //! (`--db-driver=mysql --mysql-socket=...`), so one set of drivers serves
-//! all of them.
+//! all of them. The one DSN parser: a lab spec's `dsn`, querydiff's
+//! `--dsn1/--dsn2`; the results store's URLs use its `percent_decode`.
 
 /// A parsed DSN: the connection options and the text to show (password hidden).
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +18,16 @@ pub struct Dsn {
 const USAGE: &str = "use mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH], postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?host=SOCKET_DIR], sqlite:PATH or dbi:mysql:host=H;port=P;user=U;database=DB";
 
 impl Dsn {
+    /// The same connection with `password` instead of any in the DSN (a lab
+    /// spec's `password_env`).
+    pub fn with_password(mut self, password: &str) -> Dsn {
+        let driver = self.driver_args.first().and_then(|a| a.strip_prefix("--db-driver=")).unwrap_or("").to_string();
+        let key = format!("--{driver}-password=");
+        self.driver_args.retain(|a| !a.starts_with(&key));
+        self.driver_args.push(format!("{key}{password}"));
+        self
+    }
+
     /// Parses a DSN; the error names what is wrong and shows the accepted forms.
     pub fn parse(text: &str) -> Result<Dsn, String> {
         let bad = |what: &str| format!("DSN '{}': {what}; {USAGE}", hide_password(text));
@@ -32,14 +43,17 @@ impl Dsn {
                 return Err(bad("no database file"));
             }
             return Ok(Dsn {
-                driver_args: vec!["--db-driver=sqlite".into(), format!("--sqlite-db={}", percent_decode(path))],
+                driver_args: vec![
+                    "--db-driver=sqlite".into(),
+                    format!("--sqlite-db={}", percent_decode(path).map_err(|e| bad(&e))?),
+                ],
                 shown: text.to_string(),
             });
         }
         let Some((scheme, rest)) = text.split_once("://") else { return Err(bad("not a URL")) };
         let driver = match scheme {
             "mysql" | "mariadb" => "mysql",
-            "postgres" | "postgresql" => "pgsql",
+            "postgres" | "postgresql" | "pgsql" => "pgsql",
             _ => return Err(bad(&format!("unknown scheme '{scheme}'"))),
         };
         // The user part ends at the last `@`, so a password holding `/` or
@@ -54,21 +68,21 @@ impl Dsn {
         if let Some(u) = userinfo {
             let (user, password) = u.split_once(':').map(|(a, b)| (a, Some(b))).unwrap_or((u, None));
             if !user.is_empty() {
-                args.push(format!("--{driver}-user={}", percent_decode(user)));
+                args.push(format!("--{driver}-user={}", percent_decode(user).map_err(|e| bad(&e))?));
             }
             if let Some(p) = password {
-                args.push(format!("--{driver}-password={}", percent_decode(p)));
+                args.push(format!("--{driver}-password={}", percent_decode(p).map_err(|e| bad(&e))?));
             }
         }
         let (host, port) = split_host_port(hostport).map_err(|e| bad(&e))?;
         if !host.is_empty() {
-            args.push(format!("--{driver}-host={}", percent_decode(&host)));
+            args.push(format!("--{driver}-host={}", percent_decode(&host).map_err(|e| bad(&e))?));
         }
         if let Some(p) = port {
             args.push(format!("--{driver}-port={p}"));
         }
         if !db.is_empty() {
-            args.push(format!("--{driver}-db={}", percent_decode(db)));
+            args.push(format!("--{driver}-db={}", percent_decode(db).map_err(|e| bad(&e))?));
         }
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').ok_or_else(|| bad(&format!("parameter '{pair}' has no value")))?;
@@ -76,7 +90,7 @@ impl Dsn {
             // Any further parameter is the driver's own option
             // (`?ssl=on` → `--mysql-ssl=on`); unknown ones are refused when
             // the options are applied.
-            args.push(format!("--{driver}-{}={}", k.replace('_', "-"), percent_decode(v)));
+            args.push(format!("--{driver}-{}={}", k.replace('_', "-"), percent_decode(v).map_err(|e| bad(&e))?));
         }
         Ok(Dsn { driver_args: args, shown: hide_password(text) })
     }
@@ -127,24 +141,29 @@ fn parse_dbi(rest: &str) -> Result<Vec<String>, String> {
     Ok(args)
 }
 
-/// Decodes `%XX` escapes (a socket path in a URL, a password with `@`).
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes (a socket path in a URL, a password holding `@`,
+/// `/`, `?` or `:`). A `%` not followed by two hex digits is an error rather
+/// than kept: a password taken half-decoded would fail to log in far from
+/// its cause.
+pub fn percent_decode(s: &str) -> Result<String, String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            let Some(v) = hex else {
+                // Not quoting the text: it may be part of the password.
+                return Err("a '%' in the URL is not followed by two hex digits; write '%' itself as %25".to_string());
+            };
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
-        out.push(b[i]);
-        i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).map_err(|_| "a %XX escape does not decode to UTF-8".to_string())
 }
 
 /// The DSN with its password (URL userinfo or DBI `password=`) hidden:

@@ -255,27 +255,7 @@ struct ServerUrl {
     socket: Option<String>,
 }
 
-/// Decodes `%XX` escapes (a password may hold '@', '/', '?' or ':').
-fn percent_decode(s: &str) -> Result<String, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
-            let Some(v) = hex else {
-                // Not quoting the text: it may be part of the password.
-                return Err("a '%' in the URL is not followed by two hex digits; write '%' itself as %25".to_string());
-            };
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "a %XX escape does not decode to UTF-8".to_string())
-}
+use crate::dsn::percent_decode;
 
 fn parse_location(text: &str) -> Result<Location, String> {
     if !is_url(text) {
