@@ -584,3 +584,85 @@ fn querydiff_section_in_the_html_report() {
     assert!(r.stderr.contains("give --export-html=FILE too"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs dbbench as a user who may not write `dir`: as root, the unprivileged
+/// `nobody` (uid 65534, through util-linux's setpriv); otherwise the user
+/// itself, after `dir` and its files are made read-only.
+fn dbbench_read_only(dir: &Path, args: &[&str]) -> common::Run {
+    let mut cmd = if unsafe_is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_dbbench")]);
+        c
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+    };
+    let out = cmd.args(args).current_dir(dir).output().expect("run dbbench");
+    common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn unsafe_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+#[test]
+fn report_reads_a_store_it_cannot_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("report-read-only");
+    let store = fixture(&dir, "segmented", CONFIGS, "points-10");
+    // The spec names an external server whose password variable is not set
+    // here: a report connects to no server and does not need it.
+    let lab = dir.join("dbbench-lab");
+    std::fs::write(
+        lab.join("segmented.toml"),
+        "[experiment]\nname = \"segmented\"\ntime = 10\nstore = \"results.sqlite\"\n\n[[configuration]]\nname = \"off\"\nserver = \"external\"\ndsn = \"mysql://u@127.0.0.1:1/db\"\npassword_env = \"DBBENCH_TEST_UNSET_PASSWORD\"\n\n[[workload]]\nname = \"points-10\"\ntest = \"select_random_points\"\n",
+    )
+    .unwrap();
+    let readonly = |mode: u32| {
+        for f in std::fs::read_dir(&lab).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode & 0o666)).unwrap();
+            }
+        }
+        std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    readonly(0o555);
+    for f in ["results.sqlite-wal", "results.sqlite-shm"] {
+        assert!(!lab.join(f).exists(), "{f} left by the fixture");
+    }
+    let before = std::fs::read(&store).unwrap();
+    let s = format!("--store={}", store.display());
+    // A clean store (no writer has it open): no -wal or -shm file can be made.
+    let r = dbbench_read_only(&dir, &["report", &s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(row(&r.stdout, "32 / off"), ["82%*", "0.0%*~"], "{}", r.stdout);
+    let r = dbbench_read_only(&dir, &["report", "dbbench-lab/segmented.toml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("experiment 'segmented'"), "{}", r.stdout);
+    let r = dbbench_read_only(&dir, &["compare", "segmented/off", "segmented/32", "dbbench-lab/segmented.toml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read(&store).unwrap(), before, "the store was changed by a reader");
+    for f in ["results.sqlite-wal", "results.sqlite-shm"] {
+        assert!(!lab.join(f).exists(), "a reader created {f}");
+    }
+    // A writer (a lab run) has it open, with its newest rows still in the
+    // write-ahead log: the reader sees them.
+    readonly(0o755);
+    let writer = Connection::open(&store).unwrap();
+    writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    writer.execute("UPDATE experiments SET name = 'renamed' WHERE name = 'segmented'", []).unwrap();
+    readonly(0o555);
+    assert!(lab.join("results.sqlite-wal").exists());
+    let r = dbbench_read_only(&dir, &["report", &s, "--list"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("renamed") && !r.stdout.contains("segmented"), "{}", r.stdout);
+    drop(writer);
+    readonly(0o755);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1011,6 +1011,54 @@ fn open_sqlite(path: &Path) -> Result<Backend, String> {
     Ok(Backend::Sqlite(conn))
 }
 
+/// Opens a SQLite store for reading only, and reads its schema version.
+/// A store in WAL mode whose `-wal` and `-shm` files are absent (no writer
+/// has it open) cannot be read through the normal read-only open when the
+/// reader may not create those files (a read-only directory); it is then
+/// opened as immutable, which is exact as long as no `-wal` file exists.
+fn open_sqlite_read_only(path: &Path) -> Result<(Connection, i64), String> {
+    use rusqlite::OpenFlags;
+    let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
+    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| format!("cannot open: {e}"))?;
+    // A lab writing the store meanwhile holds its write lock for a run's transaction only.
+    c.busy_timeout(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+    let first = match version(&c) {
+        Ok(v) => return Ok((c, v)),
+        Err(e) => e,
+    };
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let cannot_create =
+        matches!(first.sqlite_error_code(), Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen));
+    if !cannot_create || Path::new(&wal).exists() {
+        return Err(format!("cannot read it: {first}"));
+    }
+    let uri = format!("file:{}?immutable=1", uri_path(path));
+    let c = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("cannot open: {e}"))?;
+    let v = version(&c).map_err(|e| format!("cannot read it: {e}"))?;
+    Ok((c, v))
+}
+
+/// A path as the path part of a SQLite `file:` URI: `%`, `?` and `#` (and
+/// anything not printable ASCII) percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'%' | b'?' | b'#') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// What to do when a server refuses the connection.
 fn connect_hint(url: &ServerUrl) -> String {
     format!(
@@ -1092,8 +1140,10 @@ impl Store {
     /// Opens a store that must already be a dbbench results store, for
     /// readers (reports, `compare`, `lab summary`): a missing file, a SQLite
     /// database without dbbench's schema or a server database without
-    /// `dbbench_schema` is refused, not turned into a store. An older store
-    /// is upgraded as `open` does.
+    /// `dbbench_schema` is refused, not turned into a store. A SQLite store
+    /// of the current schema is opened read-only, so a user who may only
+    /// read the file (or its directory) can report on it; an older store is
+    /// upgraded as `open` does, which needs write access.
     pub fn open_existing(location: &str) -> Result<Store, String> {
         let shown = redact(location);
         let fail = |e: String| format!("results store {shown}: {e}");
@@ -1110,14 +1160,18 @@ impl Store {
                         "no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"
                     ));
                 }
-                let c = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                    .map_err(|e| fail(format!("cannot open: {e}")))?;
-                let version: i64 = c
-                    .pragma_query_value(None, "user_version", |r| r.get(0))
-                    .map_err(|e| fail(format!("cannot read it: {e}")))?;
+                let (c, version) = open_sqlite_read_only(&path).map_err(fail)?;
                 if version == 0 {
                     return Err(not_ours());
                 }
+                check_version(version).map_err(fail)?;
+                if version == SCHEMA_VERSION {
+                    return Ok(Store { db: RefCell::new(Backend::Sqlite(c)), location: shown, url_auth: None });
+                }
+                drop(c);
+                return Store::open(location).map_err(|e| {
+                    format!("{e} (the store has schema version {version}, older than this dbbench's {SCHEMA_VERSION}: it is upgraded once, by a dbbench that may write it, e.g. its owner running `dbbench report`)")
+                });
             }
             Location::Server(url) => {
                 let mut db = open_server(&url).map_err(fail)?;

@@ -278,7 +278,7 @@ fn run(args: &[String]) -> Result<(), String> {
                     .ok_or_else(|| format!("--level={v}: use a confidence level between 0.5 and 1"))?
             }
             _ if a.starts_with('-') => return Err(format!("unknown option '{a}'; see `dbbench compare --help`")),
-            _ if a.ends_with(".toml") => spec = Some(crate::lab::spec::load(std::path::Path::new(a))?),
+            _ if a.ends_with(".toml") => spec = Some(super::SpecRef::load(std::path::Path::new(a))?),
             _ => sides.push(Selector::parse(a)?),
         }
     }

@@ -258,15 +258,52 @@ fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<table
     Ok(checks)
 }
 
+/// What a report or `compare` needs from a spec: the experiment's name and
+/// where its store is. Nothing else of the spec is validated: reading
+/// results connects to no server, so an external configuration's
+/// `password_env` variable, a `basedir` or a `config_file` need not exist
+/// where the report is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecRef {
+    /// `[experiment] name`.
+    pub name: String,
+    /// The store: `[experiment] store` (a URL, or a path relative to the
+    /// spec's directory), else `dbbench-lab/results.sqlite` next to the
+    /// spec, as `dbbench lab run` chooses it.
+    pub store: String,
+}
+
+impl SpecRef {
+    /// Reads `path`'s `[experiment]` table.
+    pub fn load(path: &Path) -> Result<SpecRef, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the spec: {e}", path.display()))?;
+        let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
+            format!("{}:{line}: {}", path.display(), e.message().trim().replace('\n', " "))
+        })?;
+        let experiment = doc.get("experiment").and_then(|e| e.as_table());
+        let text_of = |key: &str| experiment.and_then(|e| e.get(key)).and_then(|v| v.as_str()).map(str::to_string);
+        let name = text_of("name").filter(|n| !n.trim().is_empty()).ok_or_else(|| {
+            format!("{}: [experiment] has no name; is this a dbbench experiment spec?", path.display())
+        })?;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let store = match text_of("store") {
+            Some(s) if crate::lab::store::is_url(&s) || Path::new(&s).is_absolute() => s,
+            Some(s) => dir.join(s).to_string_lossy().into_owned(),
+            None => dir.join("dbbench-lab").join("results.sqlite").to_string_lossy().into_owned(),
+        };
+        Ok(SpecRef { name, store })
+    }
+}
+
 /// Opens the store a report reads: `--store`, else the spec's, else the
 /// default next to the current directory. It must already be a dbbench
 /// store: reading never creates or converts one.
-pub fn open_store(store: Option<&str>, spec: Option<&crate::lab::spec::Spec>) -> Result<Store, String> {
+pub fn open_store(store: Option<&str>, spec: Option<&SpecRef>) -> Result<Store, String> {
     let location = match (store, spec) {
         (Some(s), _) => s.to_string(),
-        (None, Some(spec)) => {
-            crate::lab::runner::default_paths(spec, &Default::default()).0.to_string_lossy().into_owned()
-        }
+        (None, Some(spec)) => spec.store.clone(),
         (None, None) => "dbbench-lab/results.sqlite".to_string(),
     };
     Store::open_existing(&location)
@@ -398,7 +435,7 @@ fn run(args: &[String]) -> Result<(), String> {
         crate::lab::cli::print_out(HELP);
         return Ok(());
     };
-    let spec = a.spec.as_deref().map(crate::lab::spec::load).transpose()?;
+    let spec = a.spec.as_deref().map(SpecRef::load).transpose()?;
     let store = open_store(a.store.as_deref(), spec.as_ref())?;
     if a.list {
         let mut o = format!("{:>5}  {:<12} {:<26} name\n", "id", "status", "started");
