@@ -350,9 +350,47 @@ fn tpch_charts(r: &Report) -> String {
     }
 }
 
+/// One report interval of a cell, over its repeats.
+#[derive(Debug, Clone, PartialEq)]
+struct Tick {
+    /// The interval's index: 1 the first measured interval, 0 and below the
+    /// warmup's, counted back from its end.
+    index: i64,
+    /// Where it is drawn: the mean of the repeats' tick times.
+    time_s: f64,
+    /// The repeats' tps in this interval.
+    values: Vec<f64>,
+}
+
+/// The ticks of some runs' series, repeats aligned by interval index: the
+/// k-th interval after the warmup of one repeat meets the k-th of another,
+/// whatever their tick times (1.000 s in one, 1.007 s in the next). Aligning
+/// by time would keep jittered ticks apart and join them into a sawtooth.
+fn align_repeats<'a>(runs: impl IntoIterator<Item = &'a [IntervalPoint]>) -> Vec<Tick> {
+    let mut by_index: BTreeMap<i64, (f64, Vec<f64>)> = BTreeMap::new();
+    for points in runs {
+        let mut points: Vec<(f64, f64)> = points
+            .iter()
+            .filter_map(|p| Some((p.time_s, p.tps.filter(|v| v.is_finite())?)))
+            .filter(|(t, _)| t.is_finite())
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let warmup = points.iter().filter(|(t, _)| *t <= 0.0).count() as i64;
+        for (i, (t, v)) in points.into_iter().enumerate() {
+            let tick = by_index.entry(i as i64 + 1 - warmup).or_default();
+            tick.0 += t;
+            tick.1.push(v);
+        }
+    }
+    by_index
+        .into_iter()
+        .map(|(index, (sum, values))| Tick { index, time_s: sum / values.len() as f64, values })
+        .collect()
+}
+
 /// Per-interval throughput of every (workload, threads): per configuration
-/// the mean over its ok repeats at each tick, with a min–max band; the
-/// warmup (time ≤ 0) shaded.
+/// the mean over its ok repeats of each interval (aligned by index), with a
+/// min–max band; the warmup (time ≤ 0) shaded.
 fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
     let a = &r.analysis;
     let d = a.data;
@@ -365,38 +403,35 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
             let mut lines = Vec::new();
             let mut any_warmup = None::<f64>;
             for (c, conf) in d.configurations.iter().enumerate() {
-                // tick time (ms, to group floats) → values over repeats
-                let mut ticks: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-                for (i, run) in d.runs.iter().enumerate() {
-                    if run.configuration != c || run.workload != w || run.figures.threads != t || !run.ok() {
-                        continue;
-                    }
-                    for p in &series[i] {
-                        if let Some(v) = p.tps.filter(|v| v.is_finite()) {
-                            ticks.entry((p.time_s * 1000.0).round() as i64).or_default().push(v);
-                            if p.time_s <= 0.0 {
-                                any_warmup = Some(any_warmup.map_or(p.time_s, |m: f64| m.min(p.time_s)));
-                            }
-                        }
-                    }
-                }
+                let runs = d.runs.iter().enumerate().filter(|(_, run)| {
+                    run.configuration == c && run.workload == w && run.figures.threads == t && run.ok()
+                });
+                let ticks = align_repeats(runs.map(|(i, _)| series[i].as_slice()));
                 if ticks.is_empty() {
                     continue;
                 }
                 let mut points = Vec::new();
                 let mut band = Vec::new();
-                for (ms, vals) in &ticks {
-                    let x = *ms as f64 / 1000.0;
+                for tick in &ticks {
+                    let (x, vals) = (tick.time_s, &tick.values);
+                    if tick.index <= 0 {
+                        any_warmup = Some(any_warmup.map_or(x, |m: f64| m.min(x)));
+                    }
                     let mean = vals.iter().sum::<f64>() / vals.len() as f64;
                     let (lo, hi) =
                         vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
                     band.push((x, lo, hi));
+                    let which = if tick.index <= 0 {
+                        "warmup interval".to_string()
+                    } else {
+                        format!("interval {}", tick.index)
+                    };
                     points.push(Point {
                         x,
                         y: mean,
                         err: None,
                         tooltip: format!(
-                            "{}, {x:.0} s: {} tps (mean of {} run(s), {} to {})",
+                            "{}, {which}, ending at {x:.1} s: {} tps (mean of {} run(s), {} to {})",
                             conf.name,
                             tables::number(mean),
                             vals.len(),
@@ -651,4 +686,41 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
         crate::VERSION
     );
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(run_id: i64, ticks: &[(f64, f64)]) -> Vec<IntervalPoint> {
+        ticks
+            .iter()
+            .map(|&(time_s, tps)| IntervalPoint { run_id, time_s, tps: Some(tps), qps: None, latency_p95_ms: None })
+            .collect()
+    }
+
+    #[test]
+    fn repeats_meet_by_interval_index_not_by_tick_time() {
+        // Three repeats whose ticks jitter by a few ms, one of them stored out of order.
+        let a = points(1, &[(-1.0, 10.0), (0.0, 20.0), (1.0, 100.0), (2.0, 200.0)]);
+        let b = points(2, &[(-0.993, 12.0), (0.0, 22.0), (2.007, 210.0), (1.007, 110.0)]);
+        let c = points(3, &[(-1.01, 14.0), (0.0, 24.0), (0.998, 120.0), (2.014, 220.0)]);
+        let ticks = align_repeats([a.as_slice(), b.as_slice(), c.as_slice()]);
+        let got: Vec<(i64, Vec<f64>)> = ticks.iter().map(|t| (t.index, t.values.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                (-1, vec![10.0, 12.0, 14.0]),
+                (0, vec![20.0, 22.0, 24.0]),
+                (1, vec![100.0, 110.0, 120.0]),
+                (2, vec![200.0, 210.0, 220.0])
+            ]
+        );
+        assert!((ticks[2].time_s - (1.0 + 1.007 + 0.998) / 3.0).abs() < 1e-12);
+        // A repeat with a shorter warmup still meets the others at its first measured interval.
+        let d = points(4, &[(0.0, 5.0), (1.2, 50.0)]);
+        let ticks = align_repeats([a.as_slice(), d.as_slice()]);
+        assert_eq!(ticks.iter().find(|t| t.index == 1).unwrap().values, [100.0, 50.0]);
+        assert_eq!(ticks.iter().find(|t| t.index == 0).unwrap().values, [20.0, 5.0]);
+    }
 }
