@@ -467,35 +467,121 @@ fn time_series(r: &Report, series: &[Vec<IntervalPoint>]) -> String {
 }
 
 /// Variable names whose values differ between servers only because each has
-/// its own files and ports: shown apart, so the real differences stand out.
+/// its own files, ports and ids: shown apart, so the real differences stand
+/// out. Matched by the name's last `_` part (so `innodb_file_per_table`, a
+/// real setting, is not taken for a file) or the whole name.
 fn is_location(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    [
+    let last = n.rsplit('_').next().unwrap_or("");
+    const LAST: &[&str] = &[
         "port",
         "socket",
         "dir",
-        "pid_file",
-        "log_file",
-        "log_error",
-        "hostname",
-        "server_uuid",
-        "_path",
-        "config_file",
-        "hba_file",
-        "ident_file",
         "datadir",
-        "general_log_file",
-        "slow_query_log_file",
-        "log_bin_basename",
+        "tmpdir",
+        "basedir",
+        "directory",
+        "directories",
+        "file",
+        "path",
+        "basename",
+        "hostname",
+        "uuid",
+        "uid",
+    ];
+    const WHOLE: &[&str] = &[
+        "log_error",
         "log_bin_index",
         "relay_log",
-        "gtid_domain",
+        "relay_log_index",
+        "gtid_domain_id",
         "server_id",
         "timestamp",
         "pseudo_thread_id",
-    ]
-    .iter()
-    .any(|k| n.contains(k))
+        "secure_file_priv",
+        "wsrep_node_name",
+        "wsrep_node_address",
+    ];
+    LAST.contains(&last) || WHOLE.contains(&n.as_str())
+}
+
+type Variables = serde_json::Map<String, serde_json::Value>;
+
+/// Configurations (indexes into `maps`) grouped by product: one joins the
+/// first group whose first member shares at least half of its variable
+/// names. Two MariaDB servers share nearly all; MariaDB and PostgreSQL
+/// share a handful of about a thousand, and comparing the rest would only
+/// say that each product has its own settings.
+fn product_groups(maps: &[&Variables]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, m) in maps.iter().enumerate() {
+        let joins = groups.iter_mut().find(|g| {
+            let first = maps[g[0]];
+            let shared = m.keys().filter(|k| first.contains_key(*k)).count();
+            2 * shared >= m.len().min(first.len()).max(1)
+        });
+        match joins {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// A table of `names` (rows) by the configurations in `members` (columns).
+fn variable_rows(names: &[&String], members: &[usize], captured: &[(&str, &Variables)]) -> String {
+    let mut s = "<table>\n<tr><th class=\"l\">variable</th>".to_string();
+    for &i in members {
+        let _ = write!(s, "<th class=\"l\">{}</th>", escape(captured[i].0));
+    }
+    s.push_str("</tr>\n");
+    for n in names {
+        let _ = write!(s, "<tr><td class=\"l\">{}</td>", escape(n));
+        for &i in members {
+            let v = match captured[i].1.get(*n) {
+                None => "(not present)".to_string(),
+                Some(serde_json::Value::String(v)) => v.clone(),
+                Some(x) => x.to_string(),
+            };
+            let _ = write!(s, "<td class=\"wrap\">{}</td>", escape(&v));
+        }
+        s.push_str("</tr>\n");
+    }
+    s + "</table>"
+}
+
+/// The variables of `names` whose values are not the same on every member
+/// (a variable one member lacks differs), split into real differences and
+/// those that differ by files, ports or ids only.
+fn differing<'m>(
+    names: &[&'m String],
+    members: &[usize],
+    captured: &[(&str, &Variables)],
+) -> (Vec<&'m String>, Vec<&'m String>) {
+    names
+        .iter()
+        .copied()
+        .filter(|n| members.windows(2).any(|p| captured[p[0]].1.get(*n) != captured[p[1]].1.get(*n)))
+        .partition(|n| !is_location(n))
+}
+
+/// One comparison's heading, table and folded location rows.
+fn diff_block(o: &mut String, heading: &str, names: &[&String], members: &[usize], captured: &[(&str, &Variables)]) {
+    let (real, located) = differing(names, members, captured);
+    let _ = writeln!(o, "<h3>{heading} ({} of {})</h3>", real.len(), names.len());
+    if real.is_empty() {
+        o.push_str("<p>None, apart from files, ports and ids.</p>\n");
+    } else {
+        let _ = writeln!(o, "{}", variable_rows(&real, members, captured));
+    }
+    if !located.is_empty() {
+        let _ = writeln!(
+            o,
+            "<details><summary>{} more that differ by files, ports or ids only</summary>\n{}</details>",
+            located.len(),
+            variable_rows(&located, members, captured)
+        );
+    }
 }
 
 fn configuration_diff(r: &Report) -> String {
@@ -516,14 +602,23 @@ fn configuration_diff(r: &Report) -> String {
     o.push_str("</table>\n");
     // Only configurations whose variables were captured are compared: a
     // missing map means "not captured", not "every variable differs".
-    let captured: Vec<(&str, &serde_json::Map<String, serde_json::Value>)> = d
+    let captured: Vec<(&str, &Variables)> = d
         .configurations
         .iter()
         .filter_map(|c| c.variables.as_ref().and_then(|v| v.as_object()).map(|m| (c.name.as_str(), m)))
         .collect();
-    if captured.len() < 2 {
-        o.push_str("<p>Server variables were captured for fewer than two configurations: nothing to compare.</p>\n");
-        return o;
+    match captured.len() {
+        0 => return o,
+        1 if d.configurations.len() > 1 => {
+            let _ = writeln!(
+                o,
+                "<p>Server variables were captured for {} only: nothing to compare them with.</p>",
+                escape(captured[0].0)
+            );
+            return o;
+        }
+        1 => return o,
+        _ => {}
     }
     let missing: Vec<&str> = d
         .configurations
@@ -534,50 +629,66 @@ fn configuration_diff(r: &Report) -> String {
     if !missing.is_empty() {
         let _ = writeln!(o, "<p>No variables were captured for {}: left out below.</p>", escape(&missing.join(", ")));
     }
-    let vars: Vec<Option<&serde_json::Map<String, serde_json::Value>>> =
-        captured.iter().map(|(_, m)| Some(*m)).collect();
-    let names: BTreeSet<&String> = vars.iter().flatten().flat_map(|m| m.keys()).collect();
-    let show = |v: Option<&serde_json::Value>| match v {
-        None => "(not present)".to_string(),
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(x) => x.to_string(),
+    o.push_str(&variables_diff(&captured));
+    o
+}
+
+/// The server variables that differ among `captured` (at least two
+/// configurations' variables): per product over every variable its servers
+/// have, and across products over the variables every server has.
+fn variables_diff(captured: &[(&str, &Variables)]) -> String {
+    let mut o = String::new();
+    let maps: Vec<&Variables> = captured.iter().map(|c| c.1).collect();
+    let groups = product_groups(&maps);
+    let names_of = |members: &[usize]| -> Vec<&String> {
+        let set: BTreeSet<&String> = members.iter().flat_map(|&i| maps[i].keys()).collect();
+        set.into_iter().collect()
     };
-    let differing: Vec<&String> = names
-        .into_iter()
-        .filter(|n| vars.iter().map(|m| m.and_then(|m| m.get(*n))).collect::<Vec<_>>().windows(2).any(|p| p[0] != p[1]))
-        .collect();
-    let (located, real): (Vec<&String>, Vec<&String>) = differing.iter().partition(|n| is_location(n));
-    let header = {
-        let mut h = "<tr><th class=\"l\">variable</th>".to_string();
-        for (name, _) in &captured {
-            let _ = write!(h, "<th class=\"l\">{}</th>", escape(name));
-        }
-        h + "</tr>\n"
-    };
-    let rows = |list: &[&String]| {
-        let mut s = String::new();
-        for n in list {
-            let _ = write!(s, "<tr><td class=\"l\">{}</td>", escape(n));
-            for m in &vars {
-                let _ = write!(s, "<td class=\"wrap\">{}</td>", escape(&show(m.and_then(|m| m.get(*n)))));
-            }
-            s.push_str("</tr>\n");
-        }
-        s
-    };
-    let _ = writeln!(
-        o,
-        "<h3>server variables that differ ({} of {})</h3>",
-        real.len(),
-        vars.iter().flatten().map(|m| m.len()).max().unwrap_or(0)
-    );
-    if real.is_empty() {
-        o.push_str("<p>None, apart from files and ports.</p>\n");
-    } else {
-        let _ = writeln!(o, "<table>\n{header}{}</table>", rows(&real));
+    let list = |members: &[usize]| members.iter().map(|&i| captured[i].0).collect::<Vec<_>>().join(", ");
+    // Within a product: every variable any of its servers has.
+    for g in groups.iter().filter(|g| g.len() > 1) {
+        let heading = if groups.len() == 1 {
+            "server variables that differ".to_string()
+        } else {
+            format!("server variables that differ between {}", escape(&list(g)))
+        };
+        diff_block(&mut o, &heading, &names_of(g), g, captured);
     }
-    if !located.is_empty() {
-        let _ = writeln!(o, "<details><summary>{} more that differ by files, ports or ids only</summary>\n<table>\n{header}{}</table></details>", located.len(), rows(&located));
+    // Across products: like with like, the variables every server has; the
+    // rest are each product's own, summarised.
+    if groups.len() > 1 {
+        let all: Vec<usize> = (0..captured.len()).collect();
+        let common: Vec<&String> =
+            names_of(&all).into_iter().filter(|n| maps.iter().all(|m| m.contains_key(*n))).collect();
+        let heading = if captured.len() == 2 {
+            "variables both servers have that differ"
+        } else {
+            "variables every server has that differ"
+        };
+        diff_block(&mut o, heading, &common, &all, captured);
+        let own: Vec<String> = groups
+            .iter()
+            .map(|g| {
+                let names = names_of(g);
+                format!("{}: {} of {}", list(g), names.iter().filter(|n| !common.contains(n)).count(), names.len())
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "<p>Not compared across products: the variables not every server has (per product, how many of its own: {}).</p>",
+            escape(&own.join("; "))
+        );
+        for g in &groups {
+            let names: Vec<&String> = names_of(g).into_iter().filter(|n| !common.contains(n)).collect();
+            let _ = writeln!(
+                o,
+                "<details><summary>{} variables only {} {}</summary>\n{}</details>",
+                names.len(),
+                escape(&list(g)),
+                if g.len() > 1 { "have" } else { "has" },
+                variable_rows(&names, g, captured)
+            );
+        }
     }
     o
 }
@@ -697,6 +808,91 @@ mod tests {
             .iter()
             .map(|&(time_s, tps)| IntervalPoint { run_id, time_s, tps: Some(tps), qps: None, latency_p95_ms: None })
             .collect()
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Variables {
+        pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect()
+    }
+
+    #[test]
+    fn four_configurations_two_products_compare_like_with_like() {
+        let maria = |port: &str, join: &str, uid: &str, per_table: &str| {
+            vars(&[
+                ("autocommit", "ON"),
+                ("max_connections", "100"),
+                ("port", port),
+                ("join_buffer_size", join),
+                ("server_uid", uid),
+                ("datadir", &format!("/data/{port}")),
+                ("innodb_file_per_table", per_table),
+                ("sort_buffer_size", "2097152"),
+                ("version", "10.11.6-MariaDB"),
+            ])
+        };
+        let pg = |port: &str, conns: &str, buffers: &str| {
+            vars(&[
+                ("max_connections", conns),
+                ("port", port),
+                ("shared_buffers", buffers),
+                ("data_directory", &format!("/data/{port}")),
+                ("work_mem", "4MB"),
+                ("server_version", "16.4"),
+            ])
+        };
+        let (m1, m2) = (maria("3306", "262144", "a1", "ON"), maria("3307", "8388608", "b2", "OFF"));
+        let (p1, p2) = (pg("5432", "100", "32MB"), pg("5433", "200", "64MB"));
+        let captured = [("m1", &m1), ("p1", &p1), ("m2", &m2), ("p2", &p2)];
+        let html = variables_diff(&captured);
+        // Within each product, every variable either server has; files, ports and ids folded away.
+        let maria_diff = "<h3>server variables that differ between m1, m2 (2 of 9)</h3>\n<table>\n<tr><th class=\"l\">variable</th><th class=\"l\">m1</th><th class=\"l\">m2</th></tr>\n<tr><td class=\"l\">innodb_file_per_table</td><td class=\"wrap\">ON</td><td class=\"wrap\">OFF</td></tr>\n<tr><td class=\"l\">join_buffer_size</td><td class=\"wrap\">262144</td><td class=\"wrap\">8388608</td></tr>\n</table>\n<details><summary>3 more that differ by files, ports or ids only</summary>";
+        assert!(html.contains(maria_diff), "{html}");
+        assert!(html.contains("<h3>server variables that differ between p1, p2 (2 of 6)</h3>"), "{html}");
+        assert!(html.contains("<summary>2 more that differ by files, ports or ids only</summary>"), "{html}");
+        // Across products: only max_connections and port are on all four; port is folded.
+        let at = html.find("<h3>variables every server has that differ (1 of 2)</h3>").expect(&html);
+        let across = &html[at..html[at..].find("</details>").unwrap() + at];
+        assert!(across.contains("<td class=\"l\">max_connections</td><td class=\"wrap\">100</td><td class=\"wrap\">100</td><td class=\"wrap\">100</td><td class=\"wrap\">200</td>"), "{across}");
+        assert!(!across.contains("(not present)") && !across.contains("shared_buffers"), "{across}");
+        assert!(html.contains("(per product, how many of its own: m1, m2: 7 of 9; p1, p2: 4 of 6)"), "{html}");
+        assert!(html.contains("<summary>7 variables only m1, m2 have</summary>"), "{html}");
+        assert!(html.contains("<summary>4 variables only p1, p2 have</summary>"), "{html}");
+        // One product: one comparison, no cross-product part.
+        let html = variables_diff(&[("m1", &m1), ("m2", &m2)]);
+        assert!(html.starts_with("<h3>server variables that differ (2 of 9)</h3>"), "{html}");
+        assert!(!html.contains("every server") && !html.contains("both servers"), "{html}");
+    }
+
+    #[test]
+    fn location_names_are_folded_and_settings_are_not() {
+        for n in [
+            "port",
+            "socket",
+            "datadir",
+            "server_uid",
+            "server_uuid",
+            "pid_file",
+            "general_log_file",
+            "data_directory",
+            "unix_socket_directories",
+            "hba_file",
+            "innodb_data_home_dir",
+            "log_bin_basename",
+            "secure_file_priv",
+            "server_id",
+        ] {
+            assert!(is_location(n), "{n}");
+        }
+        // (The old substring match took the "port" in "support" for a port.)
+        for n in [
+            "innodb_file_per_table",
+            "innodb_support_xa",
+            "join_buffer_size",
+            "optimizer_switch",
+            "innodb_flush_method",
+            "shared_buffers",
+        ] {
+            assert!(!is_location(n), "{n}");
+        }
     }
 
     #[test]
