@@ -352,8 +352,15 @@ fn compare_gives_hyperfine_style_sentences() {
     // 200/110 = 1.82; se = √(sem_a² + ρ²·sem_b²)/b̄ = √(33.33 + 3.306·33.33)/110 = 0.11.
     let line = r.stdout.lines().find(|l| l.starts_with("points-10, 1 threads")).unwrap();
     assert!(line.ends_with("B is 1.82 ± 0.11 times faster than A (95% CI 1.52 to 2.22; n = 3 vs 3)"), "{line}");
+    // 32 at 4 threads (180, 220, 200) against off (200, 200, 200): B/A = 1.00, Fieller's interval
+    // 200 ± 4.303 × 11.55 over 200 = 0.75 .. 1.25 includes 1: no claim of "faster".
     let line = r.stdout.lines().find(|l| l.starts_with("points-10, 4 threads")).unwrap();
-    assert!(line.ends_with("— not significant: the interval includes no difference"), "{line}");
+    assert!(
+        line.ends_with("no significant difference: B's tps is 1.00 ± 0.06 times A's (95% CI 0.75 to 1.25; n = 3 vs 3)"),
+        "{line}"
+    );
+    // A and B are named in the order given.
+    assert!(r.stdout.starts_with("segmented/off vs segmented/32, "), "{}", r.stdout);
     // A cell against a cell, latency: less is better.
     let r = dbbench_in(
         &dir,
@@ -664,5 +671,208 @@ fn report_reads_a_store_it_cannot_write() {
     assert!(r.stdout.contains("renamed") && !r.stdout.contains("segmented"), "{}", r.stdout);
     drop(writer);
     readonly(0o755);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `<svg>` element of the chart titled `title` in a page or DOM dump.
+fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html.find(&format!("<title>{title}</title>")).unwrap_or_else(|| panic!("no chart '{title}'"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let end = at + html[at..].find("</svg>").unwrap() + "</svg>".len();
+    &html[start..end]
+}
+
+/// The tooltips of a chart's data points of series `n` (legend entries have none).
+fn point_tips(svg: &str, n: usize) -> Vec<String> {
+    let open = format!("<g class=\"series\" data-series=\"{n}\">");
+    svg.split(&open)
+        .skip(1)
+        .flat_map(|g| {
+            let g = &g[..g.find("</g>").unwrap()];
+            g.split("<circle").skip(1).filter_map(|c| {
+                let t = &c[c.find("<title>")? + 7..];
+                Some(t[..t.find("</title>")?].to_string())
+            })
+        })
+        .collect()
+}
+
+/// The y axis' tick labels of a chart (right-aligned texts left of the plot).
+fn y_ticks(svg: &str) -> Vec<f64> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| t.contains("text-anchor=\"end\""))
+        .filter_map(|t| {
+            let v = &t[t.find('>')? + 1..t.find("</text>")?];
+            let (num, mul) = match v.strip_suffix('k') {
+                Some(n) => (n, 1e3),
+                None => (v, 1.0),
+            };
+            num.parse::<f64>().ok().map(|x| x * mul)
+        })
+        .collect()
+}
+
+#[test]
+fn html_charts_average_jittered_repeats_and_keep_throughput_in_view() {
+    let Some(_) = chromium() else { return };
+    let dir = tempdir("report-charts");
+    let store = fixture(&dir, "charts", CONFIGS, "points-10");
+    let c = Connection::open(&store).unwrap();
+    // Tick times as a loaded host stores them: repeat r ticks (r - 1) × 7 ms late
+    // (1.000, 1.007, 1.014 s), its warmup ticks 3 ms early.
+    c.execute(
+        "UPDATE run_intervals SET time_s = time_s + (SELECT CASE WHEN run_intervals.time_s > 0 THEN 0.007 ELSE -0.003 END * (\"repeat\" - 1) FROM runs WHERE runs.id = run_id) WHERE time_s <> 0",
+        [],
+    )
+    .unwrap();
+    // Two repeats far apart: 64 at 1 thread measured 300 and 30 tps (a t interval of
+    // 165 ± 12.7 × 135 = -1550 .. 1880 tps with 1 degree of freedom).
+    c.execute(
+        "UPDATE runs SET tps = 30 WHERE id = (SELECT r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations g ON cl.configuration_id = g.id
+                                              WHERE g.name = '64' AND cl.threads = 1 AND r.\"repeat\" = 2)",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let page = dir.join("r.html");
+    let r = report(&dir, &store, &["--quiet", &format!("--export-html={}", page.display())]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (dom, log) = chromium_run(&dir, &["--dump-dom"], &page);
+    assert!(dom.contains("data-ready=\"1\""), "the page's script did not finish:\n{log}");
+
+    // The mean over repeats per interval: off's three repeats at 1 thread meet
+    // at each of their 3 intervals (2 of warmup), not at 7 distinct times.
+    let series = chart(&dom, "points-10, 1 threads: transactions/s per interval");
+    let tips = point_tips(series, 0);
+    assert_eq!(tips.len(), 3, "{tips:#?}");
+    // The measured interval: 102, 112, 122 tps at 1.000, 1.007, 1.014 s.
+    assert_eq!(tips[2], "off, interval 1, ending at 1.0 s: 112.0 tps (mean of 3 run(s), 102.0 to 122.0)");
+
+    // Throughput vs threads with 1–3 repeats per cell: bars are each cell's
+    // lowest to highest repeat, the legend says so, and no tick is negative.
+    let tput = chart(&dom, "points-10: transactions/s vs threads");
+    assert!(tput.contains("bars: lowest to highest repeat (a cell has fewer than 4 repeats)"), "{tput}");
+    let ticks = y_ticks(tput);
+    assert!(!ticks.is_empty() && ticks.iter().all(|t| *t >= 0.0), "{ticks:?}");
+    // The data (up to 500 tps) fills the chart: the axis ends below 1000.
+    assert!(ticks.iter().cloned().fold(0.0, f64::max) < 1000.0, "{ticks:?}");
+    let tip64 = point_tips(tput, 2);
+    assert!(
+        tip64[0]
+            .starts_with("64, 1 threads: 165.0 tps (mean of 2 ok repeat(s); lowest 30.00, highest 300.0; 95% CI 0 to "),
+        "{tip64:?}"
+    );
+    // Relative to the baseline: never below -100 %, and repeat-against-repeat
+    // ratios as bars: 30/120 - 1 = -75 % to 300/100 - 1 = +200 %.
+    let rel = chart(&dom, "points-10: relative to off (%)");
+    let ticks = y_ticks(rel);
+    assert!(ticks.iter().all(|t| *t >= -100.0) && ticks.iter().cloned().fold(0.0, f64::max) <= 400.0, "{ticks:?}");
+    let tip64 = point_tips(rel, 1);
+    assert!(tip64[0].contains("lowest -75.0%, highest 200.0%"), "{tip64:?}");
+    // The interval tables agree: no relative change below -100 %.
+    let r = report(&dir, &store, &[]);
+    let ci = r.stdout.split("confidence intervals").nth(1).expect("interval table");
+    assert_eq!(row(ci, "64 / off")[0], "-100%", "{ci}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Adds workload `to` to experiment `name` of the fixture store: a copy of
+/// `from`'s cells and runs (times `factor` in tps), listed after the others in
+/// the stored spec.
+fn copy_workload(c: &Connection, name: &str, from: &str, to: &str, factor: f64) {
+    let e: i64 = c.query_row("SELECT id FROM experiments WHERE name = ?1", [name], |r| r.get(0)).unwrap();
+    let spec: String = c.query_row("SELECT spec_text FROM experiments WHERE id = ?1", [e], |r| r.get(0)).unwrap();
+    let spec = format!("{spec}\n[[workload]]\nname = '{to}'\ntest = \"select_random_points\"\n");
+    c.execute("UPDATE experiments SET spec_text = ?1 WHERE id = ?2", params![spec, e]).unwrap();
+    c.execute(
+        "INSERT INTO cells (experiment_id, configuration_id, workload, threads) SELECT experiment_id, configuration_id, ?1, threads FROM cells WHERE experiment_id = ?2 AND workload = ?3",
+        params![to, e, from],
+    )
+    .unwrap();
+    let columns: Vec<String> = c
+        .prepare("SELECT name FROM pragma_table_info('runs') WHERE name NOT IN ('id', 'cell_id', 'seq', 'tps')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .map(|n: String| format!("\"{n}\""))
+        .collect();
+    let cols = columns.join(", ");
+    let old_cols = columns.iter().map(|n| format!("r.{n}")).collect::<Vec<_>>().join(", ");
+    c.execute(
+        &format!(
+            "INSERT INTO runs (cell_id, seq, tps, {cols})
+             SELECT c2.id, r.seq + 1000 * (SELECT count(*) FROM cells WHERE experiment_id = ?1), r.tps * ?4, {old_cols}
+             FROM runs r JOIN cells c1 ON r.cell_id = c1.id
+             JOIN cells c2 ON c2.experiment_id = c1.experiment_id AND c2.configuration_id = c1.configuration_id AND c2.threads = c1.threads AND c2.workload = ?2
+             WHERE c1.experiment_id = ?1 AND c1.workload = ?3"
+        ),
+        params![e, to, from, factor],
+    )
+    .unwrap();
+}
+
+#[test]
+fn compare_follows_the_spec_order_and_pools_latency_as_report_does() {
+    let dir = tempdir("report-compare-order");
+    let store = fixture(&dir, "order", CONFIGS, "points-10");
+    let c = Connection::open(&store).unwrap();
+    copy_workload(&c, "order", "points-10", "points-50", 2.0);
+    copy_workload(&c, "order", "points-10", "points-100", 3.0);
+    // 32 at 1 thread gets latency histograms too: 1..100 ms in every repeat
+    // (pooled p95 = 95 ms), against off's 1..300 ms pooled (p95 = 285 ms,
+    // while off's runs' own p95s are 95, 195, 295 ms: their mean is 195).
+    c.execute(
+        "UPDATE runs SET latency_p95_ms = 95 + 100 * (\"repeat\" - 1) WHERE cell_id = (SELECT cl.id FROM cells cl JOIN configurations g ON cl.configuration_id = g.id
+                                                   WHERE g.name = 'off' AND cl.threads = 1 AND cl.workload = 'points-10')",
+        [],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE runs SET histogram = ?1, latency_p95_ms = 95 WHERE cell_id = (SELECT cl.id FROM cells cl JOIN configurations g ON cl.configuration_id = g.id
+                                                   WHERE g.name = '32' AND cl.threads = 1 AND cl.workload = 'points-10')",
+        [histogram(1..=100)],
+    )
+    .unwrap();
+    drop(c);
+    let s = format!("--store={}", store.display());
+    // Workloads in the spec's order, not sorted by name (points-10, points-100, points-50).
+    let r = dbbench_in(&dir, &["compare", "order/off", "order/32", &s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let order: Vec<&str> =
+        r.stdout.lines().filter(|l| l.starts_with("points-")).map(|l| &l[..l.find(',').unwrap()]).collect();
+    assert_eq!(order, ["points-10", "points-10", "points-50", "points-50", "points-100", "points-100"], "{}", r.stdout);
+    // The report's tables follow the same order.
+    let r = report(&dir, &store, &["--experiment=order"]);
+    let rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("points-"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(&rows[..3], ["points-10", "points-50", "points-100"], "{}", r.stdout);
+
+    // Latency percentiles as report's latency tables give them: pooled.
+    let r = dbbench_in(&dir, &["compare", "order/off/points-10/1", "order/32/points-10/1", "--metric=latency_p95", &s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // (HDR histograms keep 3 significant digits: 285 ms may read 285.1.)
+    assert!(r.stdout.contains(" 285.") && r.stdout.matches(" ms pooled (n=3)").count() == 2, "{}", r.stdout);
+    // 285 / 95 = 3.00 (a mean of the runs' own p95s would give 195 / 95 = 2.05).
+    assert!(r.stdout.contains("B is 3.00 times faster than A (pooled 95th percentiles 95."), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(" ms, no interval; the repeats' own 95.00 to 95.00 vs 95.00 to 295.0 ms; n = 3 vs 3)"),
+        "{}",
+        r.stdout
+    );
+    // And report compares the same figures: 95 / 285 - 1 = -67%, no interval (?).
+    let r = report(&dir, &store, &["--experiment=order", "--metric=latency_p95"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // (* as well: off's runs' own p95s spread by 50%.)
+    assert_eq!(row(&r.stdout, "32 / off")[0], "-67%*?", "{}", r.stdout);
+    assert!(r.stdout.contains("? no interval: a pooled latency percentile"), "{}", r.stdout);
+    let p95 = r.stdout.split("95th percentile latency (ms), absolute").nth(1).expect("absolute table");
+    assert!(row(p95, "off")[0].starts_with("285."), "{p95}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -95,6 +95,25 @@ impl Metric {
         }
     }
 
+    /// Whether the figure can never be negative (throughput, latency, time):
+    /// an interval's lower end below 0 is then cut at 0, as no true value
+    /// lies there (the interval keeps its coverage). A command's metric may
+    /// be anything, so its intervals are left as computed.
+    pub fn non_negative(&self) -> bool {
+        !matches!(self, Metric::Named(_))
+    }
+
+    /// The percentile of a latency percentile metric (95 for `latency_p95`):
+    /// such a cell's figure is the percentile of all its repeats' events
+    /// pooled, as the latency tables show it, not a mean of per-run percentiles.
+    pub fn percentile(&self) -> Option<f64> {
+        match self {
+            Metric::LatencyP95 => Some(95.0),
+            Metric::LatencyP99 => Some(99.0),
+            _ => None,
+        }
+    }
+
     /// Whether more is better: throughput yes, latency no; a command's
     /// metric is not known (None), so it is called "higher"/"lower", never
     /// "faster"/"slower".
@@ -176,9 +195,25 @@ pub struct CellFigures {
     pub timeouts: usize,
     /// The timeout bound, when recorded.
     pub timeout_s: Option<f64>,
+    /// The metric cannot be negative (`Metric::non_negative`).
+    pub non_negative: bool,
+    /// The figure (`summary.mean`) is a latency percentile of all events of
+    /// the ok repeats pooled (their histograms merged); `values` are then the
+    /// repeats' own percentiles, for spread only, and there is no interval.
+    pub pooled: bool,
 }
 
 impl CellFigures {
+    /// The t interval of the mean at `level`, its lower end cut at 0 for a
+    /// figure that cannot be negative.
+    pub fn mean_ci(&self, level: f64) -> Option<(f64, f64)> {
+        if self.pooled {
+            return None;
+        }
+        let (lo, hi) = self.summary?.mean_ci(level)?;
+        Some((if self.non_negative { lo.max(0.0) } else { lo }, hi))
+    }
+
     /// Whether the spread over repeats is above the limit.
     pub fn high_spread(&self, cv_limit: f64) -> bool {
         self.summary.and_then(|s| s.cv()).is_some_and(|cv| cv > cv_limit)
@@ -195,6 +230,8 @@ pub struct Comparison {
     pub high_spread: bool,
     /// Welch's two-sided p-value for equal means, when both sides have ≥ 2 repeats.
     pub p_value: Option<f64>,
+    /// Both sides are pooled latency percentiles: a ratio without an interval.
+    pub pooled: bool,
 }
 
 /// Marks after a compared value: what each means is printed in every legend.
@@ -242,9 +279,21 @@ pub struct Analysis<'a> {
     pub warnings: Vec<String>,
 }
 
+/// Pooled latency percentiles of the compared metric per (configuration, workload, threads), in ms.
+pub type PooledFigures = HashMap<(usize, usize, u32), f64>;
+
 impl<'a> Analysis<'a> {
-    /// Computes every cell and comparison.
+    /// Computes every cell and comparison; a percentile metric's cells use
+    /// their mean of per-run percentiles (no histograms at hand).
+    #[cfg(test)]
     pub fn new(data: &'a Dataset, settings: Settings) -> Analysis<'a> {
+        Analysis::with_pooled(data, settings, &PooledFigures::new())
+    }
+
+    /// Computes every cell and comparison; a cell of a percentile metric
+    /// (`Metric::percentile`) found in `pooled` has the pooled percentile as
+    /// its figure, and its comparison is the ratio of pooled figures.
+    pub fn with_pooled(data: &'a Dataset, settings: Settings, pooled: &PooledFigures) -> Analysis<'a> {
         let metrics: Vec<Metric> =
             data.workloads.iter().map(|w| Metric::for_workload(settings.metric.as_deref(), w)).collect();
         let mut grouped: HashMap<(usize, usize, u32), Vec<&Run>> = HashMap::new();
@@ -264,8 +313,23 @@ impl<'a> Analysis<'a> {
             // A TPC-H query's figure is censored when a repeat timed out and
             // missing when one failed (as `dbbench tpch` decides per query):
             // a mean of the repeats that finished would flatter it.
-            let summary = if *metric == Metric::QuerySeconds && not_ok > 0 { None } else { Summary::of(&values) };
-            cells.insert(key, CellFigures { summary, values, not_ok, timeouts: timed_out.len(), timeout_s });
+            let mut summary = if *metric == Metric::QuerySeconds && not_ok > 0 { None } else { Summary::of(&values) };
+            let pooled_figure = metric.percentile().and(pooled.get(&key).copied()).filter(|_| summary.is_some());
+            if let (Some(p), Some(s)) = (pooled_figure, summary.as_mut()) {
+                s.mean = p;
+            }
+            cells.insert(
+                key,
+                CellFigures {
+                    summary,
+                    values,
+                    not_ok,
+                    timeouts: timed_out.len(),
+                    timeout_s,
+                    non_negative: metric.non_negative(),
+                    pooled: pooled_figure.is_some(),
+                },
+            );
         }
         let mut comparisons = HashMap::new();
         for (&(c, w, t), cell) in &cells {
@@ -276,14 +340,32 @@ impl<'a> Analysis<'a> {
             let (Some(a), Some(b)) = (cell.summary, base.and_then(|b| b.summary)) else { continue };
             let high_spread =
                 cell.high_spread(settings.cv_limit) || base.is_some_and(|b| b.high_spread(settings.cv_limit));
-            comparisons.insert(
-                (c, w, t),
+            let pooled = cell.pooled && base.is_some_and(|b| b.pooled);
+            let comparison = if pooled {
+                // A percentile of pooled events has no interval across repeats.
+                let ratio = (b.mean != 0.0).then(|| a.mean / b.mean).filter(|r| r.is_finite());
                 Comparison {
-                    ratio: Ratio::of(&a, &b, settings.level),
+                    ratio: ratio.map(|ratio| Ratio {
+                        ratio,
+                        ci: RatioCi::Unavailable,
+                        df: None,
+                        level: settings.level,
+                        se: None,
+                    }),
+                    high_spread,
+                    p_value: None,
+                    pooled,
+                }
+            } else {
+                Comparison {
+                    ratio: Ratio::of(&a, &b, settings.level)
+                        .map(|r| if cell.non_negative { r.non_negative() } else { r }),
                     high_spread,
                     p_value: super::stats::welch_p(&a, &b),
-                },
-            );
+                    pooled,
+                }
+            };
+            comparisons.insert((c, w, t), comparison);
         }
         let mut analysis = Analysis { data, settings, metrics, cells, comparisons, warnings: Vec::new() };
         analysis.warnings = analysis.find_warnings();
@@ -298,6 +380,11 @@ impl<'a> Analysis<'a> {
     /// A non-baseline cell's comparison with the baseline, if both have figures.
     pub fn comparison(&self, configuration: usize, workload: usize, threads: u32) -> Option<&Comparison> {
         self.comparisons.get(&(configuration, workload, threads))
+    }
+
+    /// Whether any comparison is of pooled latency percentiles (no interval).
+    pub fn any_pooled(&self) -> bool {
+        self.comparisons.values().any(|c| c.pooled)
     }
 
     /// Whether any cell has a figure of its metric.
@@ -343,6 +430,14 @@ impl<'a> Analysis<'a> {
                     if wl.is_test() { String::new() } else { format!(" (its metrics: {})", wl.metrics.join(", ")) };
                 w.push(format!("workload '{}' has no '{}' figures{hint}", wl.name, self.metrics[i].key()));
             }
+        }
+        let unpooled = self
+            .cells
+            .iter()
+            .filter(|(k, c)| self.metrics[k.1].percentile().is_some() && !c.pooled && c.summary.is_some())
+            .count();
+        if unpooled > 0 {
+            w.push(format!("{unpooled} cell(s) have no stored latency histograms: their percentile is the mean of their runs' own percentiles, not pooled"));
         }
         let lukewarm = self.data.runs.iter().filter(|r| r.figures.cache == "lukewarm").count();
         if lukewarm > 0 {

@@ -78,10 +78,26 @@ impl Selector {
     }
 }
 
-/// One side: a label and its cells' metric and values, keyed for pairing.
+/// A cell of one side, keyed for pairing by (configuration, workload, threads).
+type Key = (String, String, u32);
+
+/// One cell's figures on a side.
+struct CellData {
+    metric: Metric,
+    /// The metric of each ok repeat.
+    values: Vec<f64>,
+    /// A latency percentile of all the repeats' events pooled, as `report`'s
+    /// latency tables give it (stored cells with histograms).
+    pooled: Option<f64>,
+    /// Where the cell comes in its experiment: configuration, workload in
+    /// spec order, threads; rows follow A's order.
+    rank: (usize, usize, u32),
+}
+
+/// One side: a label and its cells.
 struct Side {
     label: String,
-    cells: BTreeMap<(String, String, u32), (Metric, Vec<f64>)>,
+    cells: BTreeMap<Key, CellData>,
 }
 
 /// The figures of a `--format=json` run report, as a stored run's.
@@ -121,7 +137,8 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
     let single = |f: &RunFigures, label: String| -> Result<Side, String> {
         let metric = Metric::parse(requested.unwrap_or("tps"));
         let v = metric.value(f).ok_or_else(|| format!("{label}: the run has no '{}' figure", metric.key()))?;
-        Ok(Side { label, cells: BTreeMap::from([((String::new(), String::new(), 0), (metric, vec![v]))]) })
+        let cell = CellData { metric, values: vec![v], pooled: None, rank: (0, 0, 0) };
+        Ok(Side { label, cells: BTreeMap::from([((String::new(), String::new(), 0), cell)]) })
     };
     match sel {
         Selector::File(path) => {
@@ -159,7 +176,14 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
                 }
                 _ => None,
             };
-            let mut cells: BTreeMap<(String, String, u32), (Metric, Vec<f64>)> = BTreeMap::new();
+            // Latency percentiles are compared as `report` shows them: pooled over the repeats.
+            let mut asked: Vec<f64> =
+                data.workloads.iter().filter_map(|w| Metric::for_workload(requested, w).percentile()).collect();
+            asked.sort_by(f64::total_cmp);
+            asked.dedup();
+            let pooled =
+                if asked.is_empty() { Default::default() } else { super::latency::pooled(store, &data, &asked)?.0 };
+            let mut cells: BTreeMap<Key, CellData> = BTreeMap::new();
             for r in data.runs.iter().filter(|r| r.ok() && config.is_none_or(|c| c == r.configuration)) {
                 let workload = &data.workloads[r.workload].name;
                 if let Selector::Cell { workload: w, threads, .. } = sel {
@@ -176,8 +200,22 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
                     (cname, workload.clone(), r.figures.threads)
                 };
                 let metric = Metric::for_workload(requested, &data.workloads[r.workload]);
+                let cell_key = (r.configuration, r.workload, r.figures.threads);
+                let pooled_figure = metric.percentile().and_then(|p| {
+                    let i = asked.iter().position(|x| *x == p)?;
+                    pooled.get(&cell_key)?.get(i).copied().flatten()
+                });
                 if let Some(v) = metric.value(&r.figures) {
-                    cells.entry(key).or_insert_with(|| (metric, Vec::new())).1.push(v);
+                    cells
+                        .entry(key)
+                        .or_insert_with(|| CellData {
+                            metric,
+                            values: Vec::new(),
+                            pooled: pooled_figure,
+                            rank: cell_key,
+                        })
+                        .values
+                        .push(v);
                 }
             }
             if cells.is_empty() {
@@ -201,51 +239,127 @@ fn selector_text(sel: &Selector) -> String {
     }
 }
 
+/// A ratio's confidence interval as a sentence shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Interval {
+    /// `lo` to `hi`; `hi` may be infinite (no upper bound).
+    Bounded(f64, f64),
+    /// Neither side's mean is known to differ from 0: no range.
+    Unbounded,
+    /// A side has fewer than 2 repeats.
+    Unavailable,
+}
+
+/// Fieller's interval of num/den at `level`, cut at 0 for a figure that
+/// cannot be negative. When den's mean is not significantly different from
+/// 0 the interval of num/den is no finite range; Fieller's sets are the
+/// same under inversion, so it is then read from den/num's [lo, hi] as
+/// [1/hi, 1/lo] (no upper bound when lo is 0): "at least 2.7 times".
+fn ratio_interval(num: &Summary, den: &Summary, level: f64, non_negative: bool) -> Interval {
+    let clip = |r: Ratio| if non_negative { r.non_negative() } else { r };
+    match Ratio::of(num, den, level).map(clip).map(|r| r.ci) {
+        Some(RatioCi::Bounded { lo, hi }) => Interval::Bounded(lo, hi),
+        Some(RatioCi::Unavailable) => Interval::Unavailable,
+        _ => match Ratio::of(den, num, level).map(clip).map(|r| r.ci) {
+            Some(RatioCi::Bounded { lo, hi }) if non_negative && hi > 0.0 => {
+                Interval::Bounded(1.0 / hi, if lo > 0.0 { 1.0 / lo } else { f64::INFINITY })
+            }
+            _ => Interval::Unbounded,
+        },
+    }
+}
+
 /// The sentence for one pair, hyperfine's way: the better side first, as
-/// "x ± se times faster", with the interval and whether it is significant.
+/// "x ± se times faster", with the interval in the same form, never below
+/// 0 (a ratio of throughputs or latencies cannot be negative). A
+/// difference the interval does not show is not called "faster": the
+/// sentence says it is not significant, with B's figure as a multiple of A's.
 pub fn sentence(a_label: &str, b_label: &str, a: &Summary, b: &Summary, metric: &Metric, level: f64) -> String {
     let Some(r) = Ratio::of(b, a, level) else { return format!("{a_label}'s mean is 0: no ratio") };
-    let ci = match r.ci {
-        RatioCi::Bounded { lo, hi } => Some((lo, hi)),
-        _ => None,
-    };
-    // B/A as measured, or inverted (A/B) when A is the better side; an
-    // interval that reaches 0 or below has no inverse.
-    let direct = (r.ratio, r.se, ci);
-    let inverted = (
-        1.0 / r.ratio,
-        r.se.map(|s| s / (r.ratio * r.ratio)),
-        ci.filter(|(lo, _)| *lo > 0.0).map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
-    );
     if !(r.ratio.is_finite() && r.ratio > 0.0) && metric.higher_is_better().is_some() {
         // A mean of 0 (or of opposite sign) on a side: "faster by" means nothing.
-        return format!("{b_label}'s mean is {} × {a_label}'s: no speed ratio", super::tables::number(r.ratio));
+        return format!("{b_label}'s mean is {} × {a_label}'s: no speed ratio", number(r.ratio));
     }
-    // (subject, object, their n, the figures): the better side is named first.
-    let (subject, object, n, (x, se, ci)) = match metric.higher_is_better() {
-        Some(true) if r.ratio >= 1.0 => (b_label, a_label, (b.n, a.n), direct),
-        Some(true) => (a_label, b_label, (a.n, b.n), inverted),
-        Some(false) if r.ratio <= 1.0 => (b_label, a_label, (b.n, a.n), inverted),
-        Some(false) => (a_label, b_label, (a.n, b.n), direct),
-        None => (b_label, a_label, (b.n, a.n), direct),
-    };
-    let se = se.map(|s| format!(" ± {s:.2}")).unwrap_or_default();
-    let claim = match metric.higher_is_better() {
-        Some(_) => format!("{subject} is {x:.2}{se} times faster than {object}"),
-        None => format!("{subject}'s {m} is {x:.2}{se} times {object}'s", m = metric.key()),
-    };
+    let non_negative = metric.non_negative();
     let lvl = format!("{}%", level * 100.0);
-    let interval = match (ci, r.ci) {
-        (Some((lo, hi)), _) => format!("{lvl} CI {lo:.2} to {hi:.2}"),
-        (None, RatioCi::Unavailable) => "no interval: fewer than 2 repeats on a side".into(),
-        (None, _) => format!("{lvl} CI unbounded"),
+    let se = |s: Option<f64>| s.map(|s| format!(" ± {s:.2}")).unwrap_or_default();
+    let shown = |i: Interval| match i {
+        Interval::Bounded(lo, hi) if hi.is_finite() => format!("{lvl} CI {lo:.2} to {hi:.2}"),
+        Interval::Bounded(lo, _) => format!("{lvl} CI {lo:.2} or more"),
+        Interval::Unbounded => format!("{lvl} CI unbounded"),
+        Interval::Unavailable => "no interval: fewer than 2 repeats on a side".into(),
     };
-    let verdict = if matches!(r.ci, RatioCi::Unavailable) || r.significant() {
-        ""
-    } else {
-        " — not significant: the interval includes no difference"
+    // B's figure as a multiple of A's, for an unknown direction or no significant difference.
+    let multiple = |prefix: &str| {
+        format!(
+            "{prefix}{b_label}'s {m} is {:.2}{} times {a_label}'s ({}; n = {} vs {})",
+            r.ratio,
+            se(r.se),
+            shown(ratio_interval(b, a, level, non_negative)),
+            b.n,
+            a.n,
+            m = metric.key()
+        )
     };
-    format!("{claim} ({interval}; n = {} vs {}){verdict}", n.0, n.1)
+    let Some(higher) = metric.higher_is_better() else {
+        return match ratio_interval(b, a, level, non_negative) {
+            Interval::Bounded(lo, hi) if lo > 1.0 || hi < 1.0 => multiple(""),
+            Interval::Unavailable => multiple(""),
+            _ => multiple("no significant difference: "),
+        };
+    };
+    // The better side is the subject; the ratio "times faster" is at least 1.
+    let b_better = if higher { r.ratio >= 1.0 } else { r.ratio <= 1.0 };
+    let ((subject, sn), (object, on)) =
+        if b_better { ((b_label, b), (a_label, a)) } else { ((a_label, a), (b_label, b)) };
+    let (num, den) = if higher { (sn, on) } else { (on, sn) };
+    let Some(faster) = Ratio::of(num, den, level) else { return multiple("") };
+    let n = format!("n = {} vs {}", sn.n, on.n);
+    match ratio_interval(num, den, level, non_negative) {
+        Interval::Unavailable => {
+            format!(
+                "{subject} is {:.2} times faster than {object} (no interval: fewer than 2 repeats on a side; {n})",
+                faster.ratio
+            )
+        }
+        i @ Interval::Bounded(lo, _) if lo > 1.0 => {
+            format!("{subject} is {:.2}{} times faster than {object} ({}; {n})", faster.ratio, se(faster.se), shown(i))
+        }
+        _ => multiple("no significant difference: "),
+    }
+}
+
+/// The sentence for a pair of pooled latency percentiles (`report`'s
+/// latency tables' figures): their ratio, with no interval, and the
+/// repeats' own percentiles beside them for the spread.
+fn pooled_sentence(a_label: &str, b_label: &str, (pa, a): (f64, &Summary), (pb, b): (f64, &Summary), p: f64) -> String {
+    if !(pa > 0.0 && pb > 0.0) {
+        return format!(
+            "{b_label}'s pooled figure is {} ms, {a_label}'s {} ms: no speed ratio",
+            number(pb),
+            number(pa)
+        );
+    }
+    // Less latency is better.
+    let ((subject, ps, s), (object, po, o)) =
+        if pb <= pa { ((b_label, pb, b), (a_label, pa, a)) } else { ((a_label, pa, a), (b_label, pb, b)) };
+    format!(
+        "{subject} is {:.2} times faster than {object} (pooled {} percentiles {} vs {} ms, no interval; the repeats' own {} to {} vs {} to {} ms; n = {} vs {})",
+        po / ps,
+        super::tables::ordinal(p),
+        number(ps),
+        number(po),
+        number(s.min),
+        number(s.max),
+        number(o.min),
+        number(o.max),
+        s.n,
+        o.n
+    )
+}
+
+fn number(x: f64) -> String {
+    super::tables::number(x)
 }
 
 /// Entry point for `dbbench compare ARGS...`.
@@ -299,12 +413,13 @@ fn run(args: &[String]) -> Result<(), String> {
     let a = load(store.as_ref(), sa, metric.as_deref())?;
     let b = load(store.as_ref(), sb, metric.as_deref())?;
     let what = match &metric {
-        Some(_) => a.cells.values().next().map(|c| c.0.label()).unwrap_or_default(),
+        Some(_) => a.cells.values().next().map(|c| c.metric.label()).unwrap_or_default(),
         None => "tps (command workloads: their first metric)".into(),
     };
-    let mut o = format!("{} vs {}, {what} (A = {}, B = {})\n\n", b.label, a.label, a.label, b.label);
-    let pairs: Vec<_> =
-        a.cells.iter().filter_map(|(k, (m, va))| b.cells.get(k).map(|(_, vb)| (k, m, va, vb))).collect();
+    let mut o = format!("{} vs {}, {what} (A = {}, B = {})\n\n", a.label, b.label, a.label, b.label);
+    // In A's order: configurations and workloads as its spec lists them, threads ascending.
+    let mut pairs: Vec<_> = a.cells.iter().filter_map(|(k, ca)| b.cells.get(k).map(|cb| (k, ca, cb))).collect();
+    pairs.sort_by_key(|(_, ca, _)| ca.rank);
     if pairs.is_empty() {
         return Err(format!(
             "'{}' and '{}' have no cell in common (same configuration, workload and threads)",
@@ -312,8 +427,9 @@ fn run(args: &[String]) -> Result<(), String> {
         ));
     }
     let mut rows = Vec::new();
-    for (key, metric, va, vb) in &pairs {
-        let (Some(sa), Some(sb)) = (Summary::of(va), Summary::of(vb)) else { continue };
+    let mut any_pooled = false;
+    for (key, ca, cb) in &pairs {
+        let (Some(sa), Some(sb)) = (Summary::of(&ca.values), Summary::of(&cb.values)) else { continue };
         let at = match key {
             (c, w, t) if !w.is_empty() => {
                 format!("{}{w}, {t} threads", if c.is_empty() { String::new() } else { format!("{c} / ") })
@@ -328,7 +444,15 @@ fn run(args: &[String]) -> Result<(), String> {
                 s.n
             )
         };
-        rows.push((at, show(&sa), show(&sb), sentence("A", "B", &sa, &sb, metric, level)));
+        let percentile = ca.metric.percentile();
+        match (percentile, ca.pooled, cb.pooled) {
+            (Some(p), Some(pa), Some(pb)) => {
+                any_pooled = true;
+                let show = |v: f64, s: &Summary| format!("{} ms pooled (n={})", number(v), s.n);
+                rows.push((at, show(pa, &sa), show(pb, &sb), pooled_sentence("A", "B", (pa, &sa), (pb, &sb), p)));
+            }
+            _ => rows.push((at, show(&sa), show(&sb), sentence("A", "B", &sa, &sb, &ca.metric, level))),
+        }
     }
     let w0 = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0).max(4);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(1);
@@ -345,6 +469,9 @@ fn run(args: &[String]) -> Result<(), String> {
         "\nmean ± sd over ok repeats; ratios with Fieller's {}% interval (Welch–Satterthwaite degrees of freedom); ± after the ratio is its standard error\n",
         level * 100.0
     ));
+    if any_pooled {
+        o.push_str("pooled: the latency percentile of all events of a cell's ok repeats (their histograms merged), as `dbbench report` shows it; it has no interval across repeats\n");
+    }
     crate::lab::cli::print_out(&o);
     Ok(())
 }
@@ -395,10 +522,40 @@ mod tests {
         // Overlapping samples: said to be not significant.
         let x = Summary::of(&[100.0, 120.0, 80.0]).unwrap();
         let y = Summary::of(&[105.0, 85.0, 125.0]).unwrap();
-        assert!(sentence("A", "B", &x, &y, &Metric::Tps, 0.95)
-            .ends_with("not significant: the interval includes no difference"));
+        let s = sentence("A", "B", &x, &y, &Metric::Tps, 0.95);
+        assert!(s.starts_with("no significant difference: B's tps is 1.05 ± "), "{s}");
         // Unknown direction: no "faster".
         let s = sentence("A", "B", &x, &y, &Metric::Named("m".into()), 0.95);
-        assert!(s.starts_with("B's m is 1.05"), "{s}");
+        assert!(s.starts_with("no significant difference: B's m is 1.05"), "{s}");
+        let z = Summary::of(&[100.0, 300.0]).unwrap();
+        let w = Summary::of(&[1000.0, 1010.0]).unwrap();
+        assert!(
+            sentence("A", "B", &w, &z, &Metric::Named("m".into()), 0.95).contains("CI -"),
+            "a command's metric may be negative"
+        );
+    }
+
+    #[test]
+    fn a_times_faster_interval_is_never_negative() {
+        // A: its t interval includes 0 (150 ± 4.30 × 52), so Fieller's interval of A/B
+        // starts below 0 (and ends at 0.373, well below 1), and B/A's is no finite range.
+        let a = Summary::of(&[60.0, 150.0, 240.0]).unwrap();
+        let b = Summary::of(&[1000.0, 1001.0, 999.0]).unwrap();
+        let r = Ratio::of(&a, &b, 0.95).unwrap();
+        assert!(matches!(r.ci, RatioCi::Bounded { lo, hi } if lo < 0.0 && hi < 1.0), "{r:?}");
+        assert_eq!(Ratio::of(&b, &a, 0.95).unwrap().ci, RatioCi::Unbounded);
+        // B is 6.67 times faster, significantly: in that form the interval runs
+        // from 1/0.373 = 2.68 with no upper bound.
+        let s = sentence("A", "B", &a, &b, &Metric::Tps, 0.95);
+        assert!(
+            s.starts_with("B is 6.67 ± ") && s.contains("times faster than A (95% CI 2.68 or more; n = 3 vs 3)"),
+            "{s}"
+        );
+        assert!(!s.contains('-'), "{s}");
+        // Not significant: no claim of faster, and the interval of B/A cut at 0.
+        let c = Summary::of(&[10.0, 2000.0]).unwrap();
+        let s = sentence("A", "B", &b, &c, &Metric::Tps, 0.95);
+        assert!(s.starts_with("no significant difference: B's tps is 1.0") && s.contains("(95% CI 0.00 to "), "{s}");
+        assert!(!s.contains('-') && !s.contains("faster"), "{s}");
     }
 }

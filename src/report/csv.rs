@@ -69,7 +69,7 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
             for (c, conf) in d.configurations.iter().enumerate() {
                 let Some(cell) = a.cell(c, w, t) else { continue };
                 let s = cell.summary;
-                let ci = s.and_then(|s| s.mean_ci(a.settings.level));
+                let ci = cell.mean_ci(a.settings.level);
                 let cmp = a.comparison(c, w, t);
                 let ratio = cmp.and_then(|x| x.ratio);
                 let (lo, hi, kind) = match ratio.map(|r| r.ci) {

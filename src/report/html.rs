@@ -88,12 +88,27 @@ fn table_html(t: &Table) -> String {
     o
 }
 
-/// A chart with thread counts as evenly spaced categories.
-fn threads_chart(title: String, y_label: String, cats: &[String], series: Vec<Series>, zero_line: bool) -> String {
+/// Below this many ok repeats in a cell a t interval says little (t(0.975)
+/// is 12.7 at 2 repeats, 4.3 at 3): a chart with such a cell shows, for
+/// every cell, its lowest to highest repeat instead, and says so.
+const FEW_REPEATS: usize = 4;
+
+/// A chart with thread counts as evenly spaced categories; `note` says what its error bars show.
+fn threads_chart(
+    title: String,
+    y_label: String,
+    note: String,
+    cats: &[String],
+    series: Vec<Series>,
+    zero_line: bool,
+    y_floor: Option<f64>,
+) -> String {
     svg::line_chart(&LineChart {
         title,
         x_label: "client threads".into(),
         y_label,
+        note,
+        y_floor,
         x: XAxis::Categories(cats.to_vec()),
         series,
         zero_line,
@@ -113,37 +128,57 @@ fn workload_charts(r: &Report, w: usize) -> String {
     let cats: Vec<String> = wl.threads.iter().map(|t| t.to_string()).collect();
     let level = format!("{}%", a.settings.level * 100.0);
     let mut out = String::new();
+    let summary = |c: usize, t: u32| a.cell(c, w, t).and_then(|x| x.summary);
+    let few = (0..d.configurations.len())
+        .any(|c| wl.threads.iter().any(|&t| summary(c, t).is_some_and(|s| s.n < FEW_REPEATS)));
+    let pooled =
+        (0..d.configurations.len()).any(|c| wl.threads.iter().any(|&t| a.cell(c, w, t).is_some_and(|x| x.pooled)));
 
     let mut series = Vec::new();
     for (c, conf) in d.configurations.iter().enumerate() {
         let mut points = Vec::new();
         for (x, &t) in wl.threads.iter().enumerate() {
-            let Some(s) = a.cell(c, w, t).and_then(|x| x.summary) else { continue };
-            let ci = s.mean_ci(a.settings.level);
+            let Some(cell) = a.cell(c, w, t) else { continue };
+            let Some(s) = cell.summary else { continue };
+            let ci = cell.mean_ci(a.settings.level);
+            let range = (s.n > 1).then_some((s.min, s.max));
             let tip = format!(
-                "{}, {t} threads: {} {} ({}n = {})",
+                "{}, {t} threads: {} {} (mean of {} ok repeat(s){}{})",
                 conf.name,
                 tables::number(s.mean),
                 metric.unit(),
-                ci.map(|(lo, hi)| format!("{level} CI {} to {}, ", tables::number(lo), tables::number(hi)))
+                s.n,
+                range
+                    .map(|(lo, hi)| format!("; lowest {}, highest {}", tables::number(lo), tables::number(hi)))
                     .unwrap_or_default(),
-                s.n
+                ci.map(|(lo, hi)| format!("; {level} CI {} to {}", tables::number(lo), tables::number(hi)))
+                    .unwrap_or_default(),
             );
+            let err = if few { range } else { ci };
             points.push(Point {
                 x: x as f64,
                 y: s.mean,
-                err: ci.map(|(lo, hi)| ErrorBar::Range { lo, hi }),
+                err: err.map(|(lo, hi)| ErrorBar::Range { lo, hi }),
                 tooltip: tip,
             });
         }
         series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
     }
+    let note = if few {
+        format!("bars: lowest to highest repeat (a cell has fewer than {FEW_REPEATS} repeats)")
+    } else if pooled {
+        "points: all events of a cell's repeats pooled; a pooled percentile has no interval".to_string()
+    } else {
+        format!("bars: {level} confidence interval of the mean")
+    };
     out.push_str(&threads_chart(
         format!("{}: {} vs threads", wl.name, metric.label()),
         metric.unit(),
+        note,
         &cats,
         series,
         false,
+        None,
     ));
 
     if d.configurations.len() > 1 {
@@ -154,7 +189,14 @@ fn workload_charts(r: &Report, w: usize) -> String {
             for (x, &t) in wl.threads.iter().enumerate() {
                 let Some(cmp) = a.comparison(c, w, t) else { continue };
                 let (Some(rel), Some(ratio)) = (cmp.relative_pct(), cmp.ratio) else { continue };
-                let (err, ci_text) = match ratio.ci {
+                // The ratios a variant repeat and a baseline repeat can make: lowest to highest.
+                let repeat_ratios = match (summary(c, t), summary(a.settings.baseline, t)) {
+                    (Some(v), Some(b)) if b.min > 0.0 && v.min >= 0.0 => {
+                        Some((v.min / b.max * 100.0 - 100.0, v.max / b.min * 100.0 - 100.0))
+                    }
+                    _ => None,
+                };
+                let (ci_err, ci_text) = match ratio.ci {
                     RatioCi::Bounded { lo, hi } => {
                         let (lo, hi) = (lo * 100.0 - 100.0, hi * 100.0 - 100.0);
                         (Some(ErrorBar::Range { lo, hi }), format!("{level} CI {lo:.1}% to {hi:.1}%"))
@@ -162,12 +204,17 @@ fn workload_charts(r: &Report, w: usize) -> String {
                     RatioCi::Unbounded => {
                         (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded"))
                     }
+                    RatioCi::Unavailable if cmp.pooled => (None, "no interval: pooled latency percentiles".into()),
                     RatioCi::Unavailable => (None, "no interval (fewer than 2 repeats)".into()),
                 };
+                let err = if few { repeat_ratios.map(|(lo, hi)| ErrorBar::Range { lo, hi }) } else { ci_err };
                 let tip = format!(
-                    "{} / {}, {t} threads: {rel:.1}% ({ci_text}){}",
+                    "{} / {}, {t} threads: {rel:.1}% ({ci_text}{}){}",
                     conf.name,
                     a.baseline_name(),
+                    repeat_ratios
+                        .map(|(lo, hi)| format!("; repeat against repeat: lowest {lo:.1}%, highest {hi:.1}%"))
+                        .unwrap_or_default(),
                     if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) }
                 );
                 points.push(Point { x: x as f64, y: rel, err, tooltip: tip });
@@ -180,12 +227,22 @@ fn workload_charts(r: &Report, w: usize) -> String {
                 band: Vec::new(),
             });
         }
+        let note = if few {
+            format!("bars: lowest to highest ratio of two repeats (a cell has fewer than {FEW_REPEATS} repeats)")
+        } else if pooled {
+            "points: ratios of pooled percentiles, which have no interval".to_string()
+        } else {
+            format!("bars: {level} confidence interval of the ratio (Fieller)")
+        };
         out.push_str(&threads_chart(
-            format!("{}: relative to {} (%), {level} CI", wl.name, a.baseline_name()),
+            format!("{}: relative to {} (%)", wl.name, a.baseline_name()),
             "%".into(),
+            note,
             &cats,
             series,
             true,
+            // A ratio of figures that cannot be negative is at least 0: -100 %.
+            metric.non_negative().then_some(-100.0),
         ));
     }
 
@@ -224,9 +281,11 @@ fn workload_charts(r: &Report, w: usize) -> String {
         out.push_str(&threads_chart(
             format!("{}: latency percentiles (ms), repeats pooled", wl.name),
             "ms".into(),
+            String::new(),
             &cats,
             series,
             false,
+            None,
         ));
     }
     out

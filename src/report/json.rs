@@ -41,8 +41,8 @@ pub fn document(r: &Report) -> String {
                     "n": cell.values.len(), "not_ok": cell.not_ok, "timeouts": cell.timeouts, "timeout_s": cell.timeout_s, "values": cell.values,
                     "mean": s.map(|s| finite(s.mean)), "sd": s.and_then(|s| s.sd).map(finite), "cv": s.and_then(|s| s.cv()).map(finite),
                     "min": s.map(|s| finite(s.min)), "max": s.map(|s| finite(s.max)),
-                    "mean_ci": s.and_then(|s| s.mean_ci(a.settings.level)).map(|(lo, hi)| json!([finite(lo), finite(hi)])),
-                    "high_spread": cell.high_spread(a.settings.cv_limit),
+                    "mean_ci": cell.mean_ci(a.settings.level).map(|(lo, hi)| json!([finite(lo), finite(hi)])),
+                    "high_spread": cell.high_spread(a.settings.cv_limit), "pooled": cell.pooled,
                     "latency_ms_pooled": latency,
                 }));
                 let Some(cmp) = a.comparison(c, w, t) else { continue };

@@ -95,9 +95,34 @@ impl<'a> Report<'a> {
         format: tables::Format,
         percentiles: Vec<f64>,
     ) -> Result<Report<'a>, String> {
-        let analysis = Analysis::new(data, settings);
-        let (pooled, histogram_warnings) = latency::pooled(store, data, &percentiles)?;
+        let (pooled, mut histogram_warnings) = latency::pooled(store, data, &percentiles)?;
+        // A percentile metric is compared by its pooled figure, the latency tables' number.
+        let asked: Vec<f64> = data
+            .workloads
+            .iter()
+            .filter_map(|w| analysis::Metric::for_workload(settings.metric.as_deref(), w).percentile())
+            .fold(Vec::new(), |mut v, p| {
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+                v
+            });
+        let mut figures = analysis::PooledFigures::new();
+        if !asked.is_empty() {
+            let (by_cell, w) = latency::pooled(store, data, &asked)?;
+            histogram_warnings.extend(w);
+            for ((c, wl, t), values) in by_cell {
+                let metric = analysis::Metric::for_workload(settings.metric.as_deref(), &data.workloads[wl]);
+                let at = metric.percentile().and_then(|p| asked.iter().position(|x| *x == p));
+                if let Some(v) = at.and_then(|i| values.get(i).copied().flatten()) {
+                    figures.insert((c, wl, t), v);
+                }
+            }
+        }
+        let analysis = Analysis::with_pooled(data, settings, &figures);
         let mut warnings = analysis.warnings.clone();
+        histogram_warnings.sort();
+        histogram_warnings.dedup();
         warnings.extend(histogram_warnings);
         let answers = if data.workloads.iter().any(|w| w.tpch) {
             check_answers(store, data, analysis.settings.baseline)?

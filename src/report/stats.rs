@@ -186,6 +186,16 @@ impl Ratio {
         Some(Ratio { ratio, ci, df: Some(df), level, se })
     }
 
+    /// The ratio of two figures that cannot be negative: a lower bound below 0 (possible when the numerator's
+    /// mean is not significantly above 0) is cut at 0, where the true ratio must lie. The interval keeps its
+    /// coverage, and whether it includes 1 does not change.
+    pub fn non_negative(self) -> Ratio {
+        match self.ci {
+            RatioCi::Bounded { lo, hi } => Ratio { ci: RatioCi::Bounded { lo: lo.max(0.0), hi }, ..self },
+            _ => self,
+        }
+    }
+
     /// Whether the interval excludes 1, i.e. a and b really differ at this level. false when the interval is
     /// Unbounded or Unavailable: no interval, no claim.
     pub fn significant(&self) -> bool {

@@ -107,6 +107,8 @@ pub struct LineChart {
     pub x_label: String,
     /// Y axis caption, e.g. "transactions/s" or "difference (%)"; empty leaves it out.
     pub y_label: String,
+    /// A line under the legend saying what the error bars show; empty leaves it out.
+    pub note: String,
     /// Categories or a linear axis.
     pub x: XAxis,
     /// The lines, drawn in this order (later on top).
@@ -117,6 +119,9 @@ pub struct LineChart {
     pub zero_line: bool,
     /// Start the y axis at 0 (or end it there, for negative data).
     pub y_from_zero: bool,
+    /// The lowest value the y axis may show (a relative change cannot go below
+    /// -100 %): the axis starts there at the latest.
+    pub y_floor: Option<f64>,
     /// Size in px; 0 means 800 × 400.
     pub width: u32,
     /// See `width`.
@@ -198,14 +203,16 @@ pub fn line_chart(c: &LineChart) -> String {
     let x_ok = |x: f64| ok(x) && cats.is_none_or(|v| x > -0.5 && x < v.len() as f64 - 0.5);
     let pt_ok = |p: &Point| x_ok(p.x) && ok(p.y);
     let band_ok = |b: &&(f64, f64, f64)| x_ok(b.0) && ok(b.1) && ok(b.2);
+    // The y range is the data's (points and bands); error bars widen it by at
+    // most ERR_REACH of the data's span on each side, so a wide interval of a
+    // noisy cell does not squash the data into a line. An end beyond the
+    // range is drawn to the plot edge with an arrow.
+    const ERR_REACH: f64 = 0.5;
     let (mut xs, mut ys) = (Span::new(), Span::new());
     for s in &c.series {
         for p in s.points.iter().filter(|p| pt_ok(p)) {
             xs.add(p.x);
             ys.add(p.y);
-            if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
-                lo.into_iter().chain(hi).for_each(|v| ys.add(v));
-            }
         }
         for b in s.band.iter().filter(band_ok) {
             xs.add(b.0);
@@ -215,6 +222,16 @@ pub fn line_chart(c: &LineChart) -> String {
     }
     if ys.empty() {
         return no_data(out, w, h);
+    }
+    if c.y_from_zero || c.zero_line {
+        ys.add(0.0);
+    }
+    let reach = (ys.hi - ys.lo).max(ys.hi.abs().max(ys.lo.abs()) * 0.1) * ERR_REACH;
+    let (near_lo, near_hi) = (ys.lo - reach, ys.hi + reach);
+    for p in c.series.iter().flat_map(|s| &s.points).filter(|p| pt_ok(p)) {
+        if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
+            lo.into_iter().chain(hi).filter(|v| *v >= near_lo && *v <= near_hi).for_each(|v| ys.add(v));
+        }
     }
     if cats.is_none() {
         c.shades.iter().for_each(|s| [s.from, s.to].into_iter().for_each(|v| xs.add(v)));
@@ -232,8 +249,22 @@ pub fn line_chart(c: &LineChart) -> String {
             }
         }
     }
-    let top = legend(&mut out, &keys, w, 46.0) + 6.0;
-    let yt = y_ticks(ys, c.y_from_zero || c.zero_line, tick_target(h - top - 60.0));
+    let mut top = legend(&mut out, &keys, w, 46.0) + 6.0;
+    if !c.note.is_empty() {
+        put!(
+            out,
+            r##"<text x="{}" y="{}" text-anchor="middle" font-size="11px" fill="#555">{}</text>"##,
+            P(w / 2.0),
+            P(top + 4.0),
+            escape(&clip(&c.note, (w / 6.0) as usize))
+        );
+        top += 14.0;
+    }
+    let mut yt = y_ticks(ys, c.y_from_zero || c.zero_line, tick_target(h - top - 60.0));
+    if let Some(floor) = c.y_floor.filter(|f| ok(*f) && yt[0] < *f && *f < yt[yt.len() - 1]) {
+        yt.retain(|t| *t > floor);
+        yt.insert(0, floor);
+    }
     let yl = tick_labels(&yt);
     let (x0, x1) = (left_margin(&yl, &c.y_label), w - 20.0);
     let cat = cats.map(|v| cat_layout(v, x1 - x0));
@@ -331,11 +362,15 @@ pub fn line_chart(c: &LineChart) -> String {
                 p.tooltip.clone()
             };
             if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
-                error_bar(&mut out, x, lo.map(|v| ysc.at(v)), hi.map(|v| ysc.at(v)), y0, y1, 4.0, col);
+                // Ends outside the axis run to the plot edge (an arrow, no cap).
+                let (dlo, dhi) = (yt[0], yt[yt.len() - 1]);
+                let (lo_in, hi_in) = (lo.filter(|v| *v >= dlo), hi.filter(|v| *v <= dhi));
+                error_bar(&mut out, x, lo_in.map(|v| ysc.at(v)), hi_in.map(|v| ysc.at(v)), y0, y1, 4.0, col);
                 match (lo, hi) {
                     (None, None) => tip.push_str("\n(CI unbounded)"),
                     (None, _) => tip.push_str("\n(CI unbounded below)"),
                     (_, None) => tip.push_str("\n(CI unbounded above)"),
+                    _ if lo_in.is_none() || hi_in.is_none() => tip.push_str("\n(the bar reaches beyond the chart)"),
                     _ => {}
                 }
             }
@@ -1056,6 +1091,46 @@ mod tests {
         // The y range includes the finite error bar end and zero.
         assert!(svg.contains(">-1<") || svg.contains(">-1.0<") || svg.contains(">-2<"));
         assert_eq!(svg, line_chart(&c), "output must be deterministic");
+    }
+
+    #[test]
+    fn the_data_not_the_error_bars_sets_the_range() {
+        // Two repeats: a t interval of ±100k around 100 tps would flatten the data into a line.
+        let mut a = series("a", 0, &[100.0, 120.0]);
+        a.points[0].err = Some(ErrorBar::Range { lo: -100_000.0, hi: 100_000.0 });
+        a.points[1].err = Some(ErrorBar::Range { lo: 110.0, hi: 150.0 });
+        let c = LineChart { x: threads(), series: vec![a], y_from_zero: true, ..Default::default() };
+        let svg = line_chart(&c);
+        check_xml(&svg);
+        let ticks: Vec<f64> = svg
+            .split(r##"text-anchor="end" fill="#444">"##)
+            .skip(1)
+            .map(|t| t[..t.find('<').unwrap()].parse().unwrap())
+            .collect();
+        assert_eq!(ticks.first(), Some(&0.0), "{ticks:?}");
+        // A near error bar widens the range (150 is within half the data's span of it) ...
+        assert!(*ticks.last().unwrap() >= 150.0 && *ticks.last().unwrap() <= 200.0, "{ticks:?}");
+        // ... a far one runs to the edge with an arrow and says so.
+        assert!(svg.contains("(the bar reaches beyond the chart)"));
+        // A floor: no tick below it, however the ticks fall.
+        let r = LineChart {
+            series: vec![series("r", 0, &[-88.0, 213.0])],
+            zero_line: true,
+            y_floor: Some(-100.0),
+            x: threads(),
+            ..Default::default()
+        };
+        let svg = line_chart(&r);
+        let first: f64 = svg
+            .split(r##"text-anchor="end" fill="#444">"##)
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(first, -100.0);
     }
 
     #[test]

@@ -123,6 +123,7 @@ fn compared_text(a: &Analysis, style: Style, decimals: Option<usize>, c: usize, 
             Style::Ratio => format!("{}% CI {:.2} to {:.2}", level_pct(a), lo * 100.0, hi * 100.0),
         },
         RatioCi::Unbounded => format!("{}% CI unbounded", level_pct(a)),
+        RatioCi::Unavailable if cmp.pooled => "no interval (pooled latency percentiles)".into(),
         RatioCi::Unavailable => "no interval (fewer than 2 ok repeats on a side)".into(),
     };
     let n = |cfg| a.cell(cfg, w, t).map(|x| x.values.len()).unwrap_or(0);
@@ -221,7 +222,11 @@ fn marks_legend(a: &Analysis, used: &str) -> Vec<String> {
         ));
     }
     if used.contains(MARK_NO_INTERVAL) {
-        l.push(format!("{MARK_NO_INTERVAL} fewer than 2 ok repeats on a side: no spread or interval"));
+        if a.any_pooled() {
+            l.push(format!("{MARK_NO_INTERVAL} no interval: a pooled latency percentile (all events of a cell's repeats) has none across repeats, or a side has fewer than 2 ok repeats"));
+        } else {
+            l.push(format!("{MARK_NO_INTERVAL} fewer than 2 ok repeats on a side: no spread or interval"));
+        }
     }
     l
 }
@@ -289,10 +294,17 @@ pub fn intervals(a: &Analysis, f: Format) -> Vec<Table> {
         };
         let rows = pair_rows(a, &group, &threads, cell);
         let what = if f.style == Style::Relative { "relative change" } else { "ratio" };
-        let legend = vec![
+        let mut legend = vec![
             "Fieller's interval for a ratio of two independent means, Student's t with Welch–Satterthwaite degrees of freedom".into(),
             "unbounded: the baseline's mean is not significantly different from 0; n/a: fewer than 2 ok repeats on a side".into(),
         ];
+        if a.metrics[group[0]].non_negative() {
+            legend
+                .push("a lower end below -100% (a negative ratio, impossible for this figure) is cut at -100%".into());
+        }
+        if a.metrics[group[0]].percentile().is_some() && a.any_pooled() {
+            legend.push("n/a: pooled latency percentiles have no interval across repeats".into());
+        }
         out.push(thread_table(format!("{}% confidence intervals of the {what}", level_pct(a)), &threads, rows, legend));
     }
     out
@@ -348,9 +360,14 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
             }
         }
         let repeats = if usual == 1 { "1 ok repeat".to_string() } else { format!("{usual} ok repeats") };
-        let mut legend = vec![format!(
-            "mean over {repeats} per cell unless (n=...) says otherwise; ±: coefficient of variation (sd/mean)"
-        )];
+        let pooled = group.iter().any(|&w| {
+            (0..a.data.configurations.len()).any(|c| threads.iter().any(|&t| a.cell(c, w, t).is_some_and(|x| x.pooled)))
+        });
+        let mut legend = vec![if pooled {
+            format!("the percentile of all events of {repeats} per cell pooled (their histograms merged) unless (n=...) says otherwise; ±: coefficient of variation of the repeats' own percentiles")
+        } else {
+            format!("mean over {repeats} per cell unless (n=...) says otherwise; ±: coefficient of variation (sd/mean)")
+        }];
         if cell_texts(&rows).contains(MARK_HIGH_SPREAD) {
             legend.push(format!("{MARK_HIGH_SPREAD} coefficient of variation above {}%", a.settings.cv_limit * 100.0));
         }
