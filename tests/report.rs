@@ -777,6 +777,148 @@ fn html_charts_average_jittered_repeats_and_keep_throughput_in_view() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The HTML `<h2>` sections of a page: (id, what lies between it and the next `<h2>` or the end).
+fn sections(html: &str) -> Vec<(String, String)> {
+    html.split("<h2 id=\"")
+        .skip(1)
+        .map(|s| {
+            let id = s[..s.find('"').unwrap()].to_string();
+            let body = &s[s.find("</h2>").unwrap() + 5..];
+            let end = body.find("<script>").unwrap_or(body.len());
+            (id, body[..end].to_string())
+        })
+        .collect()
+}
+
+/// The rows (label and cell texts) of the HTML table under heading `title`.
+fn html_rows(html: &str, title: &str) -> Vec<Vec<String>> {
+    let at = html.find(&format!("<h3>{title}")).unwrap_or_else(|| panic!("no table '{title}'"));
+    let table = &html[at..];
+    let table = &table[..table.find("</table>").unwrap()];
+    table
+        .split("<tr")
+        .skip(2)
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let c = &c[c.find('>').unwrap() + 1..];
+                    c[..c.find("</td>").unwrap()].to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// TPC-H in the lab on managed MariaDB (two configurations) and PostgreSQL,
+/// as examples/dbt3-mariadb-vs-postgresql.toml runs it, with Q18 under its
+/// own MariaDB options: the HTML page has no empty or contradicting section
+/// and marks Q18; the configuration diff compares like with like.
+#[test]
+fn tpch_report_and_configuration_diff_on_managed_servers() {
+    if !common::have_server_binaries() || chromium().is_none() {
+        return;
+    }
+    let dir = tempdir("report-tpch");
+    std::fs::write(
+        dir.join("dbt3.toml"),
+        r#"
+[experiment]
+name = "dbt3"
+repeats = 2
+
+[[configuration]]
+name = "mariadb"
+server = "mariadb"
+server_options = ["--innodb-buffer-pool-size=64M", "--max-connections=100"]
+
+[[configuration]]
+name = "mariadb-join"
+server = "mariadb"
+server_options = ["--innodb-buffer-pool-size=64M", "--max-connections=100", "--join-buffer-size=8M"]
+
+[[configuration]]
+name = "postgresql"
+server = "postgresql"
+server_options = ["shared_buffers=32MB", "max_connections=100"]
+
+[[workload]]
+name = "dbt3"
+tpch = { sf = 0.01, queries = "6,18", timeout = "120s",
+         server_options = { "18" = { mariadb = ["--optimizer-switch=semijoin=off"] } } }
+"#,
+    )
+    .unwrap();
+    let r = dbbench_in(&dir, &["lab", "run", "dbt3.toml"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The text layout marks Q18 on the configuration it applies to, and says why.
+    let table = r.stdout.split("TPC-H dbt3: query times").nth(1).expect("per-query table");
+    let q18 = row(table, "Q18");
+    assert_eq!(q18[0], "†", "{table}");
+    assert!(q18[1].ends_with('†') && !q18[2].contains('†'), "only mariadb's time is marked: {table}");
+    assert!(table.contains("† Q18: server started with mariadb --optimizer-switch=semijoin=off"), "{table}");
+
+    let page = dir.join("dbbench-lab/reports/dbt3-1.html");
+    let (dom, log) = chromium_run(&dir, &["--dump-dom"], &page);
+    assert!(dom.contains("data-ready=\"1\""), "the page's script did not finish:\n{log}");
+    // Every section has content; sections with nothing to show are absent, and
+    // nothing claims a single configuration or command workloads.
+    let found = sections(&dom);
+    let ids: Vec<&str> = found.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(ids, ["summary", "system", "configurations"], "{ids:?}");
+    for (id, body) in &found {
+        assert!(body.contains("<table") || body.contains("<svg"), "section {id} is empty: {body}");
+        assert!(dom.contains(&format!("href=\"#{id}\"")), "no link to {id}");
+    }
+    for link in ["#charts", "#series", "#tables"] {
+        assert!(!dom.contains(&format!("href=\"{link}\"")), "a link to the absent {link}");
+    }
+    for wrong in ["One configuration", "command workloads have none", "nothing to compare"] {
+        assert!(!dom.contains(wrong), "'{wrong}' in the page");
+    }
+    let q18 = html_rows(&dom, "TPC-H dbt3: query times").into_iter().find(|r| r[0].starts_with("Q18")).unwrap();
+    assert_eq!(q18[0], "Q18 †");
+    assert!(dom.contains("Q18 †</text>"), "the bar charts' category marks Q18 too");
+
+    // The configuration diff, against the variables in the store.
+    let c = Connection::open(dir.join("dbbench-lab/results.sqlite")).unwrap();
+    let vars: Vec<serde_json::Map<String, serde_json::Value>> = c
+        .prepare("SELECT variables FROM configurations ORDER BY position")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|v| serde_json::from_str(&v.unwrap()).unwrap())
+        .collect();
+    // The two MariaDB servers: every variable either has, ids such as server_uid folded away.
+    let (m1, m2) = (&vars[0], &vars[1]);
+    let union: std::collections::BTreeSet<&String> = m1.keys().chain(m2.keys()).collect();
+    let heading = format!("server variables that differ between mariadb, mariadb-join (1 of {})", union.len());
+    assert!(dom.contains(&heading), "no '{heading}'");
+    let rows = html_rows(&dom, "server variables that differ between mariadb, mariadb-join");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0], ["join_buffer_size", "262144", "8388608"]);
+    assert_ne!(m1.get("server_uid"), m2.get("server_uid"), "the servers' ids differ");
+    // Across products: only the variables all three have.
+    let common: Vec<&String> = m1.keys().filter(|k| m2.contains_key(*k) && vars[2].contains_key(*k)).collect();
+    assert!(!common.is_empty() && common.len() < 20, "{common:?}");
+    let at = dom.find("<h3>variables every server has that differ (").expect("cross-product diff");
+    let n_of_m = &dom[at + "<h3>variables every server has that differ (".len()..];
+    let n_of_m = &n_of_m[..n_of_m.find(')').unwrap()];
+    let rows = html_rows(&dom, "variables every server has that differ");
+    assert_eq!(n_of_m, format!("{} of {}", rows.len(), common.len()), "counts are true");
+    assert!(rows.iter().all(|r| common.contains(&&r[0])), "{rows:?}");
+    assert!(rows.iter().all(|r| !r.iter().any(|c| c == "(not present)")), "a missing variable compared: {rows:?}");
+    let own = format!(
+        "mariadb, mariadb-join: {} of {}; postgresql: {} of {}",
+        union.len() - common.len(),
+        union.len(),
+        vars[2].len() - common.len(),
+        vars[2].len()
+    );
+    assert!(dom.contains(&own), "no '{own}'");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Adds workload `to` to experiment `name` of the fixture store: a copy of
 /// `from`'s cells and runs (times `factor` in tps), listed after the others in
 /// the stored spec.

@@ -529,6 +529,7 @@ pub(crate) mod tests {
             metrics: Vec::new(),
             threads: threads.to_vec(),
             tpch: false,
+            server_options: Vec::new(),
         }];
         Dataset { experiment, configurations, workloads, runs }
     }

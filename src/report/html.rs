@@ -308,7 +308,15 @@ fn tpch_charts(r: &Report) -> String {
     }
     let mut out = String::new();
     for (group, ws) in groups {
-        let label = |w: usize| d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+        let label = |w: usize| {
+            let q = d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+            let own = d.workloads[w].server_options.iter().any(|(_, list)| !list.is_empty());
+            if own {
+                format!("{q} {}", tables::MARK_OWN_OPTIONS)
+            } else {
+                q
+            }
+        };
         let threads = |w: usize| d.workloads[w].threads.first().copied().unwrap_or(1);
         let series: Vec<(String, usize)> =
             d.configurations.iter().enumerate().map(|(c, conf)| (conf.name.clone(), c)).collect();
@@ -800,39 +808,39 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     for l in d.context_lines() {
         let _ = write!(o, "<li>{}</li>", escape(&l));
     }
-    o.push_str("</ul>\n<nav><a href=\"#summary\">summary</a><a href=\"#charts\">charts</a><a href=\"#series\">time series</a><a href=\"#tables\">tables</a><a href=\"#system\">system</a><a href=\"#configurations\">configurations</a></nav>\n");
-    for w in &r.warnings {
-        let _ = writeln!(o, "<div class=\"warn\">warning: {}</div>", escape(w));
-    }
-    o.push_str("<h2 id=\"summary\">summary</h2>\n");
+    o.push_str("</ul>\n");
+    // Each section is built first and shown only with content (and only then linked).
+    let mut summary = String::new();
     for t in tables::tpch(a, &r.answers) {
-        o.push_str(&table_html(&t));
+        summary.push_str(&table_html(&t));
     }
-    o.push_str(&tpch_charts(r));
-    let compared = if d.configurations.len() > 1 { tables::compared(a, r.format) } else { Vec::new() };
-    for t in &compared {
-        o.push_str(&table_html(t));
+    summary.push_str(&tpch_charts(r));
+    let tests: Vec<usize> = (0..d.workloads.len()).filter(|&w| !d.workloads[w].tpch).collect();
+    if d.configurations.len() > 1 {
+        for t in &tables::compared(a, r.format) {
+            summary.push_str(&table_html(t));
+        }
+    } else if !tests.is_empty() {
+        summary.push_str("<p>One configuration: nothing to compare; absolute figures below.</p>\n");
     }
-    if compared.is_empty() {
-        o.push_str("<p>One configuration: nothing to compare; absolute figures below.</p>\n");
+    let mut charts = String::new();
+    if !tests.is_empty() {
+        charts.push_str("<p class=\"legend\">Each chart says under its legend what its error bars show: the confidence interval of the mean or of the ratio, or, where a cell has fewer than 4 ok repeats, its lowest to highest repeat. Bars that reach beyond a chart end in an arrow. Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");
+        for &w in &tests {
+            let _ = writeln!(
+                charts,
+                "<h3>{}</h3>\n<div class=\"charts\">{}</div>",
+                escape(&d.workloads[w].what),
+                workload_charts(r, w)
+            );
+        }
     }
-    o.push_str("<h2 id=\"charts\">charts</h2>\n<p class=\"legend\">Error bars: the confidence interval of the mean (throughput) or of the ratio (relative). Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");
-    for w in (0..d.workloads.len()).filter(|&w| !d.workloads[w].tpch) {
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3>\n<div class=\"charts\">{}</div>",
-            escape(&d.workloads[w].what),
-            workload_charts(r, w)
-        );
-    }
-    o.push_str("<h2 id=\"series\">time series</h2>\n<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats, the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n");
     let ts = time_series(r, &series);
-    if ts.is_empty() {
-        o.push_str("<p>No per-interval series were stored (command workloads have none).</p>\n");
+    let time_series = if ts.is_empty() {
+        String::new()
     } else {
-        let _ = writeln!(o, "<div class=\"charts\">{ts}</div>");
-    }
-    o.push_str("<h2 id=\"tables\">tables</h2>\n");
+        format!("<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats (the k-th interval of each repeat together), the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n<div class=\"charts\">{ts}</div>\n")
+    };
     let mut rest = Vec::new();
     if d.configurations.len() > 1 {
         rest.extend(tables::intervals(a, r.format));
@@ -840,8 +848,27 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     rest.extend(tables::absolute(a));
     rest.extend(tables::latency(a, &r.pooled, &r.percentiles));
     rest.extend(tables::failed_runs(a));
-    for t in &rest {
-        o.push_str(&table_html(t));
+    let more_tables: String = rest.iter().map(table_html).collect();
+    let shown: Vec<(&str, &str, &String)> = [
+        ("summary", "summary", &summary),
+        ("charts", "charts", &charts),
+        ("series", "time series", &time_series),
+        ("tables", "tables", &more_tables),
+    ]
+    .into_iter()
+    .filter(|s| !s.2.is_empty())
+    .collect();
+    o.push_str("<nav>");
+    for (id, name, _) in &shown {
+        let _ = write!(o, "<a href=\"#{id}\">{name}</a>");
+    }
+    o.push_str("<a href=\"#system\">system</a><a href=\"#configurations\">configurations</a></nav>\n");
+    for w in &r.warnings {
+        let _ = writeln!(o, "<div class=\"warn\">warning: {}</div>", escape(w));
+    }
+    for (id, name, content) in &shown {
+        let _ = writeln!(o, "<h2 id=\"{id}\">{name}</h2>");
+        o.push_str(content);
     }
     for section in sections {
         o.push_str(section);

@@ -20,6 +20,9 @@ pub struct Workload {
     /// One query of a TPC-H workload (named `NAME:Q14`): its figure is the
     /// query's time, and it is shown in the per-query table.
     pub tpch: bool,
+    /// A TPC-H query's own server options (the spec's `server_options`),
+    /// with the configuration they apply to (None: every configuration).
+    pub server_options: Vec<(Option<String>, Vec<String>)>,
 }
 
 impl Workload {
@@ -110,6 +113,7 @@ impl Dataset {
                         metrics: Vec::new(),
                         threads: Vec::new(),
                         tpch: false,
+                        server_options: Vec::new(),
                     });
                     workloads.len() - 1
                 }
@@ -262,13 +266,29 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
             let queries =
                 crate::tpch::run::QueryId::parse_list(t.get("queries").and_then(|q| q.as_str()).unwrap_or("1-22"))
                     .unwrap_or_default();
+            let options = t.get("server_options").and_then(|o| o.as_table());
+            let strings = |v: &toml::Value| -> Vec<String> {
+                v.as_array()
+                    .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default()
+            };
             for q in queries {
+                let label = q.label();
+                let key = label.trim_start_matches('Q');
+                let server_options = options
+                    .and_then(|o| o.iter().find(|(k, _)| k.trim_start_matches(['Q', 'q']) == key))
+                    .map(|(_, v)| match v.as_table() {
+                        Some(by_config) => by_config.iter().map(|(c, list)| (Some(c.clone()), strings(list))).collect(),
+                        None => vec![(None, strings(v))],
+                    })
+                    .unwrap_or_default();
                 out.push(Workload {
-                    name: format!("{name}:{}", q.label()),
-                    what: format!("TPC-H {} {} (scale factor {sf})", q.label(), crate::tpch::queries::name(q.number)),
+                    name: format!("{name}:{label}"),
+                    what: format!("TPC-H {label} {} (scale factor {sf})", crate::tpch::queries::name(q.number)),
                     metrics: vec!["seconds".into()],
                     threads: Vec::new(),
                     tpch: true,
+                    server_options,
                 });
             }
             continue;
@@ -300,7 +320,7 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
             };
             let metrics =
                 w.get("metrics").and_then(|m| m.as_table()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
-            Some(Workload { name, what, metrics, threads: Vec::new(), tpch: false })
+            Some(Workload { name, what, metrics, threads: Vec::new(), tpch: false, server_options: Vec::new() })
         }));
     }
     out
@@ -331,5 +351,24 @@ mod tests {
         assert_eq!((w[1].name.as_str(), w[1].what.as_str()), ("pg", "pgbench -c {threads}"));
         assert_eq!(w[1].metrics, ["tps", "latency"]);
         assert!(super::spec_workloads("not toml [").is_empty());
+    }
+
+    #[test]
+    fn a_tpch_querys_own_server_options() {
+        let w = super::spec_workloads(
+            r#"
+            [experiment]
+            name = "x"
+            [[workload]]
+            name = "dbt3"
+            tpch = { sf = 1, queries = "6,18", server_options = { "18" = { mariadb = ["--optimizer-switch=semijoin=off"] }, Q6 = ["--a=1"] } }
+            "#,
+        );
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].server_options, [(None, vec!["--a=1".to_string()])]);
+        assert_eq!(
+            w[1].server_options,
+            [(Some("mariadb".to_string()), vec!["--optimizer-switch=semijoin=off".to_string()])]
+        );
     }
 }

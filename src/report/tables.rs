@@ -376,6 +376,10 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
     out
 }
 
+/// A TPC-H query that ran under its own server options (the spec's
+/// per-query `server_options`), on its label and the configurations' times.
+pub const MARK_OWN_OPTIONS: char = '†';
+
 /// How a configuration's answer to a TPC-H query compares with the baseline's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AnswerCheck {
@@ -421,6 +425,7 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
         }
         columns.push("answers".into());
         let mut rows = Vec::new();
+        let mut options_legend = Vec::new();
         let mut complete: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
         for &w in &ws {
             let threads = d.workloads[w].threads.first().copied().unwrap_or(1);
@@ -477,7 +482,32 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
                     complete[i].push(s.unwrap_or(0.0));
                 }
             }
-            let label = d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+            let mut label = d.workloads[w].name.split_once(':').map(|x| x.1.to_string()).unwrap_or_default();
+            // A query run under its own server options is marked: its time is not the configuration's alone.
+            let own: Vec<String> = d.workloads[w]
+                .server_options
+                .iter()
+                .filter(|(_, list)| !list.is_empty())
+                .map(|(c, list)| format!("{} {}", c.as_deref().unwrap_or("every configuration"), list.join(" ")))
+                .collect();
+            if !own.is_empty() {
+                options_legend.push(format!("{MARK_OWN_OPTIONS} {label}: server started with {}", own.join("; ")));
+                for (i, &c) in order.iter().enumerate() {
+                    let applies = d.workloads[w].server_options.iter().any(|(name, list)| {
+                        !list.is_empty() && name.as_deref().is_none_or(|n| n == d.configurations[c].name)
+                    });
+                    if applies {
+                        // The configuration's seconds cell: before it, one ratio column per earlier variant.
+                        let col = if i == 0 { 0 } else { 2 * i - 1 };
+                        let cell = &mut cells[col];
+                        cell.text.push(MARK_OWN_OPTIONS);
+                        let why = format!("ran with its own server options: {}", own.join("; "));
+                        cell.note = Some(cell.note.take().map(|n| format!("{n}; {why}")).unwrap_or(why));
+                    }
+                }
+                label.push(' ');
+                label.push(MARK_OWN_OPTIONS);
+            }
             rows.push(Row { indent: 1, label, cells });
         }
         // Geometric mean over the queries every configuration finished.
@@ -506,6 +536,7 @@ pub fn tpch(a: &Analysis, answers: &AnswerChecks) -> Vec<Table> {
             "answers: each configuration's rows against the baseline's (spec clause 2.1.3.5 tolerances); MISMATCH is a wrong answer somewhere".into(),
         ];
         legend.extend(marks_legend(a, &cell_texts(&rows)));
+        legend.extend(options_legend);
         out.push(Table {
             title: format!("TPC-H {group}: query times"),
             corner: "query".into(),
