@@ -235,6 +235,15 @@ fn mysql_myisam_and_legacy_spellings() {
         "SELECT engine FROM information_schema.tables WHERE table_schema='dbb_myisam' AND table_name='sbtest'",
     );
     assert_eq!(engine, vec!["MyISAM"]);
+    // --myisam-max-rows is the table's MAX_ROWS, as in 0.5: MyISAM sizes its
+    // row pointers by it (0.5's default, 1000000, makes a table that is full
+    // at 16.7M rows: the seeds' 20M-row key cache study needs 50000000).
+    let limits = mysql_query(
+        "dbb_myisam",
+        "SELECT concat(create_options, ' ', max_data_length) FROM information_schema.tables WHERE table_schema='dbb_myisam' AND table_name='sbtest'",
+    );
+    // 189-byte rows, 4-byte row pointers (the default's 3 bytes address 189 × 2^24 − 1 bytes).
+    assert_eq!(limits, vec![format!("max_rows=50000000 {}", 189 * (1u64 << 32) - 1)]);
     let mut a = args(&base, &["--test=oltp_complex_ro", "run", "--num-threads=2", "--max-requests=40", "--max-time=0"]);
     a.extend(legacy);
     let r = dbbench_in(&dir, &a);

@@ -31,6 +31,10 @@ sysbench.cmdline.options = {
   auto_inc = {"Use AUTO_INCREMENT (MySQL), SERIAL (PostgreSQL) or rowid " ..
               "(SQLite) ids; when disabled, use client-generated IDs", true},
   mysql_storage_engine = {"Storage engine, if MySQL is used", "innodb"},
+  -- 0.5's --myisam-max-rows: the table's MAX_ROWS. MyISAM sizes its row
+  -- pointers by it: the default 1000000 gives 3-byte pointers, a table
+  -- that is full at 16777215 fixed-length rows.
+  myisam_max_rows = {"max-rows parameter for MyISAM tables", 1000000},
 }
 
 -- dbbench: the values these options may take, checked once before any
@@ -71,7 +75,8 @@ function prepare()
           (o.auto_inc and " AUTO_INCREMENT" or "") ..
           ", k INTEGER UNSIGNED DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' " ..
           "NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) " ..
-          "/*! ENGINE = " .. o.mysql_storage_engine .. " MAX_ROWS = 1000000 */"
+          "/*! ENGINE = " .. o.mysql_storage_engine .. " MAX_ROWS = " ..
+          o.myisam_max_rows .. " */"
   elseif dbms == "pgsql" or dbms == "sqlite" then
     -- SQLite: "id INTEGER ... PRIMARY KEY (id)" is the auto-assigned rowid
     local id_def = (dbms == "pgsql" and o.auto_inc) and "SERIAL"
