@@ -90,6 +90,16 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
     assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains("runs: 12"), "{}", plan.stdout);
     assert!(plan.stdout.contains("estimated duration"), "{}", plan.stdout);
+    // What the user waits for besides the runs: the prepares and the disk.
+    assert!(
+        plan.stdout.contains("preparation (estimates: rates measured")
+            && plan.stdout.contains("  2 x 500 rows, SQLite (oltp_point_select)")
+            && plan.stdout.contains("for 4 preparation(s)")
+            && plan.stdout.contains("estimated disk: about ")
+            && plan.stdout.contains("free in "),
+        "{}",
+        plan.stdout
+    );
 
     let r = dbbench_in(&dir, &["lab", "run", &spec]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);

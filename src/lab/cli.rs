@@ -97,6 +97,20 @@ fn run(args: &[String]) -> Result<u8, String> {
             runner::preflight(&s)?;
             let p = plan::runs(&s);
             let mut text = plan::describe(&s, &p);
+            let (_, base) = runner::default_paths(&s, &o);
+            let (need, _) = plan::disk_estimate(&s, &plan::data_estimates(&s, &p));
+            match (need, plan::free_bytes(&base)) {
+                (Some(need), Some(free)) if need > free => {
+                    text += &format!(
+                        "warning: the work directory needs about {} but {} has {} free; give --workdir on a bigger filesystem\n",
+                        plan::human_bytes(need),
+                        base.display(),
+                        plan::human_bytes(free)
+                    )
+                }
+                (_, Some(free)) => text += &format!("free in {}: {}\n", base.display(), plan::human_bytes(free)),
+                _ => {}
+            }
             for r in &p {
                 text += &format!(
                     "  {:>4}  {:<16} {:<24} threads={:<5} repeat={}\n",
