@@ -403,6 +403,21 @@ after_start = [{ sql = "CREATE TABLE IF NOT EXISTS lab_hook (a INT); INSERT INTO
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let c = store(&dir);
     assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok' AND tps > 0"), 6);
+    // What each run's server said it is, per run, and in the report's header.
+    let products = strings(&c, "SELECT DISTINCT r.server_product || ' ' || r.server_version FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations cf ON cf.id = cl.configuration_id ORDER BY cf.position");
+    assert!(
+        products.len() == 2 && products[0].starts_with("MariaDB 1") && products[1].starts_with("PostgreSQL 1"),
+        "{products:?}"
+    );
+    let report = dbbench_in(&dir, &["report", &spec]);
+    assert!(
+        report.stdout.contains(&format!(
+            "configurations: mariadb (mariadb: {}), postgresql (postgresql: {})",
+            products[0], products[1]
+        )),
+        "{}",
+        report.stdout
+    );
     let versions = strings(&c, "SELECT server_version FROM configurations ORDER BY position");
     assert!(versions[0].contains("MariaDB"), "{versions:?}");
     assert!(versions[1].chars().next().is_some_and(|c| c.is_ascii_digit()), "{versions:?}");
@@ -515,7 +530,8 @@ metrics = { tps = 'tps = ([0-9.]+)' }
         assert_eq!(query("SELECT count(*) FROM runs WHERE status = 'ok'"), ["2"], "{url}");
         assert_eq!(query("SELECT count(*) FROM run_metrics WHERE name = 'tps' AND value IN (1, 2)"), ["2"], "{url}");
         assert_eq!(query("SELECT status FROM experiments"), ["finished"], "{url}");
-        assert_eq!(query("SELECT version FROM dbbench_schema"), ["1"], "{url}");
+        assert_eq!(query("SELECT version FROM dbbench_schema"), ["2"], "{url}");
+        assert_eq!(query("SELECT DISTINCT server_product FROM runs"), ["SQLite"], "{url}");
         // The spec's own `store = URL` is taken as is, not as a path.
         let spec2 = dir.join("spec-with-store.toml");
         std::fs::write(&spec2, spec_text.replace("time = 1\n", &format!("time = 1\nstore = \"{url}\"\n"))).unwrap();
@@ -901,5 +917,56 @@ fn segmented_key_cache_example_does_comparable_work_at_1_and_16_threads() {
         );
     }
     assert!((per_event[1] / per_event[0] - 1.0).abs() < 0.1, "1 and 16 threads do different work: {per_event:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `server = "mysql"` / `--kind=mysql` where `mysqld` is MariaDB's (Debian):
+/// refused with one line saying how to point dbbench at a MySQL build,
+/// before anything is initialised or run (a MariaDB-vs-MySQL study would
+/// otherwise compare MariaDB with itself).
+#[test]
+fn mysql_kind_refuses_a_mysqld_that_is_mariadb() {
+    if !have_server_binaries() {
+        return;
+    }
+    let mysqld = ["/usr/sbin/mysqld", "/usr/bin/mysqld"].into_iter().find(|p| Path::new(p).exists());
+    let is_mariadb = mysqld.is_some_and(|p| {
+        std::process::Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("MariaDB"))
+    });
+    if !is_mariadb {
+        eprintln!("skipped: no mysqld here that is MariaDB's ({mysqld:?})");
+        return;
+    }
+    let dir = tempdir("lab-mysql-kind");
+    let spec = write_spec(
+        &dir,
+        &managed_spec(
+            "mysql-kind",
+            "[[configuration]]\nname = \"mysql\"\nserver = \"mysql\"\n",
+            "[[workload]]\ntest = \"oltp_point_select\"\n",
+            "",
+        ),
+    );
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("configuration 'mysql': kind \"mysql\" but ")
+            && r.stderr.contains(" is MariaDB 1")
+            && r.stderr.contains("set basedir"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("dbbench-lab/results.sqlite").exists(), "nothing ran");
+    let srv = dir.join("srv");
+    let r = dbbench_in(&dir, &["server", "start", "--kind=mysql", &format!("--dir={}", srv.display())]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("kind \"mysql\" but ") && r.stderr.contains("--basedir"), "{}", r.stderr);
+    assert!(!srv.join("data/mysql").exists(), "no datadir initialised");
+    assert!(processes_mentioning(&srv.display().to_string()).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }

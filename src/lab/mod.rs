@@ -11,6 +11,7 @@ pub mod cli;
 pub mod datadir;
 pub mod hostlock;
 pub mod plan;
+pub mod product;
 pub mod runner;
 pub mod sampler;
 pub mod server;

@@ -298,6 +298,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
         warned_cache: false,
         host_lock: host_lock.map(|(l, _)| l),
         beside: Vec::new(),
+        server_product: None,
     };
     remove_stale_rundir(&workdir);
     lab.rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
@@ -539,6 +540,9 @@ struct Lab<'a> {
     host_lock: Option<HostLock>,
     /// Labs seen measuring beside this one so far (pids), recorded once each.
     beside: Vec<u32>,
+    /// The product and version the last started server of a configuration
+    /// said it is (stored with every run on it).
+    server_product: Option<(usize, crate::lab::product::Product)>,
 }
 
 /// What `ensure_ready` did for a run.
@@ -829,6 +833,7 @@ impl Lab<'_> {
         // Version and variables, once per configuration per experiment.
         match sql::connect(&self.driver_args(c, datadir)) {
             Ok(mut conn) => {
+                self.server_product = Some((c, conn.product()));
                 let version = conn.version();
                 let vars = conn.variables().unwrap_or_default();
                 self.store.set_server_info(self.config_ids[c], &version, &serde_json::Value::Object(vars))?;
@@ -1181,6 +1186,7 @@ impl Lab<'_> {
             }
         };
         rec.server_restarted = readiness.restarted;
+        rec.server = self.server_product.as_ref().filter(|p| p.0 == c).map(|p| p.1.clone());
         rec.cache = readiness.cache.into();
         let hooks = self.hooks(c);
         let mut error: Option<String> = None;

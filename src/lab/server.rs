@@ -64,7 +64,9 @@
 //! `--loose-mysqlx=OFF` so the X plugin does not take port 33060 and
 //! `/tmp/mysqlx.sock`) but untested here: this machine has no Oracle MySQL.
 //! When the `mysqld` found is MariaDB's (Debian's `/usr/sbin/mysqld` is a
-//! symlink to `mariadbd`), kind `mysql` is initialised the MariaDB way.
+//! symlink to `mariadbd`), kind `mysql` is refused with a line saying how to
+//! point `basedir` at a MySQL build; every started MariaDB/MySQL server is
+//! asked what it is (`lab::product`) and refused when that is not its kind.
 
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -237,11 +239,12 @@ impl Programs {
                     &["mysqld"],
                     "the MySQL Server package from dev.mysql.com (Debian's mysqld is MariaDB's)",
                 )?;
-                if is_mariadb_binary(&server) {
-                    Ok(Programs { server, init: find_mariadb_install_db(spec)?, flavor: Flavor::Mariadb })
-                } else {
-                    Ok(Programs { init: server.clone(), server, flavor: Flavor::Mysql })
+                // Refused here, before anything is initialised; the started
+                // server's own answer is checked again (`check_product`).
+                if let Some(p) = mariadb_binary(&server) {
+                    return Err(crate::lab::product::mismatch(spec.kind, &server, &p));
                 }
+                Ok(Programs { init: server.clone(), server, flavor: Flavor::Mysql })
             }
             ServerKind::Postgresql => find_postgresql(spec),
         }
@@ -320,19 +323,25 @@ fn mysql_leading_args(spec: &ServerSpec, config: Option<&Path>) -> Vec<String> {
     args
 }
 
-/// Whether a `mysqld` is MariaDB's (a symlink to `mariadbd`, or an older MariaDB's own `mysqld`).
-fn is_mariadb_binary(server: &Path) -> bool {
-    if let Ok(real) = fs::canonicalize(server) {
-        if real.file_name().is_some_and(|n| n.to_string_lossy().contains("mariadb")) {
-            return true;
-        }
-    }
-    Command::new(server)
+/// The MariaDB product behind a `mysqld` that is MariaDB's (a symlink to
+/// `mariadbd`, or an older MariaDB's own `mysqld`), from its `--version` line.
+fn mariadb_binary(server: &Path) -> Option<crate::lab::product::Product> {
+    let line = Command::new(server)
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_ascii_lowercase().contains("mariadb"))
-        .unwrap_or(false)
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let named = fs::canonicalize(server)
+        .is_ok_and(|real| real.file_name().is_some_and(|n| n.to_string_lossy().contains("mariadb")));
+    match crate::lab::product::from_version_line(&line) {
+        Some(p) if p.name == "MariaDB" => Some(p),
+        Some(p) if named => Some(crate::lab::product::Product { name: "MariaDB".into(), version: p.version }),
+        None if named => {
+            Some(crate::lab::product::Product { name: "MariaDB".into(), version: "(version unknown)".into() })
+        }
+        _ => None,
+    }
 }
 
 /// `postgres` and `initdb` from one directory: basedir/bin, else PATH, else
@@ -1525,7 +1534,7 @@ impl ManagedServer {
             };
             match server.wait_ready(spec.timeout) {
                 Ok(()) => {
-                    if let Err(e) = server.check_name_resolution() {
+                    if let Err(e) = server.check_product(&progs.server).and_then(|()| server.check_name_resolution()) {
                         let _ = server.stop();
                         return Err(e);
                     }
@@ -1834,6 +1843,23 @@ impl ManagedServer {
                     )
                 })
             }
+        }
+    }
+
+    /// Refuses a server that is not the product its kind names (MariaDB's
+    /// `mysqld` started as kind `mysql`, a MySQL build as kind `mariadb`),
+    /// from what the running server says about itself.
+    fn check_product(&self, program: &Path) -> Result<(), String> {
+        if !self.kind.is_mysql_family() {
+            return Ok(());
+        }
+        let (_, rows) = self.admin_query("SELECT VERSION(), @@version_comment")?;
+        let cell = |i: usize| rows.first().and_then(|r| r.get(i).cloned().flatten()).unwrap_or_default();
+        let product = crate::lab::product::mysql_family(&cell(0), &cell(1));
+        if crate::lab::product::fits(self.kind, &product.name) {
+            Ok(())
+        } else {
+            Err(crate::lab::product::mismatch(self.kind, program, &product))
         }
     }
 
@@ -2335,6 +2361,8 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
         superuser: a.superuser,
         ..ServerSpec::new(kind)
     };
+    // Programs and product before anything is made (kind mysql on MariaDB's mysqld).
+    check(&spec)?;
     let datadir = dir.join("data");
     let rundir = dir.join("run");
     if !datadir.exists() || is_empty_dir(&datadir) {
@@ -2697,27 +2725,50 @@ mod tests {
         send_sync::<ManagedServer>();
     }
 
-    /// Kind `mysql` where `mysqld` is MariaDB's (Debian): handled as MariaDB,
-    /// files named after the kind.
+    /// Kind `mysql` where `mysqld` is MariaDB's (Debian): refused before
+    /// anything is initialised, with the line saying how to point basedir
+    /// at MySQL. Behind that, the started server's own answer decides: a
+    /// "MySQL build" whose `mysqld` says MySQL in `--version` but starts
+    /// MariaDB (a wrapper here) is stopped and refused after its start.
     #[test]
-    fn mysql_kind_on_mariadb_binaries() {
-        if !have(ServerKind::Mysql) {
+    fn mysql_kind_on_mariadb_binaries_is_refused() {
+        if !have(ServerKind::Mariadb) {
             return;
         }
-        let progs = Programs::find(&ServerSpec::new(ServerKind::Mysql)).unwrap();
-        if progs.flavor != Flavor::Mariadb {
-            eprintln!("skipped: {} is Oracle MySQL, covered by nothing here", progs.server.display());
-            return;
+        match Programs::find(&ServerSpec::new(ServerKind::Mysql)) {
+            Ok(p) => eprintln!("{} is Oracle MySQL: the refusal before start is not exercised", p.server.display()),
+            Err(e) if e.contains("not found") => eprintln!("no mysqld: {e}"),
+            Err(e) => {
+                assert!(
+                    e.starts_with("kind \"mysql\" but ") && e.contains(" is MariaDB ") && e.contains("basedir"),
+                    "{e}"
+                );
+                assert_eq!(check(&ServerSpec::new(ServerKind::Mysql)), Err(e));
+            }
         }
         let mut fx = Fixture::new("my");
         let (data, run) = (fx.dir.join("data"), fx.dir.join("run"));
-        let spec = spec(ServerKind::Mysql);
-        initialize(&spec, &data, &run, &password()).unwrap();
-        let s = fx.keep(ManagedServer::start(&spec, &data, &run).unwrap());
-        assert!(s.socket().ends_with("mysql.sock") && s.error_log().ends_with("mysql.err"));
-        assert!(s.env().contains(&("DBBENCH_SERVER_KIND".to_string(), "mysql".to_string())));
-        s.execute_sql("CREATE TABLE t (a INT)").unwrap();
-        s.stop().unwrap();
+        initialize(&spec(ServerKind::Mariadb), &data, &run, &password()).unwrap();
+        let mariadbd = Programs::find(&spec(ServerKind::Mariadb)).unwrap().server;
+        let bin = fx.dir.join("mysql-build/bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(
+            bin.join("mysqld"),
+            format!(
+                "#!/bin/sh\nfor a; do [ \"$a\" = --version ] && {{ echo 'mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)'; exit 0; }}; done\n\
+                 for a; do shift; case \"$a\" in --basedir=*) ;; *) set -- \"$@\" \"$a\" ;; esac; done\nexec {} \"$@\"\n",
+                mariadbd.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(bin.join("mysqld"), fs::Permissions::from_mode(0o755)).unwrap();
+        let s = ServerSpec { basedir: Some(fx.dir.join("mysql-build")), ..spec(ServerKind::Mysql) };
+        check(&s).expect("the wrapper's --version says MySQL");
+        let e = ManagedServer::start(&s, &data, &run).err().expect("MariaDB refused as kind mysql");
+        assert!(e.starts_with("kind \"mysql\" but ") && e.contains("mysql-build/bin/mysqld is MariaDB 1"), "{e}");
+        assert!(find_server_pid(ServerKind::Mysql, &fs::canonicalize(&data).unwrap()).is_none(), "stopped");
+        // The same datadir as kind mariadb starts.
+        fx.keep(ManagedServer::start(&spec(ServerKind::Mariadb), &data, &run).unwrap()).stop().unwrap();
     }
 
     #[test]

@@ -102,6 +102,18 @@ impl LabConnection {
         self.conn.server_version()
     }
 
+    /// The server's product and version as it says them (`lab::product`).
+    pub fn product(&mut self) -> crate::lab::product::Product {
+        let version = self.version();
+        let comment = match self.driver {
+            "mysql" => {
+                self.rows("SELECT @@version_comment").ok().and_then(|r| r.into_iter().next()?.into_iter().next()?)
+            }
+            _ => None,
+        };
+        crate::lab::product::of_driver(self.driver, &version, comment.as_deref().unwrap_or(""))
+    }
+
     /// All server variables (name → value), sorted by name.
     pub fn variables(&mut self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
         let sql = match self.driver {

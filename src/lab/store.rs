@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 /// `VARCHAR(255)` when the same migration puts it in a key or index (a
 /// `LONGTEXT` cannot be indexed whole), else `LONGTEXT`; so a later
 /// migration must not index a text column an earlier one created.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE experiments (
     id              INTEGER PRIMARY KEY,
     name            TEXT NOT NULL,
@@ -139,7 +140,12 @@ CREATE TABLE events (                       -- lab events worth keeping: prepare
     seconds       REAL,
     detail        TEXT NOT NULL             -- JSON
 );
-"#];
+"#,
+    r#"
+ALTER TABLE runs ADD COLUMN server_product TEXT;  -- MariaDB | MySQL | Percona Server | PostgreSQL | SQLite, as the server said
+ALTER TABLE runs ADD COLUMN server_version TEXT;  -- the server's version string when the run ran
+"#,
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -201,6 +207,9 @@ pub struct RunRecord {
     pub output_tail: Option<String>,
     /// Server log written during the run, for failed runs.
     pub log_excerpt: Option<String>,
+    /// The product and version of the server the run ran on, as it said
+    /// (`lab::product`); None when no server answered.
+    pub server: Option<crate::lab::product::Product>,
 }
 
 /// An experiment's row, as `lab run --resume` needs it.
@@ -1513,6 +1522,12 @@ impl Store {
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 &run_params,
             )?;
+            if let Some(p) = &r.server {
+                db.execute(
+                    "UPDATE runs SET server_product = ?, server_version = ? WHERE id = ?",
+                    &vals![&p.name, &p.version, run_id],
+                )?;
+            }
             for (name, value) in &metrics {
                 db.execute("INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)", &vals![run_id, *name, *value])?;
             }
@@ -1612,6 +1627,10 @@ pub struct ConfigurationInfo {
     pub server_version: Option<String>,
     /// Every server variable at its first start (JSON object), when captured.
     pub variables: Option<serde_json::Value>,
+    /// The server products and versions its runs ran on (`MariaDB
+    /// 10.11.19-MariaDB-...`), in order of first use; empty for stores
+    /// written before runs recorded them.
+    pub products: Vec<String>,
 }
 
 /// One stored run's figures (everything but its series, samples and histogram).
@@ -1742,10 +1761,13 @@ impl Store {
             "SELECT id, position, name, kind, definition, server_version, variables FROM configurations WHERE experiment_id = ? ORDER BY position",
             &vals![experiment],
         )?;
+        let products = self.server_products(experiment)?;
         rows.iter()
             .map(|r| {
+                let id = int_at(r, 0)?;
                 Ok(ConfigurationInfo {
-                    id: int_at(r, 0)?,
+                    products: products.iter().filter(|p| p.0 == id).map(|p| p.1.clone()).collect(),
+                    id,
                     position: int_at(r, 1)?,
                     name: text_at(r, 2)?,
                     kind: text_at(r, 3)?,
@@ -1813,6 +1835,26 @@ impl Store {
             }
         }
         Ok(runs)
+    }
+
+    /// Per configuration (row id), the distinct server products and versions
+    /// its runs ran on, as `Product Version` texts in order of first use.
+    pub fn server_products(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+        let rows = self.rows(
+            "SELECT cl.configuration_id, r.server_product, r.server_version, min(r.seq) FROM runs r JOIN cells cl ON r.cell_id = cl.id
+             WHERE cl.experiment_id = ? AND r.server_product IS NOT NULL
+             GROUP BY cl.configuration_id, r.server_product, r.server_version ORDER BY 4",
+            &vals![experiment],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    opt_int(r, 0)?,
+                    format!("{} {}", opt_text(r, 1)?, opt_text(r, 2).unwrap_or_default()).trim_end().to_string(),
+                ))
+            })
+            .collect())
     }
 
     /// The latency histogram (HdrHistogram V2 deflate, base64) of every run
@@ -2055,6 +2097,7 @@ mod tests {
             metrics: vec![("m".into(), 1.0), ("m".into(), 7.5)],
             os_samples: vec![(1.0, serde_json::json!({"cpu_user_pct": 3.0}))],
             server_samples: vec![(1.0, serde_json::json!({"Questions": 3}))],
+            server: Some(crate::lab::product::Product { name: "MariaDB".into(), version: "10.11.19-MariaDB".into() }),
             ..Default::default()
         };
         let id = s.insert_run(&rec).unwrap();
@@ -2109,6 +2152,11 @@ mod tests {
         assert_eq!(configs[0].name, "base");
         assert_eq!(configs[0].server_version.as_deref(), Some("1.0"));
         assert_eq!(configs[0].variables, Some(serde_json::json!({"a": "1"})));
+        assert_eq!(
+            configs[0].products,
+            vec!["MariaDB 10.11.19-MariaDB".to_string()],
+            "per run, read back per configuration"
+        );
         assert_eq!(s.experiments().unwrap()[0].0, e);
         assert_eq!(s.run_overheads(e).unwrap(), vec![("base".to_string(), true, serde_json::json!({"ready_s": 0.5}))]);
         s.event(e, Some("base"), Some("w"), "prepared", Some(1.5), &serde_json::json!({})).unwrap();
@@ -2149,9 +2197,52 @@ mod tests {
         drop(s);
         let err = Store::open(location).err().unwrap();
         assert!(
-            err.contains("schema version 99 is newer than this dbbench understands (1); use a newer dbbench"),
+            err.contains(&format!(
+                "schema version 99 is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
+            )),
             "{err}"
         );
+    }
+
+    /// A store written before runs recorded their server's product (schema
+    /// version 1) is upgraded when opened: its runs keep their figures and
+    /// have no product; new runs get one.
+    #[test]
+    fn a_version_1_store_is_upgraded() {
+        let dir = std::env::temp_dir().join(format!("dbbench-store-v1-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v1.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(
+                "INSERT INTO experiments VALUES (1, 'x', '', 's.toml', '', 'h', 'finished', 't', NULL, '0', NULL, '{}', '{}');
+                 INSERT INTO configurations VALUES (1, 1, 0, 'base', 'sqlite', '{}', '3.0', NULL);
+                 INSERT INTO cells VALUES (1, 1, 1, 'w', 1);
+                 INSERT INTO runs (id, cell_id, \"repeat\", seq, status, started_at, ended_at, argv, seed, cache, server_restarted, overhead, tps)
+                   VALUES (1, 1, 1, 0, 'ok', 't', 't', '[]', 1, 'warm', 1, '{}', 5.0);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path.display().to_string()).unwrap();
+        assert_eq!(s.run_figures(1).unwrap()[0].tps, Some(5.0));
+        assert!(s.configurations_of(1).unwrap()[0].products.is_empty(), "old runs have no product");
+        let rec = RunRecord {
+            cell_id: 1,
+            repeat: 2,
+            status: "ok".into(),
+            server: Some(crate::lab::product::Product { name: "SQLite".into(), version: "3.46.0".into() }),
+            ..Default::default()
+        };
+        s.insert_run(&rec).unwrap();
+        assert_eq!(s.configurations_of(1).unwrap()[0].products, vec!["SQLite 3.46.0".to_string()]);
+        drop(s);
+        let version: i64 =
+            Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -498,6 +498,7 @@ pub(crate) mod tests {
                 definition: serde_json::json!({}),
                 server_version: None,
                 variables: None,
+                products: Vec::new(),
             })
             .collect();
         let mut runs = Vec::new();

@@ -232,12 +232,14 @@ impl Dataset {
             .configurations
             .iter()
             .map(|c| {
-                format!(
-                    "{} ({}{})",
-                    c.name,
-                    c.kind,
+                // What the runs' servers said they are (kind "mysql" could be
+                // anything answering as MySQL); older stores: the version.
+                let what = if c.products.is_empty() {
                     c.server_version.as_ref().filter(|v| !v.is_empty()).map(|v| format!(" {v}")).unwrap_or_default()
-                )
+                } else {
+                    format!(": {}", c.products.join("; "))
+                };
+                format!("{} ({}{what})", c.name, c.kind)
             })
             .collect();
         l.push(format!("configurations: {}", configs.join(", ")));

@@ -1,0 +1,128 @@
+//! Which server product a configuration really ran: MariaDB, MySQL,
+//! Percona Server, PostgreSQL or SQLite, from what the server says about
+//! itself (`VERSION()`, `@@version_comment`), not from the kind a spec asked
+//! for. Debian installs MariaDB's server as `mysqld`, so kind `mysql` finds
+//! MariaDB unless pointed at a MySQL build: a MariaDB-vs-MySQL study would
+//! then compare MariaDB with itself. Managed servers are checked after they
+//! start (`lab::server`), and the lab stores the product and version of
+//! every run (`runs.server_product`, `runs.server_version`).
+
+use crate::lab::server::ServerKind;
+
+/// A server product and its version string, as the server reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Product {
+    /// `MariaDB`, `MySQL`, `Percona Server`, `PostgreSQL` or `SQLite`.
+    pub name: String,
+    /// The server's own version string (`10.11.19-MariaDB-0+deb12u1`,
+    /// `8.0.36`, `15.14 (Debian 15.14-0+deb12u1)`, `3.46.0`).
+    pub version: String,
+}
+
+/// The product behind a MariaDB/MySQL-protocol server: MariaDB says so in
+/// its version (`10.11.19-MariaDB-...`, also behind the `5.5.5-` prefix
+/// its handshake adds); Percona Server in `@@version_comment`; anything
+/// else speaking the protocol is taken for MySQL.
+pub fn mysql_family(version: &str, comment: &str) -> Product {
+    let name = if version.to_ascii_lowercase().contains("mariadb") {
+        "MariaDB"
+    } else if comment.to_ascii_lowercase().contains("percona") {
+        "Percona Server"
+    } else {
+        "MySQL"
+    };
+    Product { name: name.to_string(), version: version.trim_start_matches("5.5.5-").to_string() }
+}
+
+/// The product behind a connection of dbbench's driver `driver` (`mysql`,
+/// `pgsql`, `sqlite`), from its version string and, for MySQL-protocol
+/// servers, `@@version_comment`.
+pub fn of_driver(driver: &str, version: &str, comment: &str) -> Product {
+    match driver {
+        "mysql" => mysql_family(version, comment),
+        "pgsql" => Product { name: "PostgreSQL".into(), version: version.to_string() },
+        "sqlite" => Product { name: "SQLite".into(), version: version.to_string() },
+        other => Product { name: other.to_string(), version: version.to_string() },
+    }
+}
+
+/// The product a server program names in its `--version` line
+/// (`mysqld  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64
+/// (Debian 12)`, `mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community
+/// Server - GPL)`): the version after `Ver`, the comment in the last
+/// parentheses. None when the line has no `Ver`.
+pub fn from_version_line(text: &str) -> Option<Product> {
+    let after = text.split_once(" Ver ")?.1;
+    let version = after.split_whitespace().next()?;
+    let comment = after.rsplit_once('(').map(|(_, c)| c.trim_end().trim_end_matches(')')).unwrap_or("");
+    Some(mysql_family(version, comment))
+}
+
+/// Whether `kind` may run `product`: kind `mariadb` only MariaDB; kind
+/// `mysql` MySQL and its builds (Percona Server), never MariaDB.
+pub fn fits(kind: ServerKind, product: &str) -> bool {
+    match kind {
+        ServerKind::Mariadb => product == "MariaDB",
+        ServerKind::Mysql => product == "MySQL" || product == "Percona Server",
+        ServerKind::Postgresql => product == "PostgreSQL",
+    }
+}
+
+/// The one line refusing a server whose product is not the kind asked for,
+/// saying how to point dbbench at the right build.
+pub fn mismatch(kind: ServerKind, program: &std::path::Path, product: &Product) -> String {
+    let how = match kind {
+        ServerKind::Mysql => format!(
+            "to benchmark MySQL, set basedir (spec) or --basedir (dbbench server) to an unpacked MySQL tarball or build tree, e.g. basedir = \"/opt/mysql-8.4\"{}; to benchmark {} use kind \"mariadb\"",
+            if product.name == "MariaDB" { " (Debian's mysqld is MariaDB's)" } else { "" },
+            product.name
+        ),
+        ServerKind::Mariadb => format!(
+            "to benchmark MariaDB, set basedir (spec) or --basedir (dbbench server) to an unpacked MariaDB tarball or build tree; to benchmark {} use kind \"mysql\"",
+            product.name
+        ),
+        ServerKind::Postgresql => "set basedir to a PostgreSQL installation".to_string(),
+    };
+    format!(
+        "kind \"{}\" but {} is {} {}, not {}: {how}",
+        kind.name(),
+        program.display(),
+        product.name,
+        product.version,
+        kind.label()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn products_are_named_by_what_the_server_says() {
+        let p = mysql_family("10.11.19-MariaDB-0+deb12u1", "Debian 12");
+        assert_eq!((p.name.as_str(), p.version.as_str()), ("MariaDB", "10.11.19-MariaDB-0+deb12u1"));
+        assert_eq!(mysql_family("5.5.5-10.6.16-MariaDB", "").version, "10.6.16-MariaDB");
+        assert_eq!(mysql_family("8.0.36", "MySQL Community Server - GPL").name, "MySQL");
+        assert_eq!(
+            mysql_family("8.0.35-27", "Percona Server (GPL), Release 27, Revision 2f8eeab2").name,
+            "Percona Server"
+        );
+        assert_eq!(of_driver("pgsql", "15.14 (Debian 15.14-0+deb12u1)", "").name, "PostgreSQL");
+        assert_eq!(of_driver("sqlite", "3.46.0", "").name, "SQLite");
+        let v = from_version_line(
+            "/usr/sbin/mysqld  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)\n",
+        );
+        assert_eq!(v, Some(p.clone()));
+        let v = from_version_line("mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)").unwrap();
+        assert_eq!((v.name.as_str(), v.version.as_str()), ("MySQL", "8.0.36"));
+        assert_eq!(from_version_line("something else"), None);
+        assert!(fits(ServerKind::Mysql, "MySQL") && fits(ServerKind::Mysql, "Percona Server"));
+        assert!(!fits(ServerKind::Mysql, "MariaDB") && !fits(ServerKind::Mariadb, "MySQL"));
+        let line = mismatch(ServerKind::Mysql, std::path::Path::new("/usr/sbin/mysqld"), &p);
+        assert_eq!(
+            line,
+            "kind \"mysql\" but /usr/sbin/mysqld is MariaDB 10.11.19-MariaDB-0+deb12u1, not MySQL: to benchmark MySQL, set basedir (spec) or --basedir (dbbench server) to an unpacked MySQL tarball or build tree, e.g. basedir = \"/opt/mysql-8.4\" (Debian's mysqld is MariaDB's); to benchmark MariaDB use kind \"mariadb\""
+        );
+        assert!(!line.contains('\n'));
+    }
+}
