@@ -381,3 +381,58 @@ fn a_failing_query_is_reported_and_the_run_goes_on() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tpch load` into a database that does not exist creates it (as the user
+/// could by hand) and says so; an account that may not create databases
+/// gets one line saying what to do.
+#[test]
+fn load_creates_a_missing_database() {
+    let dir = tempdir("tpch-newdb");
+    let name = format!("dbbench_tpch_new_{}", std::process::id());
+    let mut targets: Vec<(&str, Vec<String>, DirectQuery)> = Vec::new();
+    if let Some(mut args) = mysql_db(&name) {
+        let n = name.clone();
+        mysql_query("sbtest", &format!("DROP DATABASE {name}"));
+        args.retain(|a| !a.starts_with("--mysql-db="));
+        args.push(format!("--mysql-db={name}"));
+        targets.push(("mariadb", args, Box::new(move |sql| mysql_query(&n, sql))));
+    }
+    if let Some(args) = pgsql_db(&name) {
+        let n = name.clone();
+        pgsql_query("sbtest", &format!("DROP DATABASE {name}"));
+        targets.push(("postgresql", args, Box::new(move |sql| pgsql_query(&n, sql))));
+    }
+    for (engine, args, query) in &targets {
+        let mut a = vec!["tpch", "load", "--sf=0.01", "--indexes=no", "--analyze=no"];
+        a.extend(args.iter().map(String::as_str));
+        let r = dbbench_in(&dir, &a);
+        assert_eq!(r.code, 0, "{engine}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.starts_with(&format!("created database '{name}'\n")), "{engine}: {}", r.stdout);
+        assert_eq!(query("SELECT count(*) FROM orders"), ["15000"], "{engine}");
+        // It exists now: loading again says nothing about creating it.
+        let r = dbbench_in(&dir, &a);
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        assert!(!r.stdout.contains("created database"), "{engine}: {}", r.stdout);
+        match *engine {
+            "mariadb" => mysql_query("sbtest", &format!("DROP DATABASE {name}")),
+            _ => pgsql_query("sbtest", &format!("DROP DATABASE {name}")),
+        };
+    }
+    // A role without CREATEDB (the PostgreSQL test server's `sbpass`).
+    // (MariaDB answers such an account "access denied" for any database it
+    // may not use, existing or not: that error stands as it is.)
+    if let Some((_, args, _)) = targets.iter().find(|t| t.0 == "postgresql") {
+        let mut a = vec!["tpch", "load", "--sf=0.01", "--pgsql-user=sbpass", "--pgsql-password=secret"];
+        a.extend(args.iter().map(String::as_str).filter(|x| !x.starts_with("--pgsql-user=")));
+        let r = dbbench_in(&dir, &a);
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("database '{name}' does not exist and cannot be created"))
+                && r.stderr.contains("--pgsql-db"),
+            "{}",
+            r.stderr
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -293,10 +293,42 @@ fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::
     Ok((driver, dialect))
 }
 
+/// Creates the database `tpch load` was pointed at when it does not exist,
+/// as the user would by hand (`CREATE DATABASE`; on PostgreSQL over the
+/// `postgres` maintenance database). Some(name) when it created one; an
+/// account that may not create databases gets one line saying so.
+fn create_missing_database(
+    a: &Args,
+    args: &[String],
+    driver: &std::sync::Arc<dyn crate::driver::Driver>,
+) -> Result<Option<String>, String> {
+    let Err(err) = driver.connect() else { return Ok(None) };
+    let (option, maintenance, quote) = match driver.name() {
+        "mysql" if err.code == 1049 => ("mysql-db", "", '`'),
+        "pgsql" if err.sqlstate == "3D000" => ("pgsql-db", "postgres", '"'),
+        // Any other failure is load's to report, as before.
+        _ => return Ok(None),
+    };
+    let name = a.get(option).unwrap_or("sbtest");
+    let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&format!("--{option}="))).cloned().collect();
+    other.push(format!("--{option}={maintenance}"));
+    let mut conn = crate::lab::sql::driver(&other)?
+        .connect()
+        .map_err(|e| format!("database '{name}' does not exist, and connecting to create it failed: {e}"))?;
+    let q = quote.to_string();
+    conn.query(&format!("CREATE DATABASE {q}{}{q}", name.replace(quote, &format!("{q}{q}")))).map_err(|e| {
+        format!("database '{name}' does not exist and cannot be created ({e}); create it, or name an existing one with --{option}")
+    })?;
+    Ok(Some(name.to_string()))
+}
+
 /// `tpch load`.
 fn load_cmd(a: &Args) -> Result<u8, String> {
     let own = ["sf", "keys", "indexes", "foreign-keys", "analyze", "engine", "threads"];
     let (driver, dialect) = connect_driver(&a.driver_args(&own))?;
+    if let Some(db) = create_missing_database(a, &a.driver_args(&own), &driver)? {
+        crate::lab::cli::print_out(&format!("created database '{db}'\n"));
+    }
     let o = load::LoadOptions {
         sf: a.scale_factor()?,
         keys: match a.get("keys").unwrap_or(if dialect == Dialect::Mysql { "before" } else { "after" }) {
