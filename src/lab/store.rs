@@ -1392,6 +1392,22 @@ impl Store {
         rows.first().map(|r| int_at(r, 0)).unwrap_or(Ok(0)).map_err(|e| format!("results store {}: {e}", self.location))
     }
 
+    /// Of the runs that are not ok, the TPC-H query runs stopped on the
+    /// server at their own timeout (status `timeout`, the query's report
+    /// says `timed_out`): censored figures, not failures, as `tpch power`
+    /// counts them. A run the lab killed at `run_timeout` has no report.
+    pub fn runs_censored(&self, experiment: i64) -> Result<i64, String> {
+        let rows = self.rows(
+            "SELECT r.report FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status = 'timeout' AND r.report IS NOT NULL",
+            &vals![experiment],
+        )?;
+        let timed_out = |text: &String| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .is_ok_and(|d| d.pointer("/streams/0/queries/0/timed_out") == Some(&serde_json::Value::Bool(true)))
+        };
+        Ok(rows.iter().filter_map(|r| opt_text(r, 0)).filter(timed_out).count() as i64)
+    }
+
     /// Records a lab event (prepare, snapshot, crash, warning).
     pub fn event(
         &self,
