@@ -94,6 +94,13 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
             ("2.sql", "SELECT b FROM t1 WHERE id = 7"),
             ("3.sql", "SELECT count(*) FROM only_on_1"),
             ("4.sql", "DELETE FROM t1"),
+            // TPC-H Q15's shape: the query needs the view its file creates and drops.
+            (
+                "5.sql",
+                "CREATE VIEW top5 (a, n) AS SELECT a, count(*) FROM t1 WHERE id < 1000 GROUP BY a;\n\
+                 SELECT a, n FROM top5 WHERE n = (SELECT max(n) FROM top5) ORDER BY a;\n\
+                 DROP VIEW top5;",
+            ),
         ],
     );
     let out = dir.join("out.jsonl");
@@ -148,6 +155,24 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
     assert!(e["sides"][1]["error"].as_str().unwrap().contains("only_on_1"), "{e:#}");
     assert!(e["sides"][0]["error"].is_null(), "{e:#}");
     assert_eq!(e["result"], "not_compared");
+    // The view query ran between its file's CREATE VIEW and DROP VIEW, on both servers.
+    for temp in ["cold", "warm"] {
+        let v = record(&l, "5.sql", temp);
+        assert!(v["sides"][0]["error"].is_null() && v["sides"][1]["error"].is_null(), "{v:#}");
+        assert_eq!((v["result"].as_str(), v["sides"][0]["rows"].as_u64()), (Some("same"), Some(99)), "{v:#}");
+        assert!(v["setup"][0].as_str().unwrap().starts_with("CREATE VIEW top5"), "{v:#}");
+        assert_eq!(v["teardown"][0], "DROP VIEW top5", "{v:#}");
+    }
+    {
+        use mysql::prelude::Queryable;
+        for s in [&on, &off] {
+            let n: Option<u64> = s
+                .mysql()
+                .query_first("SELECT count(*) FROM information_schema.views WHERE table_name = 'top5'")
+                .unwrap();
+            assert_eq!(n, Some(0), "the view is dropped again");
+        }
+    }
     let summary = l.last().unwrap();
     assert_eq!(summary["kind"], "summary");
     assert_eq!(
@@ -157,7 +182,7 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
             summary["executed"].as_u64(),
             summary["errors"].as_u64()
         ),
-        (Some(4), Some(1), Some(3), Some(1))
+        (Some(5), Some(1), Some(4), Some(1))
     );
     assert_eq!(summary["reported"], 1);
     // The DELETE never ran.
@@ -166,8 +191,9 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         let n: Option<u64> = on.mysql().query_first("SELECT count(*) FROM t1").unwrap();
         assert_eq!(n, Some(2000));
     }
-    // The cold command ran before every cold execution, server 1 then 2.
-    assert_eq!(std::fs::read_to_string(&cold_log).unwrap(), "1\n2\n1\n2\n1\n2\n");
+    // The cold command ran before every cold execution, server 1 then 2
+    // (four queries ran: 1, 2, 3 and the view query 5).
+    assert_eq!(std::fs::read_to_string(&cold_log).unwrap(), "1\n2\n1\n2\n1\n2\n1\n2\n");
 
     // Terminal: the table and the block of the matched record only; errors always.
     assert!(r.stdout.contains("Query 1.sql (warm)"), "{}", r.stdout);
@@ -181,7 +207,7 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
     );
     assert!(r.stdout.contains("Errors:") && r.stdout.contains("3.sql: nomerge:"), "{}", r.stdout);
     assert!(
-        r.stdout.contains("Incoming: 4, skipped (not read-only): 1, executed: 3, errors: 1, different results: 0"),
+        r.stdout.contains("Incoming: 5, skipped (not read-only): 1, executed: 4, errors: 1, different results: 0"),
         "{}",
         r.stdout
     );
@@ -210,7 +236,7 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         "{}",
         rep.stdout
     );
-    assert!(rep.stdout.contains("reported: 2 of 6 records"), "{}", rep.stdout);
+    assert!(rep.stdout.contains("reported: 2 of 8 records"), "{}", rep.stdout);
     // A typo'd variable is named.
     let typo = dbbench_in(
         &dir,

@@ -127,6 +127,21 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
                 escape(&one_line(&r.query, 120))
             );
             let _ = writeln!(h, "<pre>{}</pre>", escape(&r.query));
+            if !r.setup.is_empty() || !r.teardown.is_empty() {
+                let _ = writeln!(
+                    h,
+                    "<p>Run around each execution, untimed:</p><pre>{}</pre>",
+                    escape(
+                        &r.setup
+                            .iter()
+                            .chain(&["…".to_string()])
+                            .chain(&r.teardown)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(";\n")
+                    )
+                );
+            }
             let _ = writeln!(
                 h,
                 "<table><tr><th class=\"l\"></th><th>{}</th><th>{}</th><th>delta</th><th>ratio</th></tr>",

@@ -45,7 +45,9 @@ DSNs: mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH] (also mariadb://),
 Options:
   --queries=DIR|FILE  a directory: its *.sql files in name order (2.sql before 10.sql); a file: its
                       statements (separated by ;). Only read-only queries (SELECT, WITH, VALUES,
-                      TABLE) run; others are counted as skipped
+                      TABLE) run; others are counted as skipped, except a file's setup statements
+                      (views, temporary tables, SET) before its first and after its last query,
+                      which run around each execution, untimed (TPC-H Q15's CREATE/DROP VIEW)
   --filter=EXPR       which records to print, e.g. 'Execution_time_ratio > 2 and warm'
                       (variables, operators: docs/querydiff.md); every record is written to --output
   --output=FILE       JSON lines: a run line, one line per query and temperature, a summary line
@@ -168,6 +170,13 @@ pub struct Query {
     pub name: String,
     /// The statement without its `;`.
     pub sql: String,
+    /// Setup statements of its file (`sqlscan::is_setup`: views, temporary
+    /// tables, session settings before the file's first query), run before
+    /// each execution and before EXPLAIN, untimed.
+    pub setup: Vec<String>,
+    /// The file's setup statements after its last query (`DROP VIEW`), run
+    /// after each execution (also a failed one), untimed.
+    pub teardown: Vec<String>,
 }
 
 /// Natural order: `2.sql` before `10.sql`. A number compares by its
@@ -210,9 +219,28 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
         let stmts: Vec<String> =
             crate::lab::sql::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
-        let several = stmts.len() > 1;
-        for (i, sql) in stmts.into_iter().enumerate() {
-            out.push(Query { name: if several { format!("{base}#{}", i + 1) } else { base.clone() }, sql });
+        // Setup statements before the first query and after the last one
+        // (Q15's CREATE VIEW and DROP VIEW) belong to every query of the
+        // file; anything else that is not a query is skipped, as before.
+        let is_query = |s: &String| sqlscan::why_not_read_only(s).is_none();
+        let (first, last) = (stmts.iter().position(is_query), stmts.iter().rposition(is_query));
+        let around = |i: usize| match (first, last) {
+            (Some(a), Some(b)) => (i < a || i > b) && sqlscan::is_setup(&stmts[i]),
+            _ => false,
+        };
+        let setup: Vec<String> =
+            (0..stmts.len()).filter(|&i| around(i) && Some(i) < first).map(|i| stmts[i].clone()).collect();
+        let teardown: Vec<String> =
+            (0..stmts.len()).filter(|&i| around(i) && Some(i) > last).map(|i| stmts[i].clone()).collect();
+        let kept: Vec<usize> = (0..stmts.len()).filter(|&i| !around(i)).collect();
+        let several = kept.len() > 1;
+        for i in kept {
+            out.push(Query {
+                name: if several { format!("{base}#{}", i + 1) } else { base.clone() },
+                sql: stmts[i].clone(),
+                setup: setup.clone(),
+                teardown: teardown.clone(),
+            });
         }
     }
     Ok(out)
@@ -272,7 +300,49 @@ impl Endpoint {
         }
     }
 
-    fn execute(&mut self, sql: &str, timeout: Option<Duration>) -> Result<Execution, String> {
+    /// Runs a query's setup or teardown statements (untimed, outside the
+    /// counters' window).
+    fn run_statements(&mut self, statements: &[String], what: &str) -> Result<(), String> {
+        for s in statements {
+            if self.conn.is_none() {
+                self.connect().map_err(|e| format!("reconnecting: {e}"))?;
+            }
+            let conn = self.conn.as_mut().expect("connected above");
+            if let Err(e) = conn.query(s) {
+                if e.kind == ErrorKind::ConnectionLost {
+                    self.conn = None;
+                }
+                return Err(format!("{what} statement failed: {e} in: {}", text::one_line(s, 100)));
+            }
+        }
+        Ok(())
+    }
+
+    /// One timed execution of `q` between its setup and teardown statements.
+    fn execute(&mut self, q: &Query, timeout: Option<Duration>) -> Result<Execution, String> {
+        self.run_statements(&q.setup, "setup")?;
+        let result = self.execute_timed(&q.sql, timeout);
+        // Also after a failure: the next execution sets up again.
+        let teardown = self.run_statements(&q.teardown, "teardown");
+        let x = result?;
+        teardown?;
+        Ok(x)
+    }
+
+    /// EXPLAIN of `q` between its setup and teardown statements.
+    fn plan(&mut self, q: &Query) -> (Option<String>, Counters) {
+        if self.run_statements(&q.setup, "setup").is_err() {
+            return (None, Counters::new());
+        }
+        let plan = match self.conn.as_mut() {
+            Some(conn) => self.probe.plan(conn.as_mut(), &q.sql, true),
+            None => (None, Counters::new()),
+        };
+        let _ = self.run_statements(&q.teardown, "teardown");
+        plan
+    }
+
+    fn execute_timed(&mut self, sql: &str, timeout: Option<Duration>) -> Result<Execution, String> {
         if self.conn.is_none() {
             self.connect().map_err(|e| format!("reconnecting: {e}"))?;
         }
@@ -370,7 +440,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
                         ep.reconnect_patiently()?;
                     }
                 }
-                match ep.execute(&q.sql, s.timeout) {
+                match ep.execute(q, s.timeout) {
                     Ok(x) => {
                         sides[k].times_us.push(x.micros);
                         counters[k].push(x.counters);
@@ -399,12 +469,10 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
                 if sides[k].error.is_some() {
                     continue;
                 }
-                if let Some(conn) = ep.conn.as_mut() {
-                    let (plan, vars) = ep.probe.plan(conn.as_mut(), &q.sql, true);
-                    sides[k].plan = plan;
-                    for (name, v) in vars {
-                        merged.entry(name).or_default()[k] = Some(v);
-                    }
+                let (plan, vars) = ep.plan(q);
+                sides[k].plan = plan;
+                for (name, v) in vars {
+                    merged.entry(name).or_default()[k] = Some(v);
                 }
             }
         }
@@ -415,6 +483,8 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
         out.push(Record {
             name: q.name.clone(),
             query: q.sql.clone(),
+            setup: q.setup.clone(),
+            teardown: q.teardown.clone(),
             temperature: temp,
             sides,
             result,

@@ -113,6 +113,13 @@ pub struct Record {
     pub temperature: Temperature,
     /// Server 1, server 2.
     pub sides: [Side; 2],
+    /// Statements run before each execution of the query (its file's
+    /// setup: views, temporary tables, session settings), untimed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
+    /// Statements run after each execution (the file's teardown), untimed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<String>,
     /// How the result sets compare.
     pub result: Agreement,
     /// The first difference, for `differs` and `other_order`.
@@ -277,6 +284,8 @@ mod tests {
                 Side { times_us: vec![11_000, 13_000, 12_000], rows: Some(3), error: None, plan: None },
                 Side { times_us: vec![4_000], rows: Some(3), error: None, plan: None },
             ],
+            setup: Vec::new(),
+            teardown: Vec::new(),
             result: Agreement::Same,
             result_detail: None,
             counters,

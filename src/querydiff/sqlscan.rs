@@ -132,9 +132,90 @@ pub fn why_not_read_only(sql: &str) -> Option<String> {
     None
 }
 
+/// Whether a statement only prepares for a query and cleans up after it,
+/// changing no data: a view (`CREATE [OR REPLACE] VIEW`, `DROP VIEW`, as
+/// TPC-H's Q15 needs), a temporary table (`CREATE TEMPORARY|TEMP TABLE`,
+/// `DROP TEMPORARY TABLE`) or a session setting (`SET`, not `SET GLOBAL`
+/// or `PERSIST`). Under both lexings, like `why_not_read_only`. A query
+/// file's such statements before its first query and after its last run
+/// around each execution of its queries, untimed.
+pub fn is_setup(sql: &str) -> bool {
+    [true, false].into_iter().all(|mysql| {
+        let words: Vec<String> = tokens(sql, mysql)
+            .into_iter()
+            .filter_map(|t| if let Token::Word(w, _) = t { Some(w) } else { None })
+            .collect();
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let object = |from: usize| {
+            w.iter().skip(from).position(|x| {
+                matches!(
+                    *x,
+                    "view"
+                        | "table"
+                        | "index"
+                        | "function"
+                        | "procedure"
+                        | "trigger"
+                        | "database"
+                        | "schema"
+                        | "sequence"
+                        | "user"
+                        | "role"
+                        | "event"
+                )
+            })
+        };
+        let before = |n: usize, what: &[&str]| w[1..n].iter().any(|x| what.contains(x));
+        match w.first().copied() {
+            Some("set") => !matches!(w.get(1).copied(), None | Some("global" | "persist" | "persist_only")),
+            Some("create") => match object(1).map(|i| i + 1) {
+                Some(i) if w[i] == "view" => !before(i, &["materialized", "recursive"]),
+                Some(i) if w[i] == "table" => before(i, &["temporary", "temp"]) && !w.contains(&"into"),
+                _ => false,
+            },
+            Some("drop") => {
+                matches!((w.get(1).copied(), w.get(2).copied()), (Some("view"), _) | (Some("temporary"), Some("table")))
+            }
+            _ => false,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setup_statements_are_views_temporary_tables_and_session_settings() {
+        for yes in [
+            "CREATE VIEW revenue0 (supplier_no, total_revenue) AS SELECT l_suppkey, sum(l_extendedprice) FROM lineitem GROUP BY l_suppkey",
+            "create or replace view v as select 1",
+            "CREATE ALGORITHM=MERGE VIEW v AS SELECT 1",
+            "DROP VIEW revenue0",
+            "drop view if exists v",
+            "CREATE TEMPORARY TABLE t AS SELECT 1 AS a",
+            "CREATE TEMP TABLE t (a int)",
+            "DROP TEMPORARY TABLE t",
+            "SET SESSION optimizer_switch='semijoin=off'",
+            "SET max_parallel_workers_per_gather = 0",
+        ] {
+            assert!(is_setup(yes), "{yes}");
+        }
+        for no in [
+            "SELECT 1",
+            "SET GLOBAL innodb_buffer_pool_size = 1",
+            "SET PERSIST x = 1",
+            "CREATE TABLE t (a int)",
+            "CREATE MATERIALIZED VIEW m AS SELECT 1",
+            "DROP TABLE lineitem",
+            "INSERT INTO t VALUES (1)",
+            "CREATE INDEX i ON t (a)",
+            "CREATE TEMPORARY TABLE t SELECT 1 INTO OUTFILE '/tmp/x'",
+            "-- CREATE VIEW v AS SELECT 1\nDELETE FROM t",
+        ] {
+            assert!(!is_setup(no), "{no}");
+        }
+    }
 
     #[test]
     fn order_by_is_found_only_at_the_top_level() {
