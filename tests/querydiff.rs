@@ -173,6 +173,10 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
             assert_eq!(n, Some(0), "the view is dropped again");
         }
     }
+    // Plans compared: the derived table's differs, the primary-key lookup's does not.
+    assert_eq!(w["plans"], "differs", "{w:#}");
+    assert_eq!(pk["plans"], "same", "{pk:#}");
+    assert!(record(&l, "1.sql", "cold")["plans"].is_null(), "plans are taken after the last temperature");
     let summary = l.last().unwrap();
     assert_eq!(summary["kind"], "summary");
     assert_eq!(
@@ -211,6 +215,9 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         "{}",
         r.stdout
     );
+    // The plan column: the matched record's plans differ.
+    let row = r.stdout.lines().find(|x| x.starts_with("1.sql ")).unwrap_or_else(|| panic!("{}", r.stdout));
+    assert_eq!(row.split_whitespace().last(), Some("differs"), "{}", r.stdout);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("Query comparison: merge vs nomerge") && page.contains("<svg") && page.contains("DERIVED"),
@@ -237,6 +244,15 @@ fn two_mariadb_servers_with_different_optimizer_switch() {
         rep.stdout
     );
     assert!(rep.stdout.contains("reported: 2 of 8 records"), "{}", rep.stdout);
+    // The filter variable: which queries changed plans.
+    let plans =
+        dbbench_in(&dir, &["querydiff", "report", "--input", out.to_str().unwrap(), "--filter=Plan = 'differs'"]);
+    assert_eq!(plans.code, 0, "{}", plans.stderr);
+    assert!(
+        plans.stdout.contains("Query 1.sql (warm)") && plans.stdout.contains("reported: 1 of 8"),
+        "{}",
+        plans.stdout
+    );
     // A typo'd variable is named.
     let typo = dbbench_in(
         &dir,

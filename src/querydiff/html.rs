@@ -91,7 +91,7 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
     if !matched.is_empty() {
         let _ = writeln!(
             h,
-            "<table><tr><th class=\"l\">query</th><th class=\"l\">temp</th><th>{} s</th><th>{} s</th><th>ratio</th><th>rows</th><th class=\"l\">result</th></tr>",
+            "<table><tr><th class=\"l\">query</th><th class=\"l\">temp</th><th>{} s</th><th>{} s</th><th>ratio</th><th>rows</th><th class=\"l\">result</th><th class=\"l\">plan</th></tr>",
             escape(&s1.label),
             escape(&s2.label)
         );
@@ -107,14 +107,15 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
             let (a, b) = (r.sides[0].seconds(), r.sides[1].seconds());
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
                 escape(&r.name),
                 r.temperature.as_str(),
                 t(0),
                 t(1),
                 ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
                 if r.sides[0].rows == r.sides[1].rows { rows(0) } else { format!("{}/{}", rows(0), rows(1)) },
-                r.result.as_str()
+                r.result.as_str(),
+                r.plans.map_or("-", |p| p.as_str())
             );
         }
         h.push_str("</table>\n");

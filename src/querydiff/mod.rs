@@ -23,7 +23,7 @@ use crate::driver::{Connection, Driver, ErrorKind, Outcome};
 use crate::dsn::Dsn;
 use counters::{Counters, Probe};
 use filter::Filter;
-use record::{Line, Record, RunInfo, Server, Side, Summary, Temperature};
+use record::{Line, PlanAgreement, Record, RunInfo, Server, Side, Summary, Temperature};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
@@ -464,6 +464,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
         // Plans after the last temperature's executions (PostgreSQL's
         // EXPLAIN ANALYZE executes the query once more: never before a
         // measured execution).
+        let mut plans = None;
         if s.explain && ti + 1 == temps.len() {
             for (k, ep) in eps.iter_mut().enumerate() {
                 if sides[k].error.is_some() {
@@ -475,6 +476,12 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
                     merged.entry(name).or_default()[k] = Some(v);
                 }
             }
+            // Plans of two engines are different texts whatever they do.
+            plans = match (&sides[0].plan, &sides[1].plan) {
+                (Some(_), Some(_)) if eps[0].driver.name() != eps[1].driver.name() => Some(PlanAgreement::NotCompared),
+                (Some(a), Some(b)) => Some(if a == b { PlanAgreement::Same } else { PlanAgreement::Differs }),
+                _ => None,
+            };
         }
         let (result, result_detail) = match (&first_rows[0], &first_rows[1]) {
             (Some(a), Some(b)) if sides.iter().all(|x| x.error.is_none()) => results::compare(a, b, ordered),
@@ -485,6 +492,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
             query: q.sql.clone(),
             setup: q.setup.clone(),
             teardown: q.teardown.clone(),
+            plans,
             temperature: temp,
             sides,
             result,

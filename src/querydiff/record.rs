@@ -122,6 +122,10 @@ pub struct Record {
     pub teardown: Vec<String>,
     /// How the result sets compare.
     pub result: Agreement,
+    /// How the two plans compare, on records that have both (the last
+    /// temperature's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plans: Option<PlanAgreement>,
     /// The first difference, for `differs` and `other_order`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_detail: Option<String>,
@@ -130,6 +134,29 @@ pub struct Record {
     pub counters: BTreeMap<String, [Option<f64>; 2]>,
     /// Whether the run's filter matched (true without a filter).
     pub matched: bool,
+}
+
+/// Whether two servers' plans (EXPLAIN, estimates left out) are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanAgreement {
+    /// The same plan text.
+    Same,
+    /// Different plans: the optimizer chose another way.
+    Differs,
+    /// Two engines (MariaDB and PostgreSQL): their plans are not comparable.
+    NotCompared,
+}
+
+impl PlanAgreement {
+    /// `same`, `differs` or `not_compared`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanAgreement::Same => "same",
+            PlanAgreement::Differs => "differs",
+            PlanAgreement::NotCompared => "not_compared",
+        }
+    }
 }
 
 /// perfrun's ratio: v2 / v1; 1 when both are 0; undefined when only v1 is.
@@ -162,6 +189,7 @@ impl Record {
             "Query" => return text(&self.query),
             "Name" => return text(&self.name),
             "Result" => return text(self.result.as_str()),
+            "Plan" => return self.plans.map_or(Value::Undefined, |p| text(p.as_str())),
             "Error1" => return text(self.sides[0].error.as_deref().unwrap_or("")),
             "Error2" => return text(self.sides[1].error.as_deref().unwrap_or("")),
             _ => {}
@@ -287,6 +315,7 @@ mod tests {
             setup: Vec::new(),
             teardown: Vec::new(),
             result: Agreement::Same,
+            plans: Some(PlanAgreement::Differs),
             result_detail: None,
             counters,
             matched: true,
@@ -302,6 +331,8 @@ mod tests {
         assert_eq!(r.variable("Handler_read_rnd_next_delta"), Value::Number(-564.0));
         assert_eq!(r.variable("Created_tmp_tables_ratio"), Value::Undefined, "one side 0: no ratio");
         assert_eq!(r.variable("Innodb_rows_read_ratio"), Value::Number(1.0), "both 0: ratio 1");
+        assert_eq!(r.variable("Plan"), Value::Text("differs".into()));
+        assert_eq!(Record { plans: None, ..record() }.variable("Plan"), Value::Undefined, "no plans: undefined");
         assert_eq!(r.variable("Shared_blks_hit_delta"), Value::Undefined, "missing on one server");
         assert_eq!(r.variable("Shared_blks_hit2"), Value::Number(4.0));
         assert_eq!(r.variable("Temperature"), Value::Text("warm".into()));

@@ -124,11 +124,19 @@ pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
     }
     let matched: Vec<&Record> = saved.records.iter().filter(|r| r.matched).collect();
     if !matched.is_empty() {
-        let header: Vec<String> =
-            ["query", "temp", &format!("{} s", s1.label), &format!("{} s", s2.label), "ratio", "rows", "result"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+        let header: Vec<String> = [
+            "query",
+            "temp",
+            &format!("{} s", s1.label),
+            &format!("{} s", s2.label),
+            "ratio",
+            "rows",
+            "result",
+            "plan",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let rows: Vec<Vec<String>> = matched
             .iter()
             .map(|r| {
@@ -157,6 +165,7 @@ pub fn render(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
                     ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
                     rows,
                     r.result.as_str().into(),
+                    r.plans.map_or("-", |p| p.as_str()).into(),
                 ]
             })
             .collect();
