@@ -40,7 +40,7 @@ use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
 use crate::rand::{self, Phase};
 use crate::sched;
 use crate::script::{self, Shared};
-use crate::stats::{ClientStats, Collector, Counter};
+use crate::stats::{ClientStats, Collector, Counter, Grid, Period};
 use mlua::{Lua, Value};
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -262,8 +262,13 @@ struct Control {
     /// event, so not behind a lock: a lock's counter would bounce between
     /// all clients' CPUs.
     warmup_end_ns: OnceLock<u64>,
+    /// The periods events are counted in; set once before the clients start.
+    grid: OnceLock<Grid>,
     rate: Option<RateQueue>,
-    running: Mutex<u32>,
+    /// Set (and `done` notified) by the last client to finish: one lock
+    /// and wake-up per run, not per client, so that thousands of clients
+    /// ending together do not queue the reporting thread behind them.
+    all_done: Mutex<bool>,
     done: Condvar,
     ready: Mutex<(u32, u32)>, // (ready, failed)
     ready_cv: Condvar,
@@ -345,15 +350,17 @@ impl Control {
     fn finish_event(&self, stats: &ClientStats, intended: u64, start: u64, end: u64) {
         let latency = end.saturating_sub(intended);
         let service = self.rated.then(|| end.saturating_sub(start));
-        stats.record_event(latency, service);
+        if let Some(grid) = self.grid.get() {
+            stats.record_event(grid, end, latency, service);
+        }
     }
 
     /// Bookkeeping when a client has finished (whatever the model).
     fn client_finished(&self) {
-        self.threads_running.fetch_sub(1, Ordering::Relaxed);
-        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        *r -= 1;
-        self.done.notify_all();
+        if self.threads_running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.all_done.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            self.done.notify_all();
+        }
     }
 }
 
@@ -391,6 +398,7 @@ pub fn script_event_start(tid: i32) {
     let clock = &ctl.clocks[i];
     let start = if ctl.rated { crate::clock::now_ns() } else { clock.intended_ns.load(Ordering::Relaxed) };
     clock.start_ns.store(start, Ordering::Relaxed);
+    ctl.stats[i].mark_event_start();
     ctl.stats[i].in_event.store(true, Ordering::Relaxed);
 }
 
@@ -403,6 +411,22 @@ pub fn script_event_stop(tid: i32) {
     let (intended, start) = (clock.intended_ns.load(Ordering::Relaxed), clock.start_ns.load(Ordering::Relaxed));
     ctl.finish_event(&ctl.stats[i], intended, start, end);
     ctl.stats[i].in_event.store(false, Ordering::Relaxed);
+}
+
+/// `dbbench_event_restart(tid)`: client `tid`'s event failed with an
+/// ignored error; whether to run it again (counted as a restart) or to stop
+/// because the run is over (`--time` has passed or another client failed).
+/// sysbench's loop restarts without asking, so a statement that always fails
+/// kept a run going past `--time` for ever. `--events` counts an event once
+/// however often it restarts, as in sysbench, so it cannot end this loop.
+pub fn script_event_restart(tid: i32) -> bool {
+    let Some((ctl, i)) = script_client(tid) else { return false };
+    if ctl.shared.past_deadline_ns(crate::clock::now_ns()) {
+        return false;
+    }
+    ctl.stats[i].inc(Counter::Restart);
+    ctl.stats[i].mark_event_start();
+    true
 }
 
 /// `sb_counter_inc(tid, kind)`: one more of a counter for client `tid`.
@@ -476,7 +500,9 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
         }
     });
     if let Err(msg) = r {
-        println!("{msg}");
+        // Through the logger: under JSON/CSV on stderr, since the run's
+        // document (what it measured) may still follow on stdout.
+        crate::log::fatal(msg.strip_prefix("FATAL: ").unwrap_or(&msg));
         ctl.shared.failed.store(true, Ordering::Relaxed);
         out.run_error = Some(msg);
     }
@@ -589,13 +615,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         events_limit: cfg.events,
         events_started: AtomicU64::new(0),
         warmup_end_ns: OnceLock::new(),
+        grid: OnceLock::new(),
         rate: rated.then(|| RateQueue {
             queue: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
             dropped: AtomicU64::new(0),
             generated: AtomicU64::new(0),
         }),
-        running: Mutex::new(cfg.threads),
+        all_done: Mutex::new(false),
         done: Condvar::new(),
         ready: Mutex::new((0, 0)),
         ready_cv: Condvar::new(),
@@ -638,49 +665,6 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     };
     let start = Instant::now();
     let run_start = start + cfg.warmup;
-    {
-        if !cfg.time.is_zero() {
-            shared.set_deadline(run_start + cfg.time);
-        }
-        let _ = ctl.warmup_end_ns.set(crate::clock::ns_of(run_start));
-        *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
-        ctl.go_cv.notify_all();
-    }
-    if init_failed {
-        for h in handles {
-            let _ = h.join();
-        }
-        println!("FATAL: Thread initialization failed!");
-        return ExitCode::from(1);
-    }
-    if text {
-        println!("Threads started!");
-        println!();
-    }
-    let generator = rated.then(|| {
-        let c = ctl.clone();
-        let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
-        thread::spawn(move || rate_generator(c, rate, backlog))
-    });
-
-    // The reporting loop.
-    let mut collector = Collector::new(stats.clone());
-    let mut intervals: Vec<IntervalRow> = Vec::new();
-    // Interval rows of the warmup: printed nowhere and in no figure, kept
-    // for the JSON report (`warmup_intervals`) so that a chart can show how
-    // the system warmed up. Ticks count from the start of the warmup.
-    let mut warmup_intervals: Vec<IntervalRow> = Vec::new();
-    let mut warmup_done = cfg.warmup.is_zero();
-    let mut next_warmup_tick = if cfg.report_interval.is_zero() {
-        start + Duration::from_secs(100 * 365 * 86400)
-    } else {
-        start + cfg.report_interval
-    };
-    let mut last_warmup_tick = start;
-    let mut period_start = run_start;
-    let mut last_tick = run_start;
-    let far = start + Duration::from_secs(100 * 365 * 86400);
-    let mut next_tick = if cfg.report_interval.is_zero() { far } else { run_start + cfg.report_interval };
     // A checkpoint prints a text report and starts the figures afresh; the
     // JSON/CSV document has no place for it, and resetting would leave the
     // document covering only the time since the last checkpoint.
@@ -692,123 +676,110 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         &[]
     };
-    let mut checkpoints: VecDeque<Instant> =
-        checkpoint_times.iter().map(|s| run_start + Duration::from_secs(*s)).collect();
-    let forced_at = cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| run_start + cfg.time + g);
-    let sql = || shared.driver_used.load(Ordering::Relaxed);
+    // One reading of the clock: the end of the warmup is exactly `warmup`
+    // after the start on the grid (`ns_of` twice could differ by a few ns).
+    let grid_start = crate::clock::ns_of(start);
+    let run_ns = grid_start + cfg.warmup.as_nanos() as u64;
+    let tick_ns = cfg.report_interval.as_nanos().min(u64::MAX as u128) as u64;
+    let grid = ctl.grid.get_or_init(|| {
+        let checkpoints = checkpoint_times.iter().map(|s| run_ns.saturating_add(s.saturating_mul(1_000_000_000)));
+        Grid::new(grid_start, run_ns, tick_ns, checkpoints.collect())
+    });
+    // Before the release, not after: waking thousands of clients at once
+    // can hold this thread for half a second, and the line marks the start
+    // that the interval lines count from.
+    if text && !init_failed {
+        println!("Threads started!");
+        println!();
+    }
+    {
+        if !cfg.time.is_zero() {
+            shared.set_deadline(run_start + cfg.time);
+        }
+        let _ = ctl.warmup_end_ns.set(run_ns);
+        *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
+        ctl.go_cv.notify_all();
+    }
+    if init_failed {
+        for h in handles {
+            let _ = h.join();
+        }
+        println!("FATAL: Thread initialization failed!");
+        return ExitCode::from(1);
+    }
+    let generator = rated.then(|| {
+        let c = ctl.clone();
+        let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
+        thread::spawn(move || rate_generator(c, rate, backlog))
+    });
+
+    // The reporting loop: each boundary of the grid (report tick, end of the
+    // warmup, checkpoint) is handled shortly after it passes. What it
+    // collects depends only on when events ended, not on when this thread
+    // runs (see `stats`), so a late wake-up delays a line, never changes it.
+    raise_reporter_priority();
+    let mut rep = Reporter::new(&ctl, cfg, grid, grid_start, main, stats.clone());
+    let mut next_b = grid.next_after(grid_start);
+    // A boundary is collected this long after it: an event that ended just
+    // before it is recorded within microseconds unless its client was
+    // descheduled in between.
+    let slack_ns = if tick_ns > 0 { (tick_ns / 10).min(2_000_000) } else { 2_000_000 };
+    let forced_ns =
+        cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| crate::clock::ns_of(run_start + cfg.time + g));
+    let deadline_ns = shared.deadline().map(crate::clock::ns_of);
+    // Without --forced-shutdown, clients still in an event this long after
+    // --time end the run anyway (a stopped server must not hang a bounded
+    // run); decided at the deadline from the longest event seen so far.
+    let mut stall_ns: Option<u64> = None;
     loop {
-        let now = Instant::now();
-        if !warmup_done && (now >= next_warmup_tick || (now >= run_start && !cfg.report_interval.is_zero())) {
-            // Time is negative: seconds before the end of the warmup (0 for
-            // the last, possibly shorter, warmup interval).
-            let before_end = run_start.saturating_duration_since(now).as_secs_f64();
-            let p = collector.drain_interval();
-            let queue =
-                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats)));
-            let row = IntervalRow::new(
-                0.0 - before_end,
-                now.duration_since(last_warmup_tick).as_secs_f64(),
-                ctl.threads_running.load(Ordering::Relaxed),
-                &p,
-                &cfg.percentiles,
-                queue,
-            );
-            warmup_intervals.push(row);
-            last_warmup_tick = now;
-            while next_warmup_tick <= now {
-                next_warmup_tick += cfg.report_interval;
+        let now = crate::clock::now_ns();
+        while next_b != u64::MAX && now >= next_b.saturating_add(slack_ns) {
+            rep.boundary(next_b);
+            next_b = grid.next_after(next_b);
+        }
+        if let (None, Some(d)) = (forced_ns, deadline_ns) {
+            if now >= d && stall_ns.is_none() {
+                let grace = STALL_GRACE_MIN.as_nanos() as u64;
+                stall_ns = Some(d + grace.max(rep.collector.longest_event_ns().saturating_mul(2)));
             }
         }
-        if !warmup_done && now >= run_start {
-            collector.reset();
-            warmup_done = true;
-        }
-        if let Some(f) = forced_at {
-            if now >= f {
-                let unfinished = in_events(&stats);
+        let forced = forced_ns.filter(|f| now >= *f).map(|_| true).or(stall_ns.filter(|s| now >= *s).map(|_| false));
+        if let Some(by_option) = forced {
+            let unfinished = in_events(&stats);
+            let running = ctl.threads_running.load(Ordering::Relaxed);
+            let aborted = if by_option {
                 // One message (the count belongs to it), so it prints at
                 // any verbosity, where log sends FATAL lines.
                 crate::log::fatal(&format!("The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}"));
-                let cum = collector.cumulative();
-                let fairness = collector.fairness();
-                let total = now.duration_since(run_start).as_secs_f64();
-                let summary = Summary {
-                    intervals: &intervals,
-                    warmup_intervals: &warmup_intervals,
-                    rate: rate_summary(&ctl, cfg, &cum, total),
-                    server_version: shared.server_version.get().cloned(),
-                    aborted: Some(format!("forced shutdown with {unfinished} unfinished events")),
-                    ..summary(cfg, sql(), &cum, &fairness, total, now.duration_since(period_start).as_secs_f64())
-                };
-                // A script's JSON array (report_json as interval hook) ends
-                // before the built-in report, so both stay parseable.
-                script::close_reports(main);
-                output::final_report(
-                    cfg.format,
-                    &summary,
-                    &shared.opts.read().unwrap_or_else(|p| p.into_inner()),
-                    &shared.script.name,
-                );
-                let _ = std::io::Write::flush(&mut std::io::stdout());
-                std::process::exit(2);
+                format!("forced shutdown with {unfinished} unfinished events")
+            } else {
+                let waited = (now - deadline_ns.unwrap_or(now)) as f64 / 1e9;
+                crate::log::fatal(&format!(
+                    "{running} of {} clients had not finished {waited:.1}s after the end of --time ({unfinished} in an event: \
+                     is the server stopped?); ending the run (--forced-shutdown=N sets this wait)",
+                    cfg.threads
+                ));
+                format!("stalled: {running} clients had not finished {waited:.1}s after the end of --time")
+            };
+            while next_b <= now {
+                rep.boundary(next_b);
+                next_b = grid.next_after(next_b);
             }
+            rep.finish(Instant::now());
+            rep.final_report(Some(aborted));
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(2);
         }
-        if warmup_done && now >= next_tick {
-            let p = collector.drain_interval();
-            let row = IntervalRow::new(
-                now.duration_since(run_start).as_secs_f64(),
-                now.duration_since(last_tick).as_secs_f64(),
-                ctl.threads_running.load(Ordering::Relaxed),
-                &p,
-                &cfg.percentiles,
-                ctl.rate.as_ref().map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&stats))),
-            );
-            output::interval_line(cfg.format, &row, sql(), &cfg.percentiles, main);
-            intervals.push(row);
-            last_tick = now;
-            while next_tick <= now {
-                next_tick += cfg.report_interval;
-            }
-        }
-        if warmup_done && checkpoints.front().is_some_and(|c| now >= *c) {
-            checkpoints.pop_front();
-            let cum = collector.cumulative();
-            let fairness = collector.fairness();
-            let summary = summary(
-                cfg,
-                sql(),
-                &cum,
-                &fairness,
-                now.duration_since(run_start).as_secs_f64(),
-                now.duration_since(period_start).as_secs_f64(),
-            );
-            if cfg.format.shows_progress() {
-                println!("[ {:.0}s ] Checkpoint report:", now.duration_since(run_start).as_secs_f64());
-            }
-            // Checkpoints exist in the text layouts only (above), so this is
-            // the text report, with --debug's per-thread lines.
-            output::final_report(
-                cfg.format,
-                &summary,
-                &shared.opts.read().unwrap_or_else(|p| p.into_inner()),
-                &shared.script.name,
-            );
-            collector.reset();
-            period_start = now;
-        }
-        let running = ctl.running.lock().unwrap_or_else(|p| p.into_inner());
-        if *running == 0 {
+        let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
+        if *all_done {
             break;
         }
-        let mut wake = next_tick.min(checkpoints.front().copied().unwrap_or(far));
-        if !warmup_done {
-            wake = wake.min(run_start).min(next_warmup_tick);
+        let mut wake = next_b.saturating_add(slack_ns);
+        for t in [forced_ns, stall_ns.or(deadline_ns.filter(|_| forced_ns.is_none()))].into_iter().flatten() {
+            wake = wake.min(t);
         }
-        if let Some(f) = forced_at {
-            wake = wake.min(f);
-        }
-        let wait = wake.saturating_duration_since(Instant::now()).max(Duration::from_micros(100));
-        let _ = ctl.done.wait_timeout(running, wait);
+        let wait = Duration::from_nanos(wake.saturating_sub(crate::clock::now_ns())).max(Duration::from_micros(100));
+        let _ = ctl.done.wait_timeout(all_done, wait);
     }
     let mut end = run_start;
     let mut errors = Vec::new();
@@ -830,6 +801,15 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if let Some(g) = generator {
         let _ = g.join();
     }
+    // Every client has finished: the boundaries up to the last one's end
+    // are complete (later ones would hold nothing), then the tail after the
+    // last boundary, which only the totals include.
+    let end_ns = crate::clock::ns_of(end);
+    while next_b <= end_ns {
+        rep.boundary(next_b);
+        next_b = grid.next_after(next_b);
+    }
+    rep.finish(end);
     if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
         // sysbench's clients each log the limit they hit; its logger folds
         // the identical lines into a "repeated" line.
@@ -848,34 +828,31 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         crate::log::info("Done.");
         crate::log::info("");
     }
-    let failed = shared.failed.load(Ordering::Relaxed) || !errors.is_empty();
-    let status = if failed {
-        ExitCode::from(1)
-    } else {
-        let cum = collector.cumulative();
-        let fairness = collector.fairness();
-        let total = end.duration_since(run_start).as_secs_f64().max(1e-9);
-        let period = end.duration_since(period_start.min(end)).as_secs_f64().max(1e-9);
-        let summary = Summary {
-            intervals: &intervals,
-            warmup_intervals: &warmup_intervals,
-            rate: rate_summary(&ctl, cfg, &cum, total),
-            server_version: shared.server_version.get().cloned(),
-            ..summary(cfg, sql(), &cum, &fairness, total, period)
-        };
-        let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
-        if output::cumulative_hook(main, &summary) {
-            script::close_reports(main);
-        } else {
-            // As above: the script's JSON array ends before the built-in report.
-            script::close_reports(main);
-            output::final_report(cfg.format, &summary, &opts, &shared.script.name);
+    // A run ended by errors (a fatal one, or a lost server that could not
+    // be reached again before --time) still reports what it measured,
+    // marked as such, and fails.
+    let failure = errors
+        .first()
+        .map(|e| {
+            let first = e.lines().find(|l| !l.trim().is_empty()).unwrap_or(e);
+            format!("ended by an error: {}", first.trim_start_matches("FATAL: "))
+        })
+        .or_else(|| shared.failed.load(Ordering::Relaxed).then(|| "ended by an error".to_string()))
+        .or_else(|| shared.ended_by_errors.get().map(|e| format!("ended by errors: {e}")));
+    let measured = rep.collector.cumulative();
+    let status = match failure {
+        Some(reason) => {
+            if measured.get(Counter::Event) + measured.queries() > 0 {
+                rep.final_report(Some(reason));
+            }
+            ExitCode::from(1)
         }
-        if let Some(r) = &summary.rate {
-            output::rate_warnings(r);
+        None => {
+            rep.final_report(None);
+            ExitCode::SUCCESS
         }
-        ExitCode::SUCCESS
     };
+    rep.warnings();
     script::close_reports(main);
     if let Some(f) = script::global_fn(main, "done") {
         if let Err(e) = script::call(main, &f, ()) {
@@ -884,6 +861,243 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
     }
     status
+}
+
+/// Gives the calling (reporting) thread a higher scheduling priority than
+/// the clients where the process may (root, CAP_SYS_NICE), so that with
+/// thousands of runnable clients on a few CPUs its wake-up at each tick is
+/// not queued behind them. It needs a few ms of CPU per tick; the clients'
+/// priority, and so what is measured, stays as it is. Without the right,
+/// nothing changes: the figures do not depend on it, only when lines print.
+fn raise_reporter_priority() {
+    // SAFETY: gettid and setpriority take plain integers and touch no
+    // memory of ours; a refusal is only an error code.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, REPORTER_NICE) };
+    if r != 0 {
+        crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
+    }
+}
+
+/// The reporting thread's nice value when it may raise its priority.
+const REPORTER_NICE: libc::c_int = -10;
+
+/// Shortest wait, after `--time`, for clients still in an event before the
+/// run ends without them when `--forced-shutdown` is off (the wait is twice
+/// the longest event seen, if longer).
+const STALL_GRACE_MIN: Duration = Duration::from_secs(5);
+
+/// The main thread's side of a run: collects each boundary's figures,
+/// prints interval lines and checkpoints, and the final report.
+struct Reporter<'a> {
+    ctl: &'a Control,
+    cfg: &'a RunConfig,
+    grid: &'a Grid,
+    main: &'a Lua,
+    stats: Vec<Arc<ClientStats>>,
+    collector: Collector,
+    /// The figures since the last row's boundary (`row_from`).
+    row: Period,
+    row_from: u64,
+    /// Rows of the run, and of the warmup (printed nowhere and in no
+    /// figure, kept for the JSON report so that a chart can show how the
+    /// system warmed up; times count back from the end of the warmup).
+    intervals: Vec<IntervalRow>,
+    warmup_intervals: Vec<IntervalRow>,
+    /// The end of the warmup has been handled (figures reset).
+    measuring: bool,
+    /// Since the end of the warmup or the last checkpoint (rates divide by it).
+    period_from: u64,
+    /// End of the run, once known.
+    end_ns: u64,
+    /// Rows printed later than [`Reporter::late_threshold`], and the latest.
+    late_rows: u32,
+    latest_ns: u64,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(
+        ctl: &'a Control,
+        cfg: &'a RunConfig,
+        grid: &'a Grid,
+        start: u64,
+        main: &'a Lua,
+        stats: Vec<Arc<ClientStats>>,
+    ) -> Self {
+        Reporter {
+            ctl,
+            cfg,
+            grid,
+            main,
+            collector: Collector::new(stats.clone()),
+            stats,
+            row: Period::preallocated(),
+            row_from: start,
+            intervals: Vec::new(),
+            warmup_intervals: Vec::new(),
+            measuring: start >= grid.run_ns(),
+            period_from: grid.run_ns(),
+            end_ns: 0,
+            late_rows: 0,
+            latest_ns: 0,
+        }
+    }
+
+    fn sql(&self) -> bool {
+        self.ctl.shared.driver_used.load(Ordering::Relaxed)
+    }
+
+    /// A row printed more than this after its interval ended was late.
+    fn late_threshold(&self) -> u64 {
+        (self.cfg.report_interval.as_nanos() as u64 / 10).max(20_000_000)
+    }
+
+    /// Handles boundary `b`: its figures, and the row,
+    /// reset or checkpoint it stands for.
+    fn boundary(&mut self, b: u64) {
+        self.collector.collect(self.grid, b, &mut self.row);
+        let run_ns = self.grid.run_ns();
+        if b <= run_ns {
+            if self.grid.is_tick(b) || (b == run_ns && !self.cfg.report_interval.is_zero()) {
+                // Seconds before the end of the warmup (0 for the last,
+                // possibly shorter, warmup interval).
+                let row = self.row(0.0 - (run_ns - b) as f64 / 1e9, b);
+                self.warmup_intervals.push(row);
+            }
+            if b == run_ns {
+                self.collector.reset();
+                self.row.clear();
+                self.row_from = b;
+                self.measuring = true;
+            }
+            return;
+        }
+        if self.grid.is_tick(b) {
+            let row = self.row((b - run_ns) as f64 / 1e9, b);
+            output::interval_line(self.cfg.format, &row, self.sql(), &self.cfg.percentiles, self.main);
+            // Once printed: collecting can itself be slow on an overloaded
+            // host, and the warning is about when the line came out.
+            let late = crate::clock::now_ns().saturating_sub(b);
+            if late > self.late_threshold() {
+                self.late_rows += 1;
+            }
+            self.latest_ns = self.latest_ns.max(late);
+            self.intervals.push(row);
+        }
+        if self.grid.is_checkpoint(b) {
+            let (total, period) = ((b - run_ns) as f64 / 1e9, (b - self.period_from) as f64 / 1e9);
+            let cum = self.collector.cumulative();
+            let fairness = self.collector.fairness();
+            if self.cfg.format.shows_progress() {
+                println!("[ {total:.0}s ] Checkpoint report:");
+            }
+            // Checkpoints exist in the text layouts only (see `run`), so
+            // this is the text report, with --debug's per-thread lines.
+            let s = summary(self.cfg, self.sql(), &cum, &fairness, total, period);
+            let opts = self.ctl.shared.opts.read().unwrap_or_else(|p| p.into_inner());
+            output::final_report(self.cfg.format, &s, &opts, &self.ctl.shared.script.name);
+            self.collector.reset();
+            self.period_from = b;
+        }
+    }
+
+    /// The row of the figures since the last row, ending at boundary `b`.
+    fn row(&mut self, time: f64, b: u64) -> IntervalRow {
+        let queue = self
+            .ctl
+            .rate
+            .as_ref()
+            .map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&self.stats)));
+        let row = IntervalRow::new(
+            time,
+            (b - self.row_from) as f64 / 1e9,
+            self.ctl.threads_running.load(Ordering::Relaxed),
+            &self.row,
+            &self.cfg.percentiles,
+            queue,
+        );
+        self.row.clear();
+        self.row_from = b;
+        row
+    }
+
+    /// The run ended at `end` (all clients finished, or a forced end): the
+    /// figures after the last boundary go into the totals only.
+    fn finish(&mut self, end: Instant) {
+        self.end_ns = crate::clock::ns_of(end).max(self.grid.run_ns());
+        // The tail after the last boundary is in no row.
+        let mut tail = Period::default();
+        self.collector.collect(self.grid, u64::MAX, &mut tail);
+        if !self.measuring {
+            // Ended before the warmup did: nothing was measured.
+            self.collector.reset();
+            self.measuring = true;
+        }
+    }
+
+    /// The final report (`aborted`: why the run did not finish normally).
+    fn final_report(&mut self, aborted: Option<String>) {
+        let run_ns = self.grid.run_ns();
+        let cum = self.collector.cumulative();
+        let fairness = self.collector.fairness();
+        let total = ((self.end_ns - run_ns) as f64 / 1e9).max(1e-9);
+        let period = ((self.end_ns.saturating_sub(self.period_from)) as f64 / 1e9).max(1e-9);
+        let ended_by_errors = aborted.is_some() && !aborted.as_deref().is_some_and(|a| a.starts_with("forced"));
+        if ended_by_errors && self.cfg.format.shows_progress() {
+            println!(
+                "The run {}; the figures below cover what was measured until then.",
+                aborted.as_deref().unwrap_or_default()
+            );
+            println!();
+        }
+        let shared = &self.ctl.shared;
+        let s = Summary {
+            intervals: &self.intervals,
+            warmup_intervals: &self.warmup_intervals,
+            rate: rate_summary(self.ctl, self.cfg, &cum, total),
+            server_version: shared.server_version.get().cloned(),
+            aborted,
+            ..summary(self.cfg, self.sql(), &cum, &fairness, total, period)
+        };
+        let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
+        if s.aborted.is_none() && output::cumulative_hook(self.main, &s) {
+            script::close_reports(self.main);
+        } else {
+            // A script's JSON array (report_json as interval hook) ends
+            // before the built-in report, so both stay parseable.
+            script::close_reports(self.main);
+            output::final_report(self.cfg.format, &s, &opts, &shared.script.name);
+        }
+        if let Some(r) = &s.rate {
+            output::rate_warnings(r);
+        }
+    }
+
+    /// What the host or the run made less certain than the figures look.
+    fn warnings(&self) {
+        if self.late_rows > 0 {
+            crate::log::warning(&format!(
+                "{} of {} interval reports were printed late, up to {:.2}s after their interval ended (the host was \
+                 overloaded); their figures are exact: each event counts in the interval in which it ended",
+                self.late_rows,
+                self.intervals.len(),
+                self.latest_ns as f64 / 1e9
+            ));
+        }
+        let late = self.collector.late_events();
+        if late > 0 {
+            crate::log::warning(&format!(
+                "{late} events were recorded after their interval had been reported (their client was descheduled \
+                 between the event's end and its recording) and are counted in the next interval"
+            ));
+        }
+        let cum = self.collector.cumulative();
+        if cum.get(Counter::Event) == 0 && cum.get(Counter::Restart) > 0 {
+            crate::log::warning(&format!(
+                "no event completed: every event was restarted after an ignored error ({} restarts)",
+                cum.get(Counter::Restart)
+            ));
+        }
+    }
 }
 
 /// The figures every report has (interval rows, rate, server version and

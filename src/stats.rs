@@ -2,17 +2,27 @@
 //! them into interval and cumulative figures.
 //!
 //! Each client owns a [`ClientStats`]: atomic counters (read by the collector
-//! without stopping the client) and latency accumulators behind uncontended
-//! mutexes. The collector drains the accumulators on every report tick, so
-//! per-interval figures are exact for that interval, and merges them into the
-//! cumulative accumulator. Nothing recorded before [`Collector::reset`] (the
-//! end of warmup, or a checkpoint) reaches any later figure.
+//! without stopping the client) and its periods behind an uncontended
+//! mutex. Time is cut into periods by a [`Grid`] (report ticks, the end of
+//! the warmup, checkpoints); a client counts each event in the period in
+//! which the event ended, by the clock reading it takes anyway, and closes
+//! a period when its first event after the period's end arrives. The
+//! collector takes the periods up to each boundary shortly after it, so
+//! per-interval figures are exact for that interval however late the
+//! reporting thread runs (at 4096 clients on 2 CPUs it can be seconds), and
+//! merges them into the cumulative figures. Statements, errors and
+//! reconnects are counted in the period in which the client next ended an
+//! event (or, for a client without one, in which the collector took them):
+//! at a boundary, at most one event's statements per client land on the
+//! other side. Nothing recorded before [`Collector::reset`] (the end of
+//! warmup, or a checkpoint) reaches any later figure.
 //!
 //! Latency histograms are HDR histograms in microseconds, 1 µs to 1 h with 3
 //! significant digits; min, max and sum are kept exactly in nanoseconds
 //! beside them.
 
 use hdrhistogram::Histogram;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -31,10 +41,13 @@ pub enum Counter {
     Error = 4,
     /// Reconnect after a lost connection.
     Reconnect = 5,
+    /// Event run again after an ignored error (RESTART_EVENT); not one of
+    /// sysbench's counters, so scripts cannot count it themselves.
+    Restart = 6,
 }
 
 /// Number of [`Counter`] kinds.
-pub const NCOUNTERS: usize = 6;
+pub const NCOUNTERS: usize = 7;
 
 /// Counter values, indexed by [`Counter`].
 pub type Counts = [u64; NCOUNTERS];
@@ -78,7 +91,15 @@ fn new_histogram() -> Histogram<u64> {
 impl LatencyAcc {
     /// The histogram (µs), if anything was recorded.
     pub fn histogram(&self) -> Option<&Histogram<u64>> {
-        self.hist.as_ref()
+        self.hist.as_ref().filter(|_| self.count > 0)
+    }
+
+    /// An empty accumulator whose histogram exists already: for the
+    /// reporting thread, which should not page-fault a histogram in at its
+    /// first tick, while thousands of starting clients hold the process's
+    /// address-space lock (a line came 1.3 s late at 512 clients).
+    pub fn preallocated() -> LatencyAcc {
+        LatencyAcc { hist: Some(new_histogram()), ..LatencyAcc::default() }
     }
 
     /// Records one latency in nanoseconds.
@@ -94,6 +115,18 @@ impl LatencyAcc {
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
         self.sum_ns += ns as u128;
+    }
+
+    /// Empties the accumulator, keeping its histogram's memory (a reporting
+    /// thread that allocated a fresh one per interval page-faulted it in,
+    /// and at the end of a run with thousands of exiting clients a page
+    /// fault could wait seconds for the address-space lock).
+    pub fn clear(&mut self) {
+        let hist = self.hist.take().map(|mut h| {
+            h.reset();
+            h
+        });
+        *self = LatencyAcc { hist, ..LatencyAcc::default() };
     }
 
     /// Adds another accumulator into this one.
@@ -150,32 +183,226 @@ impl LatencyAcc {
     }
 }
 
+/// Where the periods that events are counted in begin and end, in ns of
+/// [`crate::clock`]: the report ticks of the warmup (from the clients'
+/// start), the end of the warmup, the report ticks of the run (from the end
+/// of the warmup) and the checkpoints. Every client attributes each event
+/// to the period in which it *ended*, by the clock reading it already
+/// takes, so a period's figures do not depend on when the reporting thread
+/// gets round to collecting them.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    start_ns: u64,
+    run_ns: u64,
+    /// `--report-interval` (0 = none).
+    tick_ns: u64,
+    /// Checkpoints after the end of the warmup, sorted, absolute.
+    checkpoints: Vec<u64>,
+}
+
+impl Grid {
+    /// A grid for clients released at `start_ns` whose measurement starts at
+    /// `run_ns` (the end of the warmup), reporting every `tick_ns` (0 =
+    /// never), with checkpoints at `checkpoints` (absolute times).
+    pub fn new(start_ns: u64, run_ns: u64, tick_ns: u64, mut checkpoints: Vec<u64>) -> Grid {
+        checkpoints.retain(|c| *c > run_ns);
+        checkpoints.sort_unstable();
+        checkpoints.dedup();
+        Grid { start_ns, run_ns: run_ns.max(start_ns), tick_ns, checkpoints }
+    }
+
+    /// The first boundary after `t` (u64::MAX when none follows).
+    pub fn next_after(&self, t: u64) -> u64 {
+        let mut next = u64::MAX;
+        // Ticks counted from `from`: the first one after `t` (None: no ticks).
+        let tick_after = |from: u64| {
+            let k = t.saturating_sub(from).checked_div(self.tick_ns)? + 1;
+            Some(from.saturating_add(k.saturating_mul(self.tick_ns)))
+        };
+        if t < self.run_ns {
+            next = self.run_ns;
+            if let Some(tick) = tick_after(self.start_ns) {
+                next = next.min(tick);
+            }
+        } else if let Some(tick) = tick_after(self.run_ns) {
+            next = tick;
+        }
+        if let Some(c) = self.checkpoints.get(self.checkpoints.partition_point(|c| *c <= t)) {
+            next = next.min(*c);
+        }
+        next
+    }
+
+    /// The end of the warmup (the start of measurement).
+    pub fn run_ns(&self) -> u64 {
+        self.run_ns
+    }
+
+    /// Whether boundary `b` is a report tick (during the warmup or after).
+    pub fn is_tick(&self, b: u64) -> bool {
+        self.tick_ns > 0
+            && if b < self.run_ns {
+                b > self.start_ns && (b - self.start_ns).is_multiple_of(self.tick_ns)
+            } else {
+                b > self.run_ns && (b - self.run_ns).is_multiple_of(self.tick_ns)
+            }
+    }
+
+    /// Whether boundary `b` is a checkpoint.
+    pub fn is_checkpoint(&self, b: u64) -> bool {
+        self.checkpoints.binary_search(&b).is_ok()
+    }
+}
+
+/// Event latencies of one period of one client: the values themselves
+/// until there are [`RAW_MAX`] of them, then folded into a histogram. A
+/// client at thousands of clients ends a few events per report interval;
+/// giving each its own histogram (188 KiB, zeroed by writing) per interval,
+/// and merging thousands of them at every tick, cost seconds per tick at
+/// 4096 clients.
+#[derive(Debug, Default)]
+struct Lat {
+    raw: Vec<u64>,
+    folded: LatencyAcc,
+}
+
+/// Latencies a client keeps as values before folding them into a histogram.
+const RAW_MAX: usize = 1024;
+
+impl Lat {
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        if self.raw.len() == RAW_MAX {
+            for v in self.raw.drain(..) {
+                self.folded.record(v);
+            }
+        }
+        self.raw.push(ns);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.raw.is_empty() && self.folded.count == 0
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.folded.clear();
+    }
+
+    /// Adds every value into `dst`; returns (count, sum, min, max) in ns.
+    fn merge_into(&self, dst: &mut LatencyAcc) -> (u64, u128, u64, u64) {
+        dst.merge(&self.folded);
+        let f = &self.folded;
+        let (mut n, mut sum, mut min, mut max) = (f.count, f.sum_ns, f.min_ns, f.max_ns);
+        for v in &self.raw {
+            dst.record(*v);
+            n += 1;
+            sum += *v as u128;
+            min = min.min(*v);
+            max = max.max(*v);
+        }
+        (n, sum, min, max)
+    }
+}
+
+/// A period's latencies of one client: event latency (from the intended
+/// start under `--rate`, else from the actual start) and, under `--rate`,
+/// service time.
+#[derive(Debug, Default)]
+struct Slot {
+    latency: Lat,
+    service: Lat,
+}
+
+impl Slot {
+    /// Empties the slot, keeping its memory for the next period.
+    fn clear(&mut self) {
+        self.latency.clear();
+        self.service.clear();
+    }
+}
+
+/// A period the client has left and the collector has not yet taken.
+#[derive(Debug)]
+struct Closed {
+    /// The boundary that ends it.
+    end: u64,
+    /// Counter deltas over it.
+    counts: Counts,
+    slot: Slot,
+}
+
+/// One client's periods. The client writes them (one uncontended lock per
+/// event); the collector takes closed ones at each boundary.
+#[derive(Debug, Default)]
+struct Periods {
+    /// End of the open period (0 before the first event: its first event
+    /// opens one).
+    cur_end: u64,
+    cur: Slot,
+    /// Counter values when the open period began.
+    base: Counts,
+    /// Periods the client left, oldest first.
+    closed: VecDeque<Closed>,
+    /// Emptied slots for the next periods: the collector hands them back
+    /// rather than freeing them, so that in steady state neither side
+    /// allocates or frees (a free into an exiting client's malloc arena, or
+    /// a page fault, could stall the reporting thread at the end of a run
+    /// with thousands of clients).
+    spare: Vec<Slot>,
+    /// The collector has taken this client's figures up to this boundary;
+    /// an event that ended before it but is recorded only now is late.
+    collected_through: u64,
+    /// Late events (see [`Collector::late_events`]).
+    late: u64,
+    /// Longest event latency recorded, ns.
+    longest_ns: u64,
+}
+
+impl Periods {
+    /// Closes the open period (its counters up to `counts`) and opens the
+    /// one containing `t`.
+    fn roll(&mut self, counts: Counts, grid: &Grid, t: u64) {
+        let delta = self.advance(counts);
+        if !self.cur.latency.is_empty() || delta.iter().any(|d| *d > 0) {
+            let slot = std::mem::replace(&mut self.cur, self.spare.pop().unwrap_or_default());
+            self.closed.push_back(Closed { end: self.cur_end, counts: delta, slot });
+        }
+        self.cur_end = grid.next_after(t);
+    }
+
+    /// Moves the open period's counter base up to `counts` (each counter
+    /// only forward) and returns what it moved by: the deltas of all
+    /// periods add up to the totals whatever snapshots they were cut at.
+    fn advance(&mut self, counts: Counts) -> Counts {
+        let to: Counts = std::array::from_fn(|i| counts[i].max(self.base[i]));
+        let delta = std::array::from_fn(|i| to[i] - self.base[i]);
+        self.base = to;
+        delta
+    }
+}
+
 /// One client's live statistics, shared between the client and the collector.
 #[derive(Debug, Default)]
 #[repr(align(128))] // its own cache lines: no false sharing between clients
 pub struct ClientStats {
+    /// Totals since the client started, incremented without a lock; each
+    /// period's share is their difference between its start and end.
     counters: [AtomicU64; NCOUNTERS],
-    /// The client's events' figures. One lock guards all of them and the
-    /// event counter's increment, so that a drain or reset sees an event
-    /// whole or not at all: never counted in one period and timed in
-    /// another, or left out of the fairness share.
-    recorded: Mutex<Recorded>,
+    /// `counters` when the client's current event started (or last
+    /// restarted): a period ends at that point of the counters, so that an
+    /// event's statements are counted in the period of the event itself
+    /// (the one it ends in) — for a one-statement event, exactly.
+    at_event_start: [AtomicU64; NCOUNTERS],
+    /// The client's periods. One lock guards them and the event counter's
+    /// increment, so that a period sees an event whole or not at all:
+    /// never counted in one period and timed in another.
+    periods: Mutex<Periods>,
     /// True while the client runs an event (for "unfinished events" at a
     /// forced shutdown and the concurrency figure under `--rate`). Per
     /// client, so that marking it does not bounce one cache line between
     /// all clients on every event.
     pub in_event: std::sync::atomic::AtomicBool,
-}
-
-/// A client's event latencies: the accumulators the collector drains every
-/// interval, and the client's share since the last reset.
-#[derive(Debug, Default)]
-struct Recorded {
-    /// Event latency: from intended start under `--rate`, else from actual start.
-    acc: LatencyAcc,
-    /// Service time (actual start to end); only filled under `--rate`.
-    service: LatencyAcc,
-    share: Share,
 }
 
 /// Events whose latency was recorded since the last reset, their total,
@@ -184,7 +411,7 @@ struct Recorded {
 #[derive(Debug, Clone, Copy)]
 struct Share {
     events: u64,
-    time_ns: u64,
+    time_ns: u128,
     min_ns: u64,
     max_ns: u64,
 }
@@ -202,31 +429,88 @@ impl ClientStats {
         self.counters[c as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Records a completed event: counts it and its latency (and, under
-    /// `--rate`, its service time).
+    /// Marks the start (or restart) of the client's event: see
+    /// `at_event_start`. Only the client itself writes it.
     #[inline]
-    pub fn record_event(&self, latency_ns: u64, service_ns: Option<u64>) {
-        let mut r = self.recorded();
-        self.inc(Counter::Event);
-        r.acc.record(latency_ns);
-        if let Some(s) = service_ns {
-            r.service.record(s);
+    pub fn mark_event_start(&self) {
+        for (m, c) in self.at_event_start.iter().zip(&self.counters) {
+            m.store(c.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        let s = &mut r.share;
-        s.events += 1;
-        s.time_ns += latency_ns;
-        s.min_ns = s.min_ns.min(latency_ns);
-        s.max_ns = s.max_ns.max(latency_ns);
     }
 
-    /// The recorded figures, locked. Nothing panics while holding the lock,
-    /// and the figures stay consistent if something did: no poisoning.
-    fn recorded(&self) -> MutexGuard<'_, Recorded> {
-        self.recorded.lock().unwrap_or_else(PoisonError::into_inner)
+    fn counts_at_event_start(&self) -> Counts {
+        std::array::from_fn(|i| self.at_event_start[i].load(Ordering::Relaxed))
+    }
+
+    /// Records an event that ended at `end_ns` (ns of [`crate::clock`]):
+    /// counts it in the period of `grid` that contains `end_ns`, with its
+    /// latency (and, under `--rate`, its service time).
+    #[inline]
+    pub fn record_event(&self, grid: &Grid, end_ns: u64, latency_ns: u64, service_ns: Option<u64>) {
+        let mut p = self.periods();
+        if end_ns >= p.cur_end {
+            p.roll(self.counts_at_event_start(), grid, end_ns);
+        } else if end_ns < p.collected_through {
+            p.late += 1;
+        }
+        self.inc(Counter::Event);
+        p.cur.latency.record(latency_ns);
+        if let Some(s) = service_ns {
+            p.cur.service.record(s);
+        }
+        p.longest_ns = p.longest_ns.max(latency_ns);
+    }
+
+    /// The periods, locked. Nothing panics while holding the lock, and the
+    /// figures stay consistent if something did: no poisoning.
+    fn periods(&self) -> MutexGuard<'_, Periods> {
+        self.periods.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn counts(&self) -> Counts {
         std::array::from_fn(|i| self.counters[i].load(Ordering::Relaxed))
+    }
+
+    /// Takes, under the client's lock, everything it attributed to periods
+    /// that end at or before `b`: into `p` (latencies, counters) and
+    /// `share`. The open period is taken too when it ends by `b` (the
+    /// client has had no event end since): then its counters are those
+    /// counted up to now, or, in an event, up to that event's start or
+    /// latest restart (its statements belong to where it will end; an event
+    /// that keeps failing still shows its errors).
+    fn take(&self, p: &mut Periods, grid: &Grid, b: u64, into: &mut Period, share: &mut Share) {
+        let mut add = |counts: &Counts, slot: &Slot, into: &mut Period| {
+            for (t, c) in into.counts.iter_mut().zip(counts) {
+                *t += c;
+            }
+            let (n, sum, min, max) = slot.latency.merge_into(&mut into.latency);
+            slot.service.merge_into(&mut into.service);
+            share.events += n;
+            share.time_ns += sum;
+            share.min_ns = share.min_ns.min(min);
+            share.max_ns = share.max_ns.max(max);
+        };
+        while p.closed.front().is_some_and(|c| c.end <= b) {
+            if let Some(mut c) = p.closed.pop_front() {
+                add(&c.counts, &c.slot, into);
+                if p.spare.len() < 2 {
+                    c.slot.clear();
+                    p.spare.push(c.slot);
+                }
+            }
+        }
+        if p.cur_end <= b {
+            let now = if self.in_event.load(Ordering::Relaxed) && b != u64::MAX {
+                self.counts_at_event_start()
+            } else {
+                self.counts()
+            };
+            let delta = p.advance(now);
+            add(&delta, &p.cur, into);
+            p.cur.clear();
+            p.cur_end = grid.next_after(b);
+        }
+        p.collected_through = p.collected_through.max(b);
     }
 }
 
@@ -250,91 +534,92 @@ impl Period {
     pub fn queries(&self) -> u64 {
         self.get(Counter::Read) + self.get(Counter::Write) + self.get(Counter::Other)
     }
+    /// Empties the period, keeping its histograms' memory.
+    pub fn clear(&mut self) {
+        self.counts = [0; NCOUNTERS];
+        self.latency.clear();
+        self.service.clear();
+    }
+
+    /// An empty period with its histograms allocated (see
+    /// [`LatencyAcc::preallocated`]).
+    pub fn preallocated() -> Period {
+        Period { counts: [0; NCOUNTERS], latency: LatencyAcc::preallocated(), service: LatencyAcc::preallocated() }
+    }
+
+    /// Adds another period's figures.
+    pub fn merge(&mut self, o: &Period) {
+        for (t, c) in self.counts.iter_mut().zip(o.counts) {
+            *t += c;
+        }
+        self.latency.merge(&o.latency);
+        self.service.merge(&o.service);
+    }
 }
 
 /// Merges all clients' statistics. Owned by the thread that reports.
 pub struct Collector {
     clients: Vec<Arc<ClientStats>>,
-    /// Counter values at the last interval drain.
-    last_interval: Counts,
-    /// Counter values at the last reset (warmup end / checkpoint).
-    base: Counts,
-    /// Everything since the last reset.
+    /// Everything collected since the last reset.
     cumulative: Period,
+    /// Per client, since the last reset.
+    shares: Vec<Share>,
+    /// One boundary's figures while they are collected (kept: see
+    /// [`LatencyAcc::clear`]).
+    scratch: Period,
 }
 
 impl Collector {
     /// A collector over the given clients.
     pub fn new(clients: Vec<Arc<ClientStats>>) -> Collector {
-        Collector { clients, last_interval: [0; NCOUNTERS], base: [0; NCOUNTERS], cumulative: Period::default() }
+        let shares = vec![Share::default(); clients.len()];
+        Collector { clients, cumulative: Period::preallocated(), shares, scratch: Period::preallocated() }
     }
 
-    /// Drains the clients' latencies recorded since the previous drain into
-    /// a new interval (also merged into the cumulative period).
-    pub fn drain_interval(&mut self) -> Period {
-        self.drain(false)
-    }
-
-    /// Drains every client; `reset_shares` also starts the clients' fairness
-    /// shares afresh, in the same critical section as the drain.
-    fn drain(&mut self, reset_shares: bool) -> Period {
-        let mut p = Period::default();
-        let mut now = [0; NCOUNTERS];
-        for c in &self.clients {
-            // Swap in fresh accumulators rather than zeroing the old ones:
-            // they allocate their histograms only when the client records
-            // again, and the lock is held only for the swap. The counters
-            // are read under the lock too, so the event count matches the
-            // latencies taken.
-            let mut r = c.recorded();
-            for (t, v) in now.iter_mut().zip(c.counts()) {
-                *t += v;
-            }
-            let latency = (r.acc.count > 0).then(|| std::mem::take(&mut r.acc));
-            let service = (r.service.count > 0).then(|| std::mem::take(&mut r.service));
-            if reset_shares {
-                r.share = Share::default();
-            }
-            drop(r);
-            if let Some(l) = latency {
-                p.latency.merge(&l);
-            }
-            if let Some(s) = service {
-                p.service.merge(&s);
+    /// Adds to `into` everything the clients attributed to periods of
+    /// `grid` ending at or before boundary `b` and not collected yet
+    /// (u64::MAX: everything); also to the cumulative figures. Never waits
+    /// for a client that holds its lock while others are ready: those are
+    /// taken last.
+    pub fn collect(&mut self, grid: &Grid, b: u64, into: &mut Period) {
+        self.scratch.clear();
+        let p = &mut self.scratch;
+        let mut busy = Vec::new();
+        for (i, c) in self.clients.iter().enumerate() {
+            match c.periods.try_lock() {
+                Ok(mut g) => c.take(&mut g, grid, b, p, &mut self.shares[i]),
+                Err(std::sync::TryLockError::Poisoned(e)) => {
+                    c.take(&mut e.into_inner(), grid, b, p, &mut self.shares[i])
+                }
+                Err(std::sync::TryLockError::WouldBlock) => busy.push(i),
             }
         }
-        for ((d, n), last) in p.counts.iter_mut().zip(now).zip(self.last_interval) {
-            *d = n - last;
+        for i in busy {
+            let c = &self.clients[i];
+            c.take(&mut c.periods(), grid, b, p, &mut self.shares[i]);
         }
-        self.last_interval = now;
-        self.cumulative.latency.merge(&p.latency);
-        self.cumulative.service.merge(&p.service);
-        p
+        self.cumulative.merge(p);
+        into.merge(p);
     }
 
-    /// Discards everything recorded so far (warmup end, checkpoint).
+    /// Starts the cumulative figures and the clients' shares afresh (end of
+    /// the warmup, checkpoint): nothing collected so far reaches any later
+    /// figure.
     pub fn reset(&mut self) {
-        self.drain(true);
-        self.base = self.last_interval;
-        self.cumulative = Period::default();
+        self.cumulative.clear();
+        self.shares.iter_mut().for_each(|s| *s = Share::default());
     }
 
-    /// Everything since the last reset (drains pending latencies first).
-    pub fn cumulative(&mut self) -> Period {
-        self.drain_interval();
-        let mut p = self.cumulative.clone();
-        for i in 0..NCOUNTERS {
-            p.counts[i] = self.last_interval[i] - self.base[i];
-        }
-        p
+    /// Everything collected since the last reset.
+    pub fn cumulative(&self) -> Period {
+        self.cumulative.clone()
     }
 
     /// Per-client events and event latency since the last reset.
     pub fn fairness(&self) -> Vec<ClientFairness> {
-        self.clients
+        self.shares
             .iter()
-            .map(|c| {
-                let s = c.recorded().share;
+            .map(|s| {
                 let secs = |ns: u64| (s.events > 0).then_some(ns as f64 / 1e9);
                 ClientFairness {
                     events: s.events,
@@ -344,6 +629,18 @@ impl Collector {
                 }
             })
             .collect()
+    }
+
+    /// Events recorded after the collector had taken their period (their
+    /// client was descheduled between the event's end and its recording):
+    /// counted in the period after their own.
+    pub fn late_events(&self) -> u64 {
+        self.clients.iter().map(|c| c.periods().late).sum()
+    }
+
+    /// The longest event latency any client has recorded, ns.
+    pub fn longest_event_ns(&self) -> u64 {
+        self.clients.iter().map(|c| c.periods().longest_ns).max().unwrap_or(0)
     }
 }
 
@@ -376,6 +673,19 @@ pub fn mean_stddev(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 mod tests {
     use super::*;
 
+    const S: u64 = 1_000_000_000;
+
+    fn collect(col: &mut Collector, g: &Grid, b: u64) -> Period {
+        let mut p = Period::default();
+        col.collect(g, b, &mut p);
+        p
+    }
+
+    /// Clients released at 10 s, measuring from 10 s, ticks every second.
+    fn grid() -> Grid {
+        Grid::new(10 * S, 10 * S, S, Vec::new())
+    }
+
     #[test]
     fn histograms_exist_only_once_something_is_recorded() {
         let mut empty = LatencyAcc::default();
@@ -386,14 +696,20 @@ mod tests {
         one.record(2_000_000);
         empty.merge(&one);
         assert_eq!(empty.percentile_ms(50.0), Some(2.0));
-        // A client's accumulator after a report tick holds no histogram.
-        let c = ClientStats::default();
-        c.record_event(1_000_000, None);
-        let mut col = Collector::new(vec![Arc::new(c)]);
-        let p = col.drain_interval();
+        // A client with a few events per interval never builds a histogram
+        // of its own: the collector's period has the only one.
+        let g = grid();
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        c.mark_event_start();
+        c.record_event(&g, 10 * S + 1, 1_000_000, None);
+        let p = collect(&mut col, &g, 11 * S);
         assert_eq!(p.latency.count, 1);
-        assert!(col.clients[0].recorded().acc.histogram().is_none());
-        assert!(col.clients[0].recorded().service.histogram().is_none());
+        assert!(p.latency.histogram().is_some());
+        assert!(c.periods().cur.latency.folded.histogram().is_none());
+        c.mark_event_start();
+        c.record_event(&g, 11 * S + 1, 1_000_000, None);
+        assert!(c.periods().closed.iter().all(|p| p.slot.latency.folded.histogram().is_none()));
     }
 
     #[test]
@@ -431,18 +747,43 @@ mod tests {
     }
 
     #[test]
+    fn grid_boundaries() {
+        // Released at 10 s, 2.5 s of warmup, ticks every second, checkpoints
+        // at 14 s and at 13 s (a tick too).
+        let g = Grid::new(10 * S, 12 * S + S / 2, S, vec![14 * S, 13 * S + S / 2, 12 * S]);
+        let mut b = Vec::new();
+        let mut t = 0;
+        while b.len() < 7 {
+            t = g.next_after(t);
+            b.push(t);
+        }
+        let half = S / 2;
+        assert_eq!(b, [11 * S, 12 * S, 12 * S + half, 13 * S + half, 14 * S, 14 * S + half, 15 * S + half]);
+        assert!(g.is_tick(11 * S) && g.is_tick(12 * S) && g.is_tick(13 * S + half));
+        assert!(!g.is_tick(12 * S + half) && !g.is_tick(14 * S));
+        assert!(g.is_checkpoint(14 * S) && g.is_checkpoint(13 * S + half) && !g.is_checkpoint(12 * S));
+        assert_eq!(g.run_ns(), 12 * S + half);
+        // No ticks: only the end of the warmup and the checkpoints.
+        let g = Grid::new(10 * S, 10 * S, 0, vec![15 * S]);
+        assert_eq!((g.next_after(0), g.next_after(10 * S), g.next_after(15 * S)), (10 * S, 15 * S, u64::MAX));
+    }
+
+    #[test]
     fn collector_intervals_and_reset() {
+        let g = grid();
         let c = Arc::new(ClientStats::default());
         let mut col = Collector::new(vec![c.clone()]);
         c.inc(Counter::Read);
-        c.record_event(5_000_000, None);
-        let p = col.drain_interval();
+        c.mark_event_start();
+        c.record_event(&g, 10 * S + 5, 5_000_000, None);
+        let p = collect(&mut col, &g, 11 * S);
         assert_eq!(p.get(Counter::Read), 1);
         assert_eq!(p.latency.count, 1);
         col.reset();
         c.inc(Counter::Write);
-        c.record_event(7_000_000, None);
-        let i = col.drain_interval();
+        c.mark_event_start();
+        c.record_event(&g, 11 * S + 5, 7_000_000, None);
+        let i = collect(&mut col, &g, 12 * S);
         assert_eq!(i.get(Counter::Read), 0);
         assert_eq!(i.get(Counter::Write), 1);
         let cum = col.cumulative();
@@ -455,46 +796,140 @@ mod tests {
         );
     }
 
-    /// Clients record while the collector drains and resets: every period's
-    /// event count equals its number of latencies, and the figures since the
-    /// last reset equal the clients' fairness shares.
+    /// The defect behind late interval lines at 4096 clients: figures
+    /// belonged to whenever the reporter drained them. Now an event counts in
+    /// the interval it ended in, however late the collector comes.
     #[test]
-    fn drains_and_resets_never_split_an_event() {
+    fn events_count_in_the_interval_they_ended_in_however_late_collected() {
+        let g = grid();
+        let clients: Vec<_> = (0..3).map(|_| Arc::new(ClientStats::default())).collect();
+        let mut col = Collector::new(clients.clone());
+        // Interval k (ending at 11+k s) gets k+1 events per client, spread
+        // over it; some statements between them.
+        for k in 0..3u64 {
+            for (i, c) in clients.iter().enumerate() {
+                for j in 0..=k {
+                    c.inc(Counter::Read);
+                    c.mark_event_start();
+                    c.record_event(&g, (10 + k) * S + (j + 1) * S / 8 + i as u64, 1_000 * (k + 1), None);
+                }
+            }
+        }
+        // Collected only now, all three at once, in order.
+        for k in 0..3u64 {
+            let p = collect(&mut col, &g, (11 + k) * S);
+            assert_eq!(p.get(Counter::Event), 3 * (k + 1), "interval {k}");
+            assert_eq!(p.latency.count, 3 * (k + 1), "interval {k}");
+            assert_eq!(p.latency.max_ns, 1_000 * (k + 1), "interval {k}");
+        }
+        // The statements of a client's last event before a boundary are
+        // counted when it next ends an event: here none follows, so the
+        // open period's counts are taken with it.
+        let tail = collect(&mut col, &g, u64::MAX);
+        assert_eq!(tail.get(Counter::Event), 0);
+        assert_eq!(col.cumulative().get(Counter::Read), 18);
+        assert_eq!(col.cumulative().get(Counter::Event), 18);
+        assert_eq!(col.late_events(), 0);
+        assert_eq!(col.longest_event_ns(), 3_000);
+    }
+
+    /// A client descheduled between its event's end and its recording, past
+    /// the collection of that interval: counted once, in the next interval,
+    /// and reported as late.
+    #[test]
+    fn an_event_recorded_after_its_interval_was_collected_counts_in_the_next() {
+        let g = grid();
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        c.mark_event_start();
+        c.record_event(&g, 10 * S + 1, 10, None);
+        assert_eq!(collect(&mut col, &g, 11 * S).get(Counter::Event), 1);
+        c.mark_event_start();
+        c.record_event(&g, 11 * S - 1, 20, None);
+        c.mark_event_start();
+        c.record_event(&g, 11 * S + 1, 30, None);
+        let p = collect(&mut col, &g, 12 * S);
+        assert_eq!((p.get(Counter::Event), p.latency.count), (2, 2));
+        assert_eq!(col.late_events(), 1);
+        assert_eq!(col.cumulative().get(Counter::Event), 3);
+    }
+
+    /// More events in one interval than a client keeps as values: folded
+    /// into its histogram, every figure still exact.
+    #[test]
+    fn many_events_per_interval_fold_into_a_histogram() {
+        let g = grid();
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        let n = RAW_MAX as u64 * 3 + 7;
+        for i in 1..=n {
+            c.mark_event_start();
+            c.record_event(&g, 10 * S + i, i * 1_000, None);
+        }
+        assert!(c.periods().cur.latency.folded.histogram().is_some());
+        let p = collect(&mut col, &g, 11 * S);
+        assert_eq!((p.get(Counter::Event), p.latency.count), (n, n));
+        assert_eq!((p.latency.min_ns, p.latency.max_ns), (1_000, n * 1_000));
+        assert_eq!(p.latency.sum_ns, (n * (n + 1) / 2 * 1_000) as u128);
+        let f = col.fairness()[0];
+        assert_eq!((f.events, f.min_s, f.max_s), (n, Some(1_000.0 / 1e9), Some((n * 1_000) as f64 / 1e9)));
+    }
+
+    /// Clients record (on the real clock, at 1 ms ticks) while the collector
+    /// collects and resets: every period's event count equals its number of
+    /// latencies, each period holds only events that ended in it or late
+    /// ones, and the figures since the last reset equal the clients' shares.
+    #[test]
+    fn collecting_and_resetting_never_split_an_event() {
+        let t0 = crate::clock::now_ns();
+        let ms = 1_000_000;
+        let g = Arc::new(Grid::new(t0, t0, ms, Vec::new()));
         let clients: Vec<_> = (0..3).map(|_| Arc::new(ClientStats::default())).collect();
         let mut col = Collector::new(clients.clone());
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let recorders: Vec<_> = clients
             .iter()
             .map(|c| {
-                let (c, stop) = (c.clone(), stop.clone());
+                let (c, stop, g) = (c.clone(), stop.clone(), g.clone());
                 std::thread::spawn(move || {
                     let mut n = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        c.record_event(1_000 + n % 1_000, Some(500));
+                        c.inc(Counter::Read);
+                        c.mark_event_start();
+                        c.record_event(&g, crate::clock::now_ns(), 1_000 + n % 1_000, Some(500));
                         n += 1;
                     }
                 })
             })
             .collect();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
-        let mut drains = 0;
-        while std::time::Instant::now() < deadline {
-            if drains % 3 == 0 {
+        let mut b = t0;
+        let mut collected = 0;
+        let mut total = 0;
+        while collected < 300 {
+            b = g.next_after(b);
+            while crate::clock::now_ns() < b {
+                std::hint::spin_loop();
+            }
+            if collected % 3 == 0 {
                 col.reset();
             }
-            let p = col.drain_interval();
-            assert_eq!(p.get(Counter::Event), p.latency.count, "drain {drains}");
-            assert_eq!(p.latency.count, p.service.count, "drain {drains}");
-            drains += 1;
+            let p = collect(&mut col, &g, b);
+            assert_eq!(p.get(Counter::Event), p.latency.count, "period {collected}");
+            assert_eq!(p.latency.count, p.service.count, "period {collected}");
+            total += p.get(Counter::Event);
+            collected += 1;
         }
         stop.store(true, Ordering::Relaxed);
         for r in recorders {
             r.join().unwrap();
         }
+        total += collect(&mut col, &g, u64::MAX).get(Counter::Event);
         let cum = col.cumulative();
         let shares: u64 = col.fairness().iter().map(|f| f.events).sum();
-        assert!(cum.get(Counter::Event) > 0 && drains > 10, "{drains} drains");
+        assert!(cum.get(Counter::Event) > 0, "no events");
         assert_eq!(cum.get(Counter::Event), cum.latency.count);
         assert_eq!(cum.latency.count, shares);
+        let recorded: u64 = clients.iter().map(|c| c.counts()[Counter::Event as usize]).sum();
+        assert_eq!(total, recorded, "every event collected once");
     }
 }

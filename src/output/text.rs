@@ -160,6 +160,14 @@ pub fn final_report(s: &Summary) {
             s.count(Counter::Reconnect),
             s.per_sec(Counter::Reconnect)
         );
+        // Not in sysbench's report, so only when there were any.
+        if s.count(Counter::Restart) > 0 {
+            println!(
+                "    restarted events:                    {:<6} ({:.2} per sec.)",
+                s.count(Counter::Restart),
+                s.per_sec(Counter::Restart)
+            );
+        }
     }
     println!();
     println!("General statistics:");

@@ -46,6 +46,7 @@ void dbbench_param_set_number(void *param, double v);
 void dbbench_param_set_int64(void *param, int64_t v);
 void dbbench_param_set_string(void *param, const char *s, size_t len);
 void dbbench_param_set_null(void *param);
+bool dbbench_event_restart(int thread_id);
 "#;
 
 /// sysbench's `sb_counter_type` values, mapped to our counters.
@@ -80,6 +81,15 @@ pub extern "C" fn sb_event_start(tid: c_int) {
 #[no_mangle]
 pub extern "C" fn sb_event_stop(tid: c_int) {
     crate::engine::script_event_stop(tid)
+}
+
+/// `bool dbbench_event_restart(int)`: client `tid`'s event failed with an
+/// ignored error; true to run it again (counted as a restart), false when
+/// the run is over (`--time`, a failure elsewhere). The default event loop
+/// in `prelude.lua` asks before every restart.
+#[no_mangle]
+pub extern "C" fn dbbench_event_restart(tid: c_int) -> bool {
+    crate::engine::script_event_restart(tid)
 }
 
 /// `void sb_counter_inc(int, sb_counter_type)`: adds one to a counter of

@@ -238,6 +238,9 @@ pub struct Shared {
     pub server_version: OnceLock<String>,
     /// Set when any client fails: everyone stops at the next event.
     pub failed: AtomicBool,
+    /// Why the run could not go on although its errors were ignored (a lost
+    /// server not reachable again before `--time`); the first reason.
+    pub ended_by_errors: OnceLock<String>,
     /// The script declares no options (sysbench's legacy mode); decided
     /// once by the main state.
     pub legacy: AtomicBool,
@@ -261,6 +264,7 @@ impl Shared {
             driver_used: AtomicBool::new(false),
             server_version: OnceLock::new(),
             failed: AtomicBool::new(false),
+            ended_by_errors: OnceLock::new(),
             legacy: AtomicBool::new(false),
             deadline: OnceLock::new(),
             deadline_ns: OnceLock::new(),

@@ -389,9 +389,11 @@ function Statement:next_result() return self._con:next_result() end
 -- unless the script defines thread_run. The loop is Lua calling the C
 -- functions of the engine, so LuaJIT can compile it together with the
 -- script's event(). A RESTART_EVENT error calls before_restart_event and
--- re-runs the event (inside the same timing); any other error propagates
--- and fails the run; a truthy return from event() ends this client's loop
--- without counting that event.
+-- re-runs the event (inside the same timing) unless the run is over
+-- (dbbench_event_restart: --time passed, or another client failed; then
+-- the event is dropped uncounted and the client stops); any other error
+-- propagates and fails the run; a truthy return from event() ends this
+-- client's loop without counting that event.
 local RESTART = sb.error.RESTART_EVENT
 -- Events until there are no more, unprotected: an event that returns
 -- here returns into this loop, so LuaJIT can compile the loop and the
@@ -413,12 +415,14 @@ local function event_error(e)
 end
 function sb._thread_run(tid)
   local more, start, stop = C.sb_more_events, C.sb_event_start, C.sb_event_stop
+  local restart = C.dbbench_event_restart
   while true do
     local ok, ret = xpcall(run_events, event_error, tid, more, start, stop)
     if ok then return end
     -- An error left an event that had started: restart it, or fail.
     while not ok do
       if type(ret) == "table" and ret.errcode == RESTART and getmetatable(ret) == nil then
+        if not restart(tid) then return end
         local hook = sb.hooks.before_restart_event
         if hook ~= nil then hook(ret) end
         ok, ret = xpcall(event, event_error, tid)

@@ -130,6 +130,9 @@ impl ConState {
                 }
                 ERRCODE_RESTART
             }
+            // A reconnect that the end of the run interrupted is a restart
+            // too: the event loop then sees that the run is over and stops
+            // this client, which is not a failure of its own.
             ErrorAction::Reconnect => {
                 if self.reconnect_until_deadline() {
                     ERRCODE_RESTART
@@ -151,8 +154,12 @@ impl ConState {
         Ok(t)
     }
 
-    /// Reconnects, retrying until it works or the run ends (never past
-    /// `--time`: sysbench's retry loop ignores it).
+    /// Reconnects, retrying until it works or the run is over: past
+    /// `--time` (sysbench's retry loop ignores it; the run is then marked as
+    /// ended by errors) or another client failed. Either way the event is
+    /// to be restarted (true): the event loop then asks whether the run is
+    /// over and stops this client, which is no failure of its own. False
+    /// only for a connection closed by `disconnect()`.
     fn reconnect_until_deadline(&mut self) -> bool {
         let Some(c) = self.conn.as_mut() else { return false };
         loop {
@@ -163,8 +170,16 @@ impl ConState {
                 }
                 Err(e) => {
                     if self.shared.past_deadline() {
-                        crate::log::fatal(&format!("reconnect failed: {}", with_codes(&e)));
-                        return false;
+                        let failed_elsewhere = self.shared.failed.load(std::sync::atomic::Ordering::Relaxed);
+                        let why = format!(
+                            "the connection was lost and reconnecting failed until the end of --time ({})",
+                            with_codes(&e)
+                        );
+                        // One line for the run, not one per client.
+                        if !failed_elsewhere && self.shared.ended_by_errors.set(why.clone()).is_ok() {
+                            crate::log::fatal(&why);
+                        }
+                        return true;
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 }
