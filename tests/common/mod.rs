@@ -308,6 +308,44 @@ impl Managed {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// The server's process id (the postmaster for PostgreSQL).
+    pub fn pid(&self) -> u32 {
+        self.info()["pid"].as_u64().unwrap() as u32
+    }
+
+    /// dbbench options that reach this server as the benchmark account.
+    pub fn driver_args(&self) -> Vec<String> {
+        let info = self.info();
+        let socket = info["socket"].as_str().unwrap();
+        match info["kind"].as_str().unwrap() {
+            "postgresql" => vec![
+                "--db-driver=pgsql".into(),
+                format!("--pgsql-host={socket}"),
+                format!("--pgsql-port={}", info["port"]),
+                "--pgsql-user=sbtest".into(),
+                "--pgsql-db=sbtest".into(),
+            ],
+            _ => vec![
+                "--db-driver=mysql".into(),
+                format!("--mysql-socket={socket}"),
+                "--mysql-user=sbtest".into(),
+                "--mysql-db=sbtest".into(),
+            ],
+        }
+    }
+
+    /// A PostgreSQL client as sbtest over the unix socket.
+    pub fn postgres(&self) -> postgres::Client {
+        let info = self.info();
+        postgres::Config::new()
+            .host(info["socket"].as_str().unwrap())
+            .port(info["port"].as_u64().unwrap() as u16)
+            .user("sbtest")
+            .dbname("sbtest")
+            .connect(postgres::NoTls)
+            .unwrap()
+    }
+
     pub fn mysql_dsn(&self) -> String {
         format!("mysql://sbtest@localhost/sbtest?socket={}", self.socket())
     }
@@ -383,4 +421,73 @@ pub fn test_certificates(parent: &std::path::Path) -> std::path::PathBuf {
         ],
     );
     certs
+}
+
+/// A dbbench run in the background whose output is read as it comes (so a
+/// full pipe never stalls it): each stdout line with the time it arrived.
+pub struct Background {
+    child: std::process::Child,
+    pub started: std::time::Instant,
+    lines: std::sync::mpsc::Receiver<(std::time::Instant, String)>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Background {
+    /// Starts dbbench with `args` in `dir`.
+    pub fn start(dir: &std::path::Path, args: &[&str]) -> Background {
+        use std::io::{BufRead, Read};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dbbench"))
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start dbbench");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                let _ = tx.send((std::time::Instant::now(), l));
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Background { child, started: std::time::Instant::now(), lines, stderr }
+    }
+
+    /// The next stdout line and when it arrived; None at the end of the
+    /// output, or when nothing came for `wait`.
+    pub fn line(&self, wait: std::time::Duration) -> Option<(std::time::Instant, String)> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
+    /// Waits for the end of the run, at most `limit` from its start (then
+    /// kills it and panics: the run hung); its outcome, the rest of its
+    /// stdout, and how long it ran.
+    pub fn finish(mut self, limit: std::time::Duration) -> (Run, std::time::Duration) {
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("wait for dbbench") {
+                break st;
+            }
+            if self.started.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let rest: Vec<String> = self.lines.try_iter().map(|l| l.1).collect();
+                panic!("dbbench did not end within {limit:?} (killed); output so far:\n{}", rest.join("\n"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let took = self.started.elapsed();
+        let mut stdout = String::new();
+        while let Ok((_, l)) = self.lines.recv() {
+            stdout.push_str(&l);
+            stdout.push('\n');
+        }
+        let stderr = self.stderr.join().unwrap_or_default();
+        (Run { code: status.code().unwrap_or(-1), stdout, stderr }, took)
+    }
 }
