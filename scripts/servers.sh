@@ -19,6 +19,8 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # Extra mariadbd options, after the defaults below (benchmarks use this for
 # a bigger buffer pool): DBBENCH_MARIADB_OPTIONS="--innodb-buffer-pool-size=2G".
+# Extra postgres settings, after the defaults (e.g. more connections for
+# bench/interval-accuracy.sh): DBBENCH_POSTGRESQL_OPTIONS="-c max_connections=4200".
 # Bounds for every wait (seconds).
 START_TIMEOUT=${DBBENCH_SERVER_START_TIMEOUT:-60}
 STOP_TIMEOUT=${DBBENCH_SERVER_STOP_TIMEOUT:-30}
@@ -371,7 +373,7 @@ HBA
         # pg_ctl -w waits (bounded by -t) until the server accepts
         # connections and returns early if the postmaster dies.
         if "${AS_PG[@]}" "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t "$START_TIMEOUT" \
-                -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$PG_SOCKDIR' -c max_connections=1200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=128MB" \
+                -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories='$PG_SOCKDIR' -c max_connections=1200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=128MB ${DBBENCH_POSTGRESQL_OPTIONS:-}" \
                 start >"$PG_CTL_LOG" 2>&1; then
             # Double-check over the socket the tests will use (bounded).
             for ((i = 0; i < START_TIMEOUT * 5; i++)); do
