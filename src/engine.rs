@@ -35,6 +35,7 @@
 //! never aborts the run: its length is reported, and arrivals still queued
 //! at the end are counted and reported as not started.
 
+use crate::exit::Exit;
 use crate::options::Options;
 use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
 use crate::rand::{self, Phase};
@@ -111,12 +112,12 @@ pub type Status = ExitCode;
 
 fn fail(msg: &str) -> Status {
     println!("{msg}");
-    ExitCode::from(1)
+    Exit::Error.into()
 }
 
 /// Runs `command` (or just the body, without one) for the main state.
 pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
-    let Some(cmd) = shared.command.clone() else { return ExitCode::SUCCESS };
+    let Some(cmd) = shared.command.clone() else { return Exit::Ok.into() };
     if let Some(n) = cfg.client_threads_refused {
         crate::log::warning(&format!(
             "--client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
@@ -129,8 +130,8 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             parallel_command(shared, &cmd, cfg)
         } else {
             match script::call(main, &f, ()) {
-                Ok(Value::Boolean(false)) => ExitCode::from(1),
-                Ok(_) => ExitCode::SUCCESS,
+                Ok(Value::Boolean(false)) => Exit::Error.into(),
+                Ok(_) => Exit::Ok.into(),
                 Err(e) => fail(&format!("FATAL: `sysbench.cmdline.call_command' function failed: {e}")),
             }
         };
@@ -138,20 +139,20 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     match cmd.as_str() {
         "prepare" | "cleanup" => match script::global_fn(main, &cmd) {
             Some(f) => match script::call(main, &f, ()) {
-                Ok(Value::Boolean(false)) => ExitCode::from(1),
-                Ok(_) => ExitCode::SUCCESS,
+                Ok(Value::Boolean(false)) => Exit::Error.into(),
+                Ok(_) => Exit::Ok.into(),
                 Err(e) => fail(&format!("FATAL: `{cmd}' function failed: {e}")),
             },
             None => {
                 eprintln!("'{}' test does not implement the '{cmd}' command.", shared.script.name);
-                ExitCode::from(1)
+                Exit::Error.into()
             }
         },
         "help" => help(shared, main),
         "run" => run(shared, main, cfg),
         other => {
             eprintln!("Unknown command: {other}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
@@ -168,7 +169,7 @@ fn expected_rows(shared: &Shared) -> Option<u64> {
 fn help(shared: &Arc<Shared>, main: &Lua) -> Status {
     if let Some(f) = script::global_fn(main, "help") {
         return match script::call(main, &f, ()) {
-            Ok(_) => ExitCode::SUCCESS,
+            Ok(_) => Exit::Ok.into(),
             Err(e) => fail(&format!("FATAL: `help' function failed: {e}")),
         };
     }
@@ -178,11 +179,11 @@ fn help(shared: &Arc<Shared>, main: &Lua) -> Status {
             let mut specs = specs;
             specs.sort_by(|a, b| a.name.cmp(&b.name));
             print!("{}", crate::cli::format_option_list(&specs));
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         }
         _ => {
             eprintln!("'{}' test does not implement the 'help' command.", shared.script.name);
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
@@ -238,9 +239,9 @@ fn parallel_command(shared: &Arc<Shared>, cmd: &str, cfg: &RunConfig) -> Status 
     }
     // sysbench exits 0 here even when threads failed; we do not.
     if failed.load(Ordering::Relaxed) {
-        ExitCode::from(1)
+        Exit::Error.into()
     } else {
-        ExitCode::SUCCESS
+        Exit::Ok.into()
     }
 }
 
@@ -583,7 +584,7 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
                 Ok(outs) => outs,
                 Err(e) => {
                     println!("FATAL: cannot run clients on worker thread {w}: {e} ({limits})");
-                    std::process::exit(1);
+                    Exit::Error.exit();
                 }
             }
         });
@@ -643,7 +644,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         Ok(h) => h,
         Err(msg) => {
             println!("FATAL: {msg}");
-            std::process::exit(1);
+            Exit::Error.exit();
         }
     };
     // Wait for every client to be ready.
@@ -657,7 +658,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                     "FATAL: Worker threads failed to initialize within {} seconds! (raise --thread-init-timeout)",
                     cfg.init_timeout.as_secs()
                 );
-                std::process::exit(2);
+                Exit::Partial.exit();
             }
             r = ctl.ready_cv.wait_timeout(r, left).unwrap_or_else(|p| p.into_inner()).0;
         }
@@ -705,7 +706,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             let _ = h.join();
         }
         println!("FATAL: Thread initialization failed!");
-        return ExitCode::from(1);
+        return Exit::Error.into();
     }
     let generator = rated.then(|| {
         let c = ctl.clone();
@@ -768,7 +769,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             rep.finish(Instant::now());
             rep.final_report(Some(aborted));
             let _ = std::io::Write::flush(&mut std::io::stdout());
-            std::process::exit(2);
+            Exit::Partial.exit();
         }
         let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
         if *all_done {
@@ -845,11 +846,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             if measured.get(Counter::Event) + measured.queries() > 0 {
                 rep.final_report(Some(reason));
             }
-            ExitCode::from(1)
+            Exit::Error.into()
         }
         None => {
             rep.final_report(None);
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         }
     };
     rep.warnings();
@@ -857,7 +858,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if let Some(f) = script::global_fn(main, "done") {
         if let Err(e) = script::call(main, &f, ()) {
             crate::log::fatal(&format!("`done' function failed: {e}"));
-            return ExitCode::from(1);
+            return Exit::Error.into();
         }
     }
     status

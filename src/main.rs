@@ -7,6 +7,7 @@ mod clock;
 mod driver;
 mod dsn;
 mod engine;
+mod exit;
 mod lab;
 mod log;
 mod options;
@@ -24,6 +25,7 @@ mod syscall;
 mod tpch;
 mod workloads;
 
+use crate::exit::Exit;
 use options::Options;
 use std::process::ExitCode;
 
@@ -46,11 +48,11 @@ fn main() -> ExitCode {
         // ripgrep does, wherever the write happened (a client thread's
         // interval line, a report, a help text).
         if is_closed_pipe(info) {
-            std::process::exit(0);
+            Exit::Ok.exit();
         }
         let _ = std::io::Write::flush(&mut std::io::stdout());
         eprintln!("FATAL: internal error (a dbbench bug, please report it): {info}");
-        std::process::exit(3);
+        Exit::Internal.exit();
     }));
     let argv: Vec<String> = std::env::args().collect();
     let status = real_main(argv);
@@ -73,13 +75,13 @@ fn is_closed_pipe(info: &std::panic::PanicHookInfo<'_>) -> bool {
 /// Prints `msg` on stderr (argument errors) and returns exit status 1.
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("{msg}");
-    ExitCode::from(1)
+    Exit::Error.into()
 }
 
 /// Prints `msg` on stdout (sysbench's FATAL lines go there) and returns 1.
 fn fatal(msg: &str) -> ExitCode {
     println!("{msg}");
-    ExitCode::from(1)
+    Exit::Error.into()
 }
 
 /// A subcommand's entry point: its arguments after the name, its exit status.
@@ -103,7 +105,7 @@ fn help(args: &[String]) -> ExitCode {
     match args.first() {
         None => {
             print!("{}", cli::help_text());
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         }
         Some(name) => match subcommand(name) {
             Some(entry) => entry(&["--help".to_string()]),
@@ -141,11 +143,11 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     driver::passwords_from_env(&mut opts);
     if opts.bool("help") {
         print!("{}", cli::help_text());
-        return ExitCode::SUCCESS;
+        return Exit::Ok.into();
     }
     if opts.bool("version") {
         println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible)");
-        return ExitCode::SUCCESS;
+        return Exit::Ok.into();
     }
     // No test name: the script comes from stdin when it is not a terminal,
     // as with sysbench (`dbbench < my.lua`); `-` names stdin explicitly.

@@ -1,6 +1,7 @@
 //! `dbbench lab ...`: argument handling; the work is in `runner`, `plan`
 //! and `summary`.
 
+use crate::exit::Exit;
 use crate::lab::{datadir, plan, runner, spec, store, summary};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,18 +42,18 @@ pub fn print_out(text: &str) {
 /// Entry point for `dbbench lab ARGS...`.
 pub fn main(args: &[String]) -> ExitCode {
     match run(args) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code.into(),
         Err(e) => {
             eprintln!("dbbench lab: {}", crate::secret::redact(&e));
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
 
-fn run(args: &[String]) -> Result<u8, String> {
+fn run(args: &[String]) -> Result<Exit, String> {
     let Some(sub) = args.first() else {
         eprint!("{HELP}");
-        return Ok(1);
+        return Ok(Exit::Error);
     };
     let mut o = runner::RunOptions::default();
     let mut positionals = Vec::new();
@@ -66,7 +67,7 @@ fn run(args: &[String]) -> Result<u8, String> {
             ("--workdir", Some(v)) => o.workdir = Some(PathBuf::from(v)),
             ("--help" | "-h", None) => {
                 print_out(HELP);
-                return Ok(0);
+                return Ok(Exit::Ok);
             }
             (k, _) if k.starts_with('-') => {
                 return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`"))
@@ -90,7 +91,7 @@ fn run(args: &[String]) -> Result<u8, String> {
     match sub.as_str() {
         "--help" | "-h" | "help" => {
             print_out(HELP);
-            Ok(0)
+            Ok(Exit::Ok)
         }
         "plan" => {
             let s = spec_arg(1)?;
@@ -122,7 +123,7 @@ fn run(args: &[String]) -> Result<u8, String> {
                 );
             }
             print_out(&text);
-            Ok(0)
+            Ok(Exit::Ok)
         }
         "run" => {
             let s = spec_arg(1)?;
@@ -145,7 +146,7 @@ fn run(args: &[String]) -> Result<u8, String> {
                 store_path.display(),
                 s.path.display()
             ));
-            Ok(0)
+            Ok(Exit::Ok)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.
         "copy-datadir" => {
@@ -158,7 +159,7 @@ fn run(args: &[String]) -> Result<u8, String> {
                 m => return Err(format!("copy-datadir mode '{m}': use snapshot or restore")),
             };
             println!("{}", serde_json::to_string(&stats).unwrap_or_default());
-            Ok(0)
+            Ok(Exit::Ok)
         }
         other => Err(format!("unknown lab command '{other}'; use plan, run or summary (see `dbbench lab --help`)")),
     }

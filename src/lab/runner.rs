@@ -17,6 +17,7 @@
 //! Runs already in the store are skipped, which is all `--resume` needs:
 //! a kill loses at most the run in flight.
 
+use crate::exit::Exit;
 use crate::lab::datadir;
 use crate::lab::hostlock::{self, Acquired, HostLock};
 use crate::lab::plan::{self, PlannedRun};
@@ -179,7 +180,7 @@ fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
 /// 0 every run ok (TPC-H queries stopped at their own timeout included:
 /// censored, as `tpch power` counts them), 2 some runs failed or timed out,
 /// 130 interrupted.
-pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
+pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     preflight(spec)?;
     // One measuring lab per host, taken before anything is stored or started.
     let host_lock = match hostlock::acquire(o.allow_concurrent)? {
@@ -337,7 +338,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
             store_path.display(),
             spec.path.display()
         );
-        return Ok(130);
+        return Ok(Exit::Interrupted);
     }
     lab.store.set_experiment_status(experiment, "finished")?;
     if !o.keep_data {
@@ -373,9 +374,9 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<u8, String> {
     let not_ok = lab.store.runs_not_ok(experiment)? - censored;
     if not_ok > 0 {
         eprintln!("{not_ok} run(s) failed or timed out (listed above); their errors and log excerpts are in the store (runs.error, runs.log_excerpt)");
-        return Ok(2);
+        return Ok(Exit::Partial);
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// Stops what a killed earlier lab left running in `workdir` (servers and

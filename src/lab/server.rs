@@ -68,6 +68,7 @@
 //! point `basedir` at a MySQL build; every started MariaDB/MySQL server is
 //! asked what it is (`lab::product`) and refused when that is not its kind.
 
+use crate::exit::Exit;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
@@ -2174,7 +2175,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dbbench server: {e}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
@@ -2289,7 +2290,7 @@ fn cli(args: &[String]) -> Result<ExitCode, String> {
     let a = parse_cli(args)?;
     if a.help {
         print!("{CLI_HELP}");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok.into());
     }
     let dir = a.dir.clone().expect("checked by parse_cli");
     match a.action.as_str() {
@@ -2399,7 +2400,7 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
     let args: Vec<String> = server.driver_args().iter().map(|s| shell_quote(s)).collect();
     println!("dbbench_args={}", args.join(" "));
     println!("# e.g.: dbbench oltp_read_only {} prepare", args.join(" "));
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 fn cli_stop(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
@@ -2412,7 +2413,7 @@ fn cli_stop(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
     };
     if st.stopped {
         println!("status=stopped");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok.into());
     }
     if let Some(t) = a.timeout {
         st.timeout_secs = t.as_secs();
@@ -2430,14 +2431,14 @@ fn cli_stop(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
     } else {
         println!("status=stopped (pid {} was no longer running: it had crashed or was stopped by other means)", st.pid);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 fn cli_status(dir: &Path) -> Result<ExitCode, String> {
     if !dir.is_dir() {
         return Err(format!("--dir {} is not a directory", dir.display()));
     }
-    let not_running = ExitCode::from(3);
+    let not_running = Exit::NotRunning.into();
     let Some(st) = read_state(dir)? else {
         println!("status=stopped");
         println!("# no server was started in {} (no {STATE_FILE})", dir.display());
@@ -2464,7 +2465,7 @@ fn cli_status(dir: &Path) -> Result<ExitCode, String> {
         Ok(v) => println!("version={v}"),
         Err(e) => println!("# version unavailable: {e}"),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 // ------------------------------------------------------------------ tests
@@ -2814,7 +2815,10 @@ mod tests {
         let mut s = ManagedServer::attach(&st);
         let vars = crate::lab::sql::connect(&s.driver_args()).unwrap().variables().unwrap();
         assert_eq!(vars.get("work_mem").and_then(|v| v.as_str()), Some("8192"));
-        assert!(format!("{:?}", cli(&args(&["status", "--dir", &dir])).unwrap()) == format!("{:?}", ExitCode::SUCCESS));
+        assert!(
+            format!("{:?}", cli(&args(&["status", "--dir", &dir])).unwrap())
+                == format!("{:?}", ExitCode::from(Exit::Ok))
+        );
         let again = cli(&args(&["start", "--kind", "postgresql", "--dir", &dir])).unwrap_err();
         assert!(again.contains("already running"), "{again}");
         cli(&args(&["stop", "--dir", &dir])).unwrap();
@@ -2822,7 +2826,7 @@ mod tests {
         assert!(read_state(&fx.dir).unwrap().unwrap().stopped);
         assert_eq!(
             format!("{:?}", cli(&args(&["status", "--dir", &dir])).unwrap()),
-            format!("{:?}", ExitCode::from(3))
+            format!("{:?}", ExitCode::from(Exit::NotRunning))
         );
     }
 
@@ -2843,7 +2847,7 @@ mod tests {
             let e = parse_cli(&args).unwrap_err();
             assert!(e.contains(want) && !e.contains('\n'), "{args:?}: {e}");
         }
-        assert_eq!(format!("{:?}", cli_main(&a(&["start"]))), format!("{:?}", ExitCode::from(1)));
+        assert_eq!(format!("{:?}", cli_main(&a(&["start"]))), format!("{:?}", ExitCode::from(Exit::Error)));
         assert!(parse_cli(&a(&["--help"])).unwrap().help);
         let p = parse_cli(&a(&["start", "--kind=pgsql", "--dir=/d", "--", "a=1", "--b"])).unwrap();
         assert_eq!(p.kind, Some(ServerKind::Postgresql));
@@ -2854,7 +2858,7 @@ mod tests {
     fn status_of_an_empty_dir_is_not_running() {
         let fx = Fixture::new("st");
         let code = cli(&[String::from("status"), String::from("--dir"), fx.dir.display().to_string()]).unwrap();
-        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(3)));
+        assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(Exit::NotRunning)));
         assert!(cli(&["status".into(), "--dir".into(), "/nonexistent/dbb".into()]).is_err());
     }
 

@@ -21,6 +21,7 @@ pub mod text;
 
 use crate::driver::{Connection, Driver, ErrorKind, Outcome};
 use crate::dsn::Dsn;
+use crate::exit::Exit;
 use counters::{Counters, Probe};
 use filter::Filter;
 use record::{Line, PlanAgreement, Record, RunInfo, Server, Side, Summary, Temperature};
@@ -68,10 +69,10 @@ Exit status: 0, or 2 when some query returned different rows on the two servers;
 /// Entry point for `dbbench querydiff ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
     match run_cli(args) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code.into(),
         Err(e) => {
             eprintln!("dbbench querydiff: {e}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
@@ -130,11 +131,11 @@ impl Args {
     }
 }
 
-fn run_cli(args: &[String]) -> Result<u8, String> {
+fn run_cli(args: &[String]) -> Result<Exit, String> {
     match args.first().map(String::as_str) {
         None | Some("--help" | "-h" | "help") => {
             crate::lab::cli::print_out(HELP);
-            Ok(if args.is_empty() { 1 } else { 0 })
+            Ok(if args.is_empty() { Exit::Error } else { Exit::Ok })
         }
         Some("report") => {
             report_cmd(&Args::parse(&args[1..], &["input", "filter", "export-html"], "querydiff report")?)
@@ -514,7 +515,7 @@ fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
     sum.reported += recs.iter().filter(|r| r.matches(filter)).count() as u64;
 }
 
-fn run_cmd(a: &Args) -> Result<u8, String> {
+fn run_cmd(a: &Args) -> Result<Exit, String> {
     let dsns =
         [Dsn::parse(a.required("dsn1", "the first server")?)?, Dsn::parse(a.required("dsn2", "the second server")?)?];
     let queries_arg = a.required("queries", "a directory of .sql files or one file")?;
@@ -635,7 +636,7 @@ fn run_cmd(a: &Args) -> Result<u8, String> {
     if let Some(e) = stopped {
         return Err(e);
     }
-    Ok(if sum.diverging > 0 { 2 } else { 0 })
+    Ok(if sum.diverging > 0 { Exit::Partial } else { Exit::Ok })
 }
 
 /// Warns about filter variables no record has: likely typos, which would
@@ -689,7 +690,7 @@ pub fn html_section(path: &std::path::Path) -> Result<String, String> {
     Ok(html::section(&saved, filter.as_ref(), &sum))
 }
 
-fn report_cmd(a: &Args) -> Result<u8, String> {
+fn report_cmd(a: &Args) -> Result<Exit, String> {
     let input = a.required("input", "a `querydiff --output` file")?;
     let mut saved = record::read(std::path::Path::new(input))?;
     let filter = match a.filter()? {
@@ -716,7 +717,7 @@ fn report_cmd(a: &Args) -> Result<u8, String> {
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }
-    Ok(if sum.diverging > 0 { 2 } else { 0 })
+    Ok(if sum.diverging > 0 { Exit::Partial } else { Exit::Ok })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 use super::analysis::Metric;
 use super::model::{find_experiment, Dataset};
 use super::stats::{Ratio, RatioCi, Summary};
+use crate::exit::Exit;
 use crate::lab::store::{RunFigures, Store};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -365,10 +366,10 @@ fn number(x: f64) -> String {
 /// Entry point for `dbbench compare ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
     match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Ok.into(),
         Err(e) => {
             eprintln!("dbbench compare: {e}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod text;
 pub mod workbook;
 pub mod xlsx;
 
+use crate::exit::Exit;
 use crate::lab::store::Store;
 use analysis::{Analysis, Settings};
 use model::Dataset;
@@ -447,10 +448,10 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
 /// Entry point for `dbbench report ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
     match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Ok.into(),
         Err(e) => {
             eprintln!("dbbench report: {e}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod refresh;
 pub mod run;
 pub mod schema;
 
+use crate::exit::Exit;
 use run::{Method, ParamSource, QueryId, QueryResult, RunOptions};
 use schema::{Dialect, Table, TABLES};
 use serde_json::json;
@@ -196,23 +197,23 @@ impl Args {
 /// Entry point for `dbbench tpch ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
     match run(args) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code.into(),
         Err(e) => {
             crate::progress::clear_line();
             eprintln!("dbbench tpch: {e}");
-            ExitCode::from(1)
+            Exit::Error.into()
         }
     }
 }
 
-fn run(args: &[String]) -> Result<u8, String> {
+fn run(args: &[String]) -> Result<Exit, String> {
     let Some(sub) = args.first() else {
         eprint!("{HELP}");
-        return Ok(1);
+        return Ok(Exit::Error);
     };
     if matches!(sub.as_str(), "--help" | "-h" | "help") {
         crate::lab::cli::print_out(HELP);
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     // `query N` and `check FILES` take positional arguments; the others only options.
     let options = || Args::parse(&args[1..]);
@@ -323,7 +324,7 @@ fn create_missing_database(
 }
 
 /// `tpch load`.
-fn load_cmd(a: &Args) -> Result<u8, String> {
+fn load_cmd(a: &Args) -> Result<Exit, String> {
     let own = ["sf", "keys", "indexes", "foreign-keys", "analyze", "engine", "threads"];
     let (driver, dialect) = connect_driver(&a.driver_args(&own))?;
     if let Some(db) = create_missing_database(a, &a.driver_args(&own), &driver)? {
@@ -359,7 +360,7 @@ fn load_cmd(a: &Args) -> Result<u8, String> {
         t.elapsed().as_secs_f64()
     ));
     crate::lab::cli::print_out(&out);
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// The run options shared by query, power and throughput.
@@ -406,7 +407,7 @@ fn run_options(a: &Args, sf: f64) -> Result<RunOptions, String> {
 }
 
 /// `tpch queries`: the substituted SQL, without a database.
-fn queries_cmd(a: &Args) -> Result<u8, String> {
+fn queries_cmd(a: &Args) -> Result<Exit, String> {
     a.check_known(&["dialect", "queries", "seed", "validation", "stream", "sf", "query-dir"], "queries")?;
     let dialect = match a.get("dialect").unwrap_or("mysql") {
         "mysql" | "mariadb" => Dialect::Mysql,
@@ -429,7 +430,7 @@ fn queries_cmd(a: &Args) -> Result<u8, String> {
         out.push('\n');
     }
     crate::lab::cli::print_out(&out);
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// Which test `run_cmd` runs.
@@ -449,7 +450,7 @@ fn fmt_secs(r: &QueryResult, timeout: Option<Duration>) -> String {
 }
 
 /// `tpch query`, `tpch power`, `tpch throughput`.
-fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
+fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
     let (driver, dialect) = connect_driver(&a.driver_args(RUN_OPTIONS))?;
     let mut conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     let server_version = conn.server_version();
@@ -685,7 +686,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<u8, String> {
         ));
         crate::lab::cli::print_out(&out);
     }
-    Ok(if failed > 0 { 2 } else { 0 })
+    Ok(if failed > 0 { Exit::Partial } else { Exit::Ok })
 }
 
 /// The next refresh update set for this database (1, 2, ...), kept in the load's table.
@@ -709,7 +710,7 @@ fn claim_refresh_set(conn: &mut dyn crate::driver::Connection, u: u32) -> Result
 }
 
 /// `tpch check`: every run output's answers against the first's.
-fn check_cmd(files: &[String]) -> Result<u8, String> {
+fn check_cmd(files: &[String]) -> Result<Exit, String> {
     if files.len() < 2 {
         return Err("`tpch check` compares at least two run outputs: dbbench tpch check A.json B.json ...".into());
     }
@@ -772,14 +773,14 @@ fn check_cmd(files: &[String]) -> Result<u8, String> {
     crate::lab::cli::print_out(&out);
     if mismatches > 0 {
         eprintln!("dbbench tpch check: {mismatches} answer(s) differ from {}", files[0]);
-        return Ok(2);
+        return Ok(Exit::Partial);
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// `tpch gen`: every (table, part) a job for a pool of generator threads,
 /// each writing its own file.
-fn gen_files(a: &Args) -> Result<u8, String> {
+fn gen_files(a: &Args) -> Result<Exit, String> {
     a.check_known(&["sf", "dir", "format", "parts", "tables", "threads"], "gen")?;
     let sf = a.scale_factor()?;
     let dir = PathBuf::from(a.get("dir").unwrap_or("."));
@@ -828,7 +829,7 @@ fn gen_files(a: &Args) -> Result<u8, String> {
         dir.display(),
         rows as f64 / secs.max(1e-9)
     );
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// Writes one part of one table to `path`.
