@@ -955,8 +955,13 @@ impl<'a> Reporter<'a> {
     /// Handles boundary `b`: its figures, and the row,
     /// reset or checkpoint it stands for.
     fn boundary(&mut self, b: u64) {
-        self.collector.collect(self.grid, b, &mut self.row);
         let run_ns = self.grid.run_ns();
+        // A line waits for a client that holds its lock (preempted while
+        // recording an event) only until half the lateness that counts as
+        // late; a reset must not let figures cross it, so it waits for all.
+        let resets = b == run_ns || self.grid.is_checkpoint(b);
+        let give_up = (!resets).then(|| b.saturating_add(self.late_threshold() / 2));
+        self.collector.collect(self.grid, b, &mut self.row, give_up);
         if b <= run_ns {
             if self.grid.is_tick(b) || (b == run_ns && !self.cfg.report_interval.is_zero()) {
                 // Seconds before the end of the warmup (0 for the last,
@@ -1027,7 +1032,7 @@ impl<'a> Reporter<'a> {
         self.end_ns = crate::clock::ns_of(end).max(self.grid.run_ns());
         // The tail after the last boundary is in no row.
         let mut tail = Period::default();
-        self.collector.collect(self.grid, u64::MAX, &mut tail);
+        self.collector.collect(self.grid, u64::MAX, &mut tail, None);
         if !self.measuring {
             // Ended before the warmup did: nothing was measured.
             self.collector.reset();
@@ -1075,13 +1080,27 @@ impl<'a> Reporter<'a> {
 
     /// What the host or the run made less certain than the figures look.
     fn warnings(&self) {
+        let deferred = self.collector.deferred();
         if self.late_rows > 0 {
             crate::log::warning(&format!(
                 "{} of {} interval reports were printed late, up to {:.2}s after their interval ended (the host was \
-                 overloaded); their figures are exact: each event counts in the interval in which it ended",
+                 overloaded){}",
                 self.late_rows,
                 self.intervals.len(),
-                self.latest_ns as f64 / 1e9
+                self.latest_ns as f64 / 1e9,
+                if deferred.events == 0 {
+                    "; their figures are exact: each event counts in the interval in which it ended"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if deferred.events > 0 {
+            crate::log::warning(&format!(
+                "{} events were counted in a later interval than the one they ended in: at {} boundaries, {} times \
+                 a client was descheduled while recording an event when the line was due, and the line did not wait \
+                 for it (the host was overloaded; the totals are exact)",
+                deferred.events, deferred.boundaries, deferred.clients
             ));
         }
         let late = self.collector.late_events();
