@@ -640,6 +640,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         println!("Initializing worker threads...");
         println!();
     }
+    // This thread reports: from here on it allocates from a heap of its
+    // own, never waiting for a malloc arena lock that a preempted client
+    // holds (see `alloc`). Before the clients exist, so its first pages
+    // are touched while the host is still quiet.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    if !crate::alloc::use_private_heap() {
+        crate::log::debug("the reporting thread shares malloc's arenas with the clients");
+    }
     let handles = match spawn_clients(&ctl, cfg) {
         Ok(h) => h,
         Err(msg) => {
