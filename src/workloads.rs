@@ -32,3 +32,9 @@ pub const ALL: &[(&str, &str)] = &[
 pub fn builtin(name: &str) -> Option<&'static str> {
     ALL.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
+
+/// The name of a test workload the spec does not name: the test, or a
+/// script's file name without `.lua` (reports find workloads by it).
+pub fn test_workload_name(test: &str) -> String {
+    test.rsplit('/').next().unwrap_or(test).trim_end_matches(".lua").to_string()
+}

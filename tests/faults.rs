@@ -6,7 +6,7 @@
 //! What each case expects is what docs/faults.md promises.
 //!
 //! Points are hit deterministically: the lab pauses where a test asks
-//! (`DBBENCH_TEST_PAUSE=POINT:FILE`, see `dbbench::lab::test_pause`), or the
+//! (`DBBENCH_TEST_PAUSE=POINT:FILE`, see `dbbench::fault_point::test_pause`), or the
 //! test waits for the lab's own child process (`dbbench TEST prepare|run`).
 
 mod common;

@@ -20,6 +20,7 @@
 //! statement from another thread: per-query timeouts that also stop the
 //! work on the server).
 
+pub mod cancel;
 pub mod mysql;
 mod mysql_wire;
 mod pg_tls;

@@ -2,7 +2,9 @@
 //! and `summary`.
 
 use crate::exit::Exit;
-use crate::lab::{datadir, plan, runner, spec, store, summary};
+use crate::lab::{datadir, plan, runner, spec, summary};
+use crate::store;
+use crate::term::print_out;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -31,13 +33,6 @@ timed out (the matrix goes on; errors are stored and listed), 1 the lab could no
 run, 130 interrupted (resume with --resume: the run in flight is run again).
 Spec format: docs/lab.md; examples in examples/; faults and what survives them: docs/faults.md.
 ";
-
-/// Prints to stdout; a closed pipe (`lab plan | head`) is not an error.
-pub fn print_out(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
-}
 
 /// Entry point for `dbbench lab ARGS...`.
 pub fn main(args: &[String]) -> ExitCode {

@@ -8,16 +8,7 @@
 //! every run (`runs.server_product`, `runs.server_version`).
 
 use crate::lab::server::ServerKind;
-
-/// A server product and its version string, as the server reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Product {
-    /// `MariaDB`, `MySQL`, `Percona Server`, `PostgreSQL` or `SQLite`.
-    pub name: String,
-    /// The server's own version string (`10.11.19-MariaDB-0+deb12u1`,
-    /// `8.0.36`, `15.14 (Debian 15.14-0+deb12u1)`, `3.46.0`).
-    pub version: String,
-}
+pub use crate::store::Product;
 
 /// The product behind a MariaDB/MySQL-protocol server: MariaDB says so in
 /// its version (`10.11.19-MariaDB-...`, also behind the `5.5.5-` prefix

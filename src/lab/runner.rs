@@ -24,8 +24,9 @@ use crate::lab::plan::{self, PlannedRun};
 use crate::lab::sampler::{OsSampler, PeriodicSampler};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
-use crate::lab::store::{RunRecord, Store};
-use crate::lab::{rfc3339_now, sql};
+use crate::lab::sql;
+use crate::store::{RunRecord, Store};
+use crate::timestamp::rfc3339_now;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
@@ -357,7 +358,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         );
         String::new()
     });
-    crate::lab::cli::print_out(&format!(
+    crate::term::print_out(&format!(
         "\n{figures}{}results: {} (experiment id {experiment})\n",
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
@@ -947,7 +948,7 @@ impl Lab<'_> {
                     self.prepared_failed.insert((c, w), e.clone());
                     return Err(e);
                 }
-                crate::lab::test_pause("prepare");
+                crate::fault_point::test_pause("prepare");
                 self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
                 overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
@@ -1033,7 +1034,7 @@ impl Lab<'_> {
         }
         self.start(c, w, datadir, &mut overhead, &[])?;
         self.prepare_data(c, w, datadir, false)?;
-        crate::lab::test_pause("prepare");
+        crate::fault_point::test_pause("prepare");
         self.run_hooks(&self.hooks(c).after_prepare, c, w, None, datadir, "after_prepare")?;
         let prepare_s = t.elapsed().as_secs_f64();
         self.stop_server();

@@ -1392,7 +1392,7 @@ fn initialize_in(
         }
     }
     let mut server = ManagedServer::start_with_ports(spec, datadir, rundir, &mut pick_port, false)?;
-    crate::lab::test_pause("initialize");
+    crate::fault_point::test_pause("initialize");
     let created = server.create_benchmark_account(spec.superuser, tcp_password);
     let stopped = server.stop();
     created?;

@@ -780,7 +780,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     options.retain(|(ek, _)| *ek != k);
                     options.push((k, v));
                 }
-                let base = test_workload_name(test);
+                let base = crate::workloads::test_workload_name(test);
                 let writes = !READ_ONLY_TESTS.contains(&base.as_str());
                 (w.name.clone().unwrap_or(base), WorkloadKind::Test { test: resolved, options }, writes)
             }
@@ -869,7 +869,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         sample_interval_s,
         seed: e.seed,
         store: e.store.as_ref().map(|s| {
-            if crate::lab::store::is_url(s) {
+            if crate::store::is_url(s) {
                 s.clone()
             } else {
                 rel_to(&dir, s).to_string_lossy().into_owned()
@@ -1147,12 +1147,6 @@ fn tpch_workloads(
             server_options: server_options.get(q.label().trim_start_matches('Q')).cloned().unwrap_or_default(),
         })
         .collect())
-}
-
-/// The name of a test workload the spec does not name: the test, or a
-/// script's file name without `.lua` (reports find workloads by it).
-pub fn test_workload_name(test: &str) -> String {
-    test.rsplit('/').next().unwrap_or(test).trim_end_matches(".lua").to_string()
 }
 
 /// Driver options from a DSN (`crate::dsn`: URL or DBI form, percent-decoded),

@@ -3,7 +3,6 @@
 //! the runs get. One path for managed, external and SQLite targets.
 
 use crate::driver::{Connection, Outcome};
-use crate::options::Options;
 
 /// An open connection to a configuration's database.
 pub struct LabConnection {
@@ -11,39 +10,10 @@ pub struct LabConnection {
     driver: &'static str,
 }
 
-/// The driver dbbench command-line options name (`--db-driver=mysql`,
-/// `--mysql-socket=...`; without `--db-driver`, the default SQLite), for
-/// callers that open several connections (one per thread: connections
-/// never move between threads). A password not in the options comes from
-/// the environment, as for a run (`driver::passwords_from_env`): for
-/// `tpch` and `querydiff`, commands a user types.
-pub fn driver(driver_args: &[String]) -> Result<std::sync::Arc<dyn crate::driver::Driver>, String> {
-    driver_with(driver_args, true)
-}
-
-/// `driver`, with `from_env` false taking no password from the
-/// environment: the lab's own connections use the configuration's
-/// password (in its driver options, in this process only), never what the
-/// user's shell exported for their own tools.
-fn driver_with(driver_args: &[String], from_env: bool) -> Result<std::sync::Arc<dyn crate::driver::Driver>, String> {
-    let parsed = crate::cli::parse(driver_args)?;
-    let mut opts = Options::default();
-    opts.declare(crate::cli::general_options());
-    opts.declare(crate::driver::all_options());
-    let unknown = crate::cli::apply(&mut opts, &parsed.assignments)?;
-    if let Some(a) = unknown.first() {
-        return Err(format!("invalid connection option {}", crate::secret::redact(&a.original)));
-    }
-    if from_env {
-        crate::driver::passwords_from_env(&mut opts);
-    }
-    crate::driver::create(opts.str("db_driver"), &opts)
-}
-
 /// Connects with dbbench command-line options (`--db-driver=mysql`,
 /// `--mysql-socket=...`); no password from the environment.
 pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
-    let driver = driver_with(driver_args, false)?;
+    let driver = crate::connect::driver_with(driver_args, false)?;
     let conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     Ok(LabConnection { conn, driver: driver.name() })
 }
@@ -76,7 +46,7 @@ impl LabConnection {
     /// separated by tabs (NULL as `NULL`). Empty when none returned rows.
     pub fn execute_script(&mut self, script: &str) -> Result<String, String> {
         let mut out = String::new();
-        for stmt in split_statements(script) {
+        for stmt in crate::sqltext::split_statements(script) {
             if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))? {
                 out.push_str(&format!("-- {}\n", one_line(&stmt)));
                 for row in rs.text_rows() {
@@ -176,62 +146,9 @@ fn one_line(s: &str) -> String {
     }
 }
 
-/// Splits SQL text on `;` outside quotes and comments; empty statements are dropped.
-pub fn split_statements(sql: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        match quote {
-            Some(q) => {
-                cur.push(c);
-                if c == '\\' && q != '"' {
-                    if let Some(n) = chars.next() {
-                        cur.push(n);
-                    }
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                '\'' | '"' | '`' => {
-                    quote = Some(c);
-                    cur.push(c);
-                }
-                '-' if chars.peek() == Some(&'-') => {
-                    for n in chars.by_ref() {
-                        if n == '\n' {
-                            break;
-                        }
-                    }
-                    cur.push('\n');
-                }
-                ';' => {
-                    if !cur.trim().is_empty() {
-                        out.push(cur.trim().to_string());
-                    }
-                    cur.clear();
-                }
-                _ => cur.push(c),
-            },
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_outside_quotes_and_comments() {
-        let s = split_statements("SET GLOBAL a = 1; -- x; y\nSELECT 'a;b', \"c;\" ;; SELECT `q;`");
-        assert_eq!(s, vec!["SET GLOBAL a = 1", "SELECT 'a;b', \"c;\"", "SELECT `q;`"]);
-    }
 
     #[test]
     fn sqlite_hooks_and_variables() {

@@ -2,13 +2,13 @@
 //! experiment's figures (which come from `dbbench report`, `report::lab_summary`).
 
 use crate::lab::spec::Spec;
-use crate::lab::store::Store;
+use crate::store::Store;
 use std::fmt::Write;
 
 /// Median and maximum of a list (None when empty).
 fn median_max(v: Vec<f64>) -> Option<(f64, f64)> {
     let max = v.iter().copied().max_by(f64::total_cmp)?;
-    Some((crate::report::stats::median(v)?, max))
+    Some((crate::statistics::median(v)?, max))
 }
 
 /// The lab's own cost between measured runs, per configuration, from the

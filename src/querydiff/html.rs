@@ -7,7 +7,7 @@ use super::filter::Filter;
 use super::record::{ratio, Record, Saved, Summary};
 use super::results::Agreement;
 use super::text::{detail_rows, one_line, ratio_text};
-use crate::report::svg::{self, escape};
+use crate::render::svg::{self, escape};
 use std::fmt::Write;
 
 /// Bars in the chart at most (the table lists every matched record).
@@ -212,7 +212,7 @@ pub fn page(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>dbbench querydiff: {} vs {}</title>\n<style>{}</style>\n</head>\n<body>\n<h1>dbbench querydiff</h1>\n{}\n</body>\n</html>\n",
         escape(&saved.run.servers[0].label),
         escape(&saved.run.servers[1].label),
-        crate::report::html::STYLE,
+        crate::render::style::STYLE,
         section(saved, filter, sum)
     )
 }

@@ -134,7 +134,7 @@ impl Args {
 fn run_cli(args: &[String]) -> Result<Exit, String> {
     match args.first().map(String::as_str) {
         None | Some("--help" | "-h" | "help") => {
-            crate::lab::cli::print_out(HELP);
+            crate::term::print_out(HELP);
             Ok(if args.is_empty() { Exit::Error } else { Exit::Ok })
         }
         Some("report") => {
@@ -218,7 +218,7 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
         let stmts: Vec<String> =
-            crate::lab::sql::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
+            crate::sqltext::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
         // Setup statements before the first query and after the last one
         // (Q15's CREATE VIEW and DROP VIEW) belong to every query of the
@@ -267,8 +267,8 @@ struct Execution {
 impl Endpoint {
     fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> Result<(Endpoint, Option<String>), String> {
         let driver =
-            crate::lab::sql::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
-        let init = init.map(crate::lab::sql::split_statements).unwrap_or_default();
+            crate::connect::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+        let init = init.map(crate::sqltext::split_statements).unwrap_or_default();
         let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
         let warning = ep.connect().map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
         Ok((ep, warning))
@@ -362,7 +362,7 @@ impl Endpoint {
         let conn = self.conn.as_mut().expect("connected above");
         let canceller = conn.canceller();
         let start = Instant::now();
-        let (result, fired) = crate::tpch::run::with_watchdog(canceller.as_deref(), timeout, || conn.query(sql));
+        let (result, fired) = crate::driver::cancel::with_watchdog(canceller.as_deref(), timeout, || conn.query(sql));
         let micros = start.elapsed().as_micros() as u64;
         if fired {
             // Also when the statement returned: MariaDB's SLEEP() ends
@@ -459,7 +459,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec
             let names: std::collections::BTreeSet<&String> = list.iter().flat_map(|c| c.keys()).collect();
             for name in names {
                 merged.entry(name.clone()).or_default()[k] =
-                    crate::report::stats::median(list.iter().filter_map(|c| c.get(name).copied()));
+                    crate::statistics::median(list.iter().filter_map(|c| c.get(name).copied()));
             }
         }
         // Plans after the last temperature's executions (PostgreSQL's
@@ -577,7 +577,7 @@ fn run_cmd(a: &Args) -> Result<Exit, String> {
     let run = RunInfo {
         schema: record::SCHEMA.into(),
         version: record::SCHEMA_VERSION,
-        started: crate::lab::rfc3339_now(),
+        started: crate::timestamp::rfc3339_now(),
         servers: [server(&mut eps[0], &dsns[0]), server(&mut eps[1], &dsns[1])],
         queries: queries_arg.to_string(),
         cold: settings.cold,
@@ -627,9 +627,9 @@ fn run_cmd(a: &Args) -> Result<Exit, String> {
     }
     warn_unknown_variables(filter.as_ref(), &records);
     let saved = record::Saved { run, records, summary: Some(sum.clone()) };
-    crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
+    crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        crate::report::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
+        crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }
@@ -711,9 +711,9 @@ fn report_cmd(a: &Args) -> Result<Exit, String> {
         r.matched = r.matches(filter.as_ref());
     }
     let sum = summarise(&saved, filter.as_ref());
-    crate::lab::cli::print_out(&text::render(&saved, filter.as_ref(), &sum));
+    crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
-        crate::report::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
+        crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
     }

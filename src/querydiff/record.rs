@@ -98,7 +98,7 @@ impl Side {
         if self.error.is_some() {
             return None;
         }
-        crate::report::stats::median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
+        crate::statistics::median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
     }
 }
 

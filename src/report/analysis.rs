@@ -5,8 +5,8 @@
 //! nothing of their own.
 
 use super::model::{Dataset, Run};
-use super::stats::{Ratio, RatioCi, Summary};
-use crate::lab::store::RunFigures;
+use crate::statistics::{Ratio, RatioCi, Summary};
+use crate::store::RunFigures;
 use std::collections::HashMap;
 
 /// The figure a report compares.
@@ -361,7 +361,7 @@ impl<'a> Analysis<'a> {
                     ratio: Ratio::of(&a, &b, settings.level)
                         .map(|r| if cell.non_negative { r.non_negative() } else { r }),
                     high_spread,
-                    p_value: super::stats::welch_p(&a, &b),
+                    p_value: crate::statistics::welch_p(&a, &b),
                     pooled,
                 }
             };
@@ -469,8 +469,8 @@ impl<'a> Analysis<'a> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::lab::store::{ConfigurationInfo, ExperimentInfo};
     use crate::report::model::Workload;
+    use crate::store::{ConfigurationInfo, ExperimentInfo};
 
     /// A dataset of `values[c][t]` tps per repeat (NaN: a failed run).
     pub(crate) fn dataset(configs: &[&str], threads: &[u32], values: &[Vec<Vec<f64>>]) -> Dataset {

@@ -13,9 +13,9 @@
 
 use super::analysis::Metric;
 use super::model::{find_experiment, Dataset};
-use super::stats::{Ratio, RatioCi, Summary};
 use crate::exit::Exit;
-use crate::lab::store::{RunFigures, Store};
+use crate::statistics::{Ratio, RatioCi, Summary};
+use crate::store::{RunFigures, Store};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
@@ -380,7 +380,7 @@ fn run(args: &[String]) -> Result<(), String> {
     for a in args {
         match a.split_once('=') {
             _ if a == "--help" || a == "-h" => {
-                crate::lab::cli::print_out(HELP);
+                crate::term::print_out(HELP);
                 return Ok(());
             }
             Some(("--store", v)) => store_arg = Some(v.to_string()),
@@ -473,7 +473,7 @@ fn run(args: &[String]) -> Result<(), String> {
     if any_pooled {
         o.push_str("pooled: the latency percentile of all events of a cell's ok repeats (their histograms merged), as `dbbench report` shows it; it has no interval across repeats\n");
     }
-    crate::lab::cli::print_out(&o);
+    crate::term::print_out(&o);
     Ok(())
 }
 

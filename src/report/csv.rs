@@ -2,8 +2,8 @@
 //! with its summary over repeats and, for non-baseline configurations, its
 //! comparison with the baseline. RFC 4180 quoting; numbers with full precision.
 
-use super::stats::RatioCi;
 use super::Report;
+use crate::statistics::RatioCi;
 
 /// Quotes a field when it needs it (comma, quote, line break, or leading/trailing space).
 pub fn field(s: &str) -> String {

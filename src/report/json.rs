@@ -3,8 +3,8 @@
 //! context, each cell's repeats and summary, each comparison with its
 //! interval and marks, pooled latency percentiles, every run.
 
-use super::stats::RatioCi;
 use super::Report;
+use crate::statistics::RatioCi;
 use serde_json::{json, Map, Value};
 
 /// Version of this document's layout; bump on incompatible changes.

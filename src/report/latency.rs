@@ -5,7 +5,7 @@
 
 use super::model::Dataset;
 use super::tables::PooledLatency;
-use crate::lab::store::Store;
+use crate::store::Store;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 

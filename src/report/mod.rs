@@ -19,15 +19,14 @@ pub mod json;
 pub mod latency;
 pub mod markdown;
 pub mod model;
-pub mod stats;
-pub mod svg;
 pub mod tables;
 pub mod text;
 pub mod workbook;
 pub mod xlsx;
 
 use crate::exit::Exit;
-use crate::lab::store::Store;
+use crate::render::write_file;
+use crate::store::Store;
 use analysis::{Analysis, Settings};
 use model::Dataset;
 use std::path::{Path, PathBuf};
@@ -315,7 +314,7 @@ impl SpecRef {
         })?;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let store = match text_of("store") {
-            Some(s) if crate::lab::store::is_url(&s) || Path::new(&s).is_absolute() => s,
+            Some(s) if crate::store::is_url(&s) || Path::new(&s).is_absolute() => s,
             Some(s) => dir.join(s).to_string_lossy().into_owned(),
             None => dir.join("dbbench-lab").join("results.sqlite").to_string_lossy().into_owned(),
         };
@@ -458,7 +457,7 @@ pub fn cli_main(args: &[String]) -> ExitCode {
 
 fn run(args: &[String]) -> Result<(), String> {
     let Some(a) = parse_args(args)? else {
-        crate::lab::cli::print_out(HELP);
+        crate::term::print_out(HELP);
         return Ok(());
     };
     let spec = a.spec.as_deref().map(SpecRef::load).transpose()?;
@@ -468,7 +467,7 @@ fn run(args: &[String]) -> Result<(), String> {
         for (id, name, status, started) in store.experiments()? {
             o.push_str(&format!("{id:>5}  {status:<12} {started:<26} {name}\n"));
         }
-        crate::lab::cli::print_out(&o);
+        crate::term::print_out(&o);
         return Ok(());
     }
     let which = a.experiment.clone().or_else(|| spec.as_ref().map(|s| s.name.clone()));
@@ -531,20 +530,7 @@ fn run(args: &[String]) -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     if !a.quiet {
-        crate::lab::cli::print_out(&if a.markdown { report.markdown() } else { report.text() });
+        crate::term::print_out(&if a.markdown { report.markdown() } else { report.text() });
     }
     Ok(())
-}
-
-/// Writes `bytes` to `path` through a fresh temporary file (random name,
-/// `O_EXCL`) renamed into place, so a reader never sees half a report and a
-/// symlink at `path` is replaced, never written through.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            crate::safe_fs::private_dir_all(dir, 0o755, "the report's directory")
-                .map_err(|e| format!("{}: cannot create the directory: {e}", dir.display()))?;
-        }
-    }
-    crate::safe_fs::write_atomic(path, bytes, crate::safe_fs::default_file_mode())
 }

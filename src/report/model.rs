@@ -3,7 +3,7 @@
 //! spec order with their thread counts, and every run's figures. Series and
 //! histograms are loaded only by the layouts that draw or pool them.
 
-use crate::lab::store::{ConfigurationInfo, ExperimentInfo, IntervalPoint, RunFigures, Store};
+use crate::store::{ConfigurationInfo, ExperimentInfo, IntervalPoint, RunFigures, Store};
 use std::collections::HashMap;
 
 /// A workload of the experiment.
@@ -303,7 +303,7 @@ fn spec_workloads(spec_text: &str) -> Vec<Workload> {
                 .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "));
             let name = match (w.get("name").and_then(|n| n.as_str()), test) {
                 (Some(n), _) => n.to_string(),
-                (None, Some(t)) => crate::lab::spec::test_workload_name(t),
+                (None, Some(t)) => crate::workloads::test_workload_name(t),
                 (None, None) => return None,
             };
             let what = match (test, &command) {

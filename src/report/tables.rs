@@ -4,7 +4,7 @@
 //! as in the seeds' published tables.
 
 use super::analysis::{Analysis, MARK_HIGH_SPREAD, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL};
-use super::stats::RatioCi;
+use crate::statistics::RatioCi;
 use std::collections::HashMap;
 
 /// A table: a title, a header row of column names, labelled rows, legend lines.

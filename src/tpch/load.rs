@@ -256,7 +256,7 @@ pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, St
             "INSERT INTO {META_TABLE} VALUES ({}, {}, '{}', '{}', '{}', 0)",
             o.sf,
             summary.total_rows(),
-            crate::lab::rfc3339_now(),
+            crate::timestamp::rfc3339_now(),
             if o.keys == Keys::Before { "before" } else { "after" },
             crate::VERSION
         ),

@@ -212,7 +212,7 @@ fn run(args: &[String]) -> Result<Exit, String> {
         return Ok(Exit::Error);
     };
     if matches!(sub.as_str(), "--help" | "-h" | "help") {
-        crate::lab::cli::print_out(HELP);
+        crate::term::print_out(HELP);
         return Ok(Exit::Ok);
     }
     // `query N` and `check FILES` take positional arguments; the others only options.
@@ -282,7 +282,7 @@ impl Args {
 
 /// The driver and dialect the connection options name.
 fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect), String> {
-    let driver = crate::lab::sql::driver(args).map_err(|e| {
+    let driver = crate::connect::driver(args).map_err(|e| {
         if e.starts_with("invalid connection option") {
             format!("{e} (nor a tpch option; see `dbbench tpch --help`)")
         } else {
@@ -313,7 +313,7 @@ fn create_missing_database(
     let name = a.get(option).unwrap_or("sbtest");
     let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&format!("--{option}="))).cloned().collect();
     other.push(format!("--{option}={maintenance}"));
-    let mut conn = crate::lab::sql::driver(&other)?
+    let mut conn = crate::connect::driver(&other)?
         .connect()
         .map_err(|e| format!("database '{name}' does not exist, and connecting to create it failed: {e}"))?;
     let q = quote.to_string();
@@ -328,7 +328,7 @@ fn load_cmd(a: &Args) -> Result<Exit, String> {
     let own = ["sf", "keys", "indexes", "foreign-keys", "analyze", "engine", "threads"];
     let (driver, dialect) = connect_driver(&a.driver_args(&own))?;
     if let Some(db) = create_missing_database(a, &a.driver_args(&own), &driver)? {
-        crate::lab::cli::print_out(&format!("created database '{db}'\n"));
+        crate::term::print_out(&format!("created database '{db}'\n"));
     }
     let o = load::LoadOptions {
         sf: a.scale_factor()?,
@@ -359,7 +359,7 @@ fn load_cmd(a: &Args) -> Result<Exit, String> {
         s.analyze_s,
         t.elapsed().as_secs_f64()
     ));
-    crate::lab::cli::print_out(&out);
+    crate::term::print_out(&out);
     Ok(Exit::Ok)
 }
 
@@ -429,7 +429,7 @@ fn queries_cmd(a: &Args) -> Result<Exit, String> {
         }
         out.push('\n');
     }
-    crate::lab::cli::print_out(&out);
+    crate::term::print_out(&out);
     Ok(Exit::Ok)
 }
 
@@ -612,7 +612,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
             "metrics": metrics,
             "notes": notes,
         });
-        crate::lab::cli::print_out(&(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"));
+        crate::term::print_out(&(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"));
     } else {
         let mut out = format!(
             "TPC-H {kind} test, scale factor {sf}, {} ({}), parameters: {}\n",
@@ -684,7 +684,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
                 String::new()
             }
         ));
-        crate::lab::cli::print_out(&out);
+        crate::term::print_out(&out);
     }
     Ok(if failed > 0 { Exit::Partial } else { Exit::Ok })
 }
@@ -770,7 +770,7 @@ fn check_cmd(files: &[String]) -> Result<Exit, String> {
             out.push_str(&format!("{f}: {q} (stream {stream}): {verdict}\n"));
         }
     }
-    crate::lab::cli::print_out(&out);
+    crate::term::print_out(&out);
     if mismatches > 0 {
         eprintln!("dbbench tpch check: {mismatches} answer(s) differ from {}", files[0]);
         return Ok(Exit::Partial);

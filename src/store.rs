@@ -209,7 +209,17 @@ pub struct RunRecord {
     pub log_excerpt: Option<String>,
     /// The product and version of the server the run ran on, as it said
     /// (`lab::product`); None when no server answered.
-    pub server: Option<crate::lab::product::Product>,
+    pub server: Option<Product>,
+}
+
+/// A server product and its version string, as the server reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Product {
+    /// `MariaDB`, `MySQL`, `Percona Server`, `PostgreSQL` or `SQLite`.
+    pub name: String,
+    /// The server's own version string (`10.11.19-MariaDB-0+deb12u1`,
+    /// `8.0.36`, `15.14 (Debian 15.14-0+deb12u1)`, `3.46.0`).
+    pub version: String,
 }
 
 /// An experiment's row, as `lab run --resume` needs it.
@@ -224,7 +234,7 @@ pub struct ExperimentRow {
 }
 
 fn now() -> String {
-    crate::lab::rfc3339_now()
+    crate::timestamp::rfc3339_now()
 }
 
 // ------------------------------------------------------------------ locations
@@ -1561,7 +1571,7 @@ impl Store {
                     db.execute("INSERT INTO samples (run_id, source, time_s, data) VALUES (?, ?, ?, ?)", &vals![run_id, source, *t, data.to_string()])?;
                 }
             }
-            crate::lab::test_pause("store");
+            crate::fault_point::test_pause("store");
             Ok(run_id)
         })
     }
@@ -2052,7 +2062,7 @@ mod tests {
 
     #[test]
     fn every_table_is_documented() {
-        let doc = include_str!("../../docs/results-store.md");
+        let doc = include_str!("../docs/results-store.md");
         assert!(doc.contains(&format!("schema version {SCHEMA_VERSION}")));
         for sql in MIGRATIONS {
             for part in sql.split("CREATE TABLE ").skip(1) {
@@ -2113,7 +2123,7 @@ mod tests {
             metrics: vec![("m".into(), 1.0), ("m".into(), 7.5)],
             os_samples: vec![(1.0, serde_json::json!({"cpu_user_pct": 3.0}))],
             server_samples: vec![(1.0, serde_json::json!({"Questions": 3}))],
-            server: Some(crate::lab::product::Product { name: "MariaDB".into(), version: "10.11.19-MariaDB".into() }),
+            server: Some(Product { name: "MariaDB".into(), version: "10.11.19-MariaDB".into() }),
             ..Default::default()
         };
         let id = s.insert_run(&rec).unwrap();
@@ -2249,7 +2259,7 @@ mod tests {
             cell_id: 1,
             repeat: 2,
             status: "ok".into(),
-            server: Some(crate::lab::product::Product { name: "SQLite".into(), version: "3.46.0".into() }),
+            server: Some(Product { name: "SQLite".into(), version: "3.46.0".into() }),
             ..Default::default()
         };
         s.insert_run(&rec).unwrap();
