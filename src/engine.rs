@@ -987,7 +987,7 @@ impl<'a> Reporter<'a> {
         }
         if self.grid.is_tick(b) {
             let row = self.row((b - run_ns) as f64 / 1e9, b);
-            output::interval_line(self.cfg.format, &row, self.sql(), &self.cfg.percentiles, self.main);
+            interval_line(self.cfg.format, &row, self.sql(), &self.cfg.percentiles, self.main);
             // Once printed: collecting can itself be slow on an overloaded
             // host, and the warning is about when the line came out.
             let late = crate::clock::now_ns().saturating_sub(b);
@@ -1073,7 +1073,7 @@ impl<'a> Reporter<'a> {
             ..summary(self.cfg, self.sql(), &cum, &fairness, total, period)
         };
         let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
-        if s.aborted.is_none() && output::cumulative_hook(self.main, &s) {
+        if s.aborted.is_none() && cumulative_hook(self.main, &s) {
             script::close_reports(self.main);
         } else {
             // A script's JSON array (report_json as interval hook) ends
@@ -1126,6 +1126,71 @@ impl<'a> Reporter<'a> {
             ));
         }
     }
+}
+
+/// Prints one interval report, or calls the script's report_intermediate
+/// hook instead when it has one.
+fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], main: &Lua) {
+    if let Some(hook) = script::hook(main, "report_intermediate") {
+        if let Ok(stat) = stat_table(main, row) {
+            if let Err(e) = script::call(main, &hook, stat) {
+                crate::log::fatal(&format!("`report_intermediate' function failed: {e}"));
+            }
+            return;
+        }
+    }
+    output::interval_line(format, row, sql, pct);
+}
+
+fn stat_table(lua: &Lua, row: &IntervalRow) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    t.set("threads_running", row.threads)?;
+    t.set("time_interval", row.dt)?;
+    t.set("time_total", row.time)?;
+    t.set("latency_pct", row.percentiles.first().copied().flatten().unwrap_or(0.0) / 1000.0)?;
+    t.set("events", row.counts[Counter::Event as usize])?;
+    t.set("reads", row.counts[Counter::Read as usize])?;
+    t.set("writes", row.counts[Counter::Write as usize])?;
+    t.set("other", row.counts[Counter::Other as usize])?;
+    t.set("errors", row.counts[Counter::Error as usize])?;
+    t.set("reconnects", row.counts[Counter::Reconnect as usize])?;
+    t.set("queue_length", row.queue.map(|q| q.0).unwrap_or(0))?;
+    t.set("concurrency", row.queue.map(|q| q.1).unwrap_or(0))?;
+    Ok(t)
+}
+
+/// Calls the script's report_cumulative hook instead of the report; returns
+/// whether one was defined.
+fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
+    let Some(hook) = script::hook(main, "report_cumulative") else { return false };
+    let r = (|| -> mlua::Result<mlua::Table> {
+        let t = main.create_table()?;
+        t.set("threads_running", 0)?;
+        t.set("time_interval", s.period_time)?;
+        t.set("time_total", s.total_time)?;
+        let lat = &s.cumulative.latency;
+        t.set("latency_pct", s.percentiles.first().and_then(|p| lat.percentile_ms(*p)).unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_min", lat.min_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_max", lat.max_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_avg", lat.avg_ms().unwrap_or(0.0) / 1000.0)?;
+        t.set("latency_sum", lat.sum_ms() / 1000.0)?;
+        for (name, c) in [
+            ("events", Counter::Event),
+            ("reads", Counter::Read),
+            ("writes", Counter::Write),
+            ("other", Counter::Other),
+            ("errors", Counter::Error),
+            ("reconnects", Counter::Reconnect),
+        ] {
+            t.set(name, s.count(c))?;
+        }
+        Ok(t)
+    })();
+    let r = r.map_err(|e| script::error_message(&e)).and_then(|t| script::call(main, &hook, t));
+    if let Err(e) = r {
+        crate::log::fatal(&format!("`report_cumulative' function failed: {e}"));
+    }
+    true
 }
 
 /// The figures every report has (interval rows, rate, server version and

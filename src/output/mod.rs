@@ -14,7 +14,6 @@ pub mod text;
 
 use crate::options::Options;
 use crate::stats::{Counter, Period};
-use mlua::Lua;
 
 /// Output format (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,16 +167,9 @@ pub fn pct_label(p: f64) -> String {
     }
 }
 
-/// Prints one interval report (or calls the script's report_intermediate hook).
-pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], main: &Lua) {
-    if let Some(hook) = crate::script::hook(main, "report_intermediate") {
-        if let Ok(stat) = stat_table(main, row) {
-            if let Err(e) = crate::script::call(main, &hook, stat) {
-                crate::log::fatal(&format!("`report_intermediate' function failed: {e}"));
-            }
-            return;
-        }
-    }
+/// Prints one interval report (the engine calls the script's
+/// report_intermediate hook instead when it has one).
+pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64]) {
     let notice = crate::log::enabled(crate::log::Level::Notice);
     match format {
         Format::Text if notice => text::interval_line(row, sql, pct),
@@ -185,57 +177,6 @@ pub fn interval_line(format: Format, row: &IntervalRow, sql: bool, pct: &[f64], 
         Format::Legacy if notice => legacy::interval_line(row, pct),
         Format::Text | Format::Legacy | Format::Json => {}
     }
-}
-
-fn stat_table(lua: &Lua, row: &IntervalRow) -> mlua::Result<mlua::Table> {
-    let t = lua.create_table()?;
-    t.set("threads_running", row.threads)?;
-    t.set("time_interval", row.dt)?;
-    t.set("time_total", row.time)?;
-    t.set("latency_pct", row.percentiles.first().copied().flatten().unwrap_or(0.0) / 1000.0)?;
-    t.set("events", row.counts[Counter::Event as usize])?;
-    t.set("reads", row.counts[Counter::Read as usize])?;
-    t.set("writes", row.counts[Counter::Write as usize])?;
-    t.set("other", row.counts[Counter::Other as usize])?;
-    t.set("errors", row.counts[Counter::Error as usize])?;
-    t.set("reconnects", row.counts[Counter::Reconnect as usize])?;
-    t.set("queue_length", row.queue.map(|q| q.0).unwrap_or(0))?;
-    t.set("concurrency", row.queue.map(|q| q.1).unwrap_or(0))?;
-    Ok(t)
-}
-
-/// Calls the script's report_cumulative hook instead of the report; returns
-/// whether one was defined.
-pub fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
-    let Some(hook) = crate::script::hook(main, "report_cumulative") else { return false };
-    let r = (|| -> mlua::Result<mlua::Table> {
-        let t = main.create_table()?;
-        t.set("threads_running", 0)?;
-        t.set("time_interval", s.period_time)?;
-        t.set("time_total", s.total_time)?;
-        let lat = &s.cumulative.latency;
-        t.set("latency_pct", s.percentiles.first().and_then(|p| lat.percentile_ms(*p)).unwrap_or(0.0) / 1000.0)?;
-        t.set("latency_min", lat.min_ms().unwrap_or(0.0) / 1000.0)?;
-        t.set("latency_max", lat.max_ms().unwrap_or(0.0) / 1000.0)?;
-        t.set("latency_avg", lat.avg_ms().unwrap_or(0.0) / 1000.0)?;
-        t.set("latency_sum", lat.sum_ms() / 1000.0)?;
-        for (name, c) in [
-            ("events", Counter::Event),
-            ("reads", Counter::Read),
-            ("writes", Counter::Write),
-            ("other", Counter::Other),
-            ("errors", Counter::Error),
-            ("reconnects", Counter::Reconnect),
-        ] {
-            t.set(name, s.count(c))?;
-        }
-        Ok(t)
-    })();
-    let r = r.map_err(|e| crate::script::error_message(&e)).and_then(|t| crate::script::call(main, &hook, t));
-    if let Err(e) = r {
-        crate::log::fatal(&format!("`report_cumulative' function failed: {e}"));
-    }
-    true
 }
 
 /// Prints the final report in the chosen format (the text layouts only at
