@@ -286,7 +286,6 @@ pub enum ErrorAction {
 /// Chunks of rows for [`Connection::bulk_load`]: each call appends whole lines to `buf` and returns false when there are
 /// no more rows (then `buf` may still hold a last chunk). A line is the row's fields separated by `|`, ending with `\n`;
 /// fields are never NULL and contain no `|`, `\n`, `\r` or `\\` (TPC-H's data: dbgen's TBL lines without their trailing `|`).
-#[allow(dead_code)] // for the TPC-H loader, which is not wired in yet (as with `quote`)
 pub type RowSource<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 
 /// Cancels the statement a connection is running, from another thread.
@@ -296,7 +295,6 @@ pub type RowSource<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 /// the connection's next statement (MySQL, PostgreSQL) or nothing (SQLite).
 /// Callers cancel only while they know a statement runs and treat an
 /// [`ErrorKind::Cancelled`] from the next one as part of the same timeout.
-#[allow(dead_code)] // for per-query timeouts (TPC-H), not wired in yet
 pub trait Canceller: Send + Sync {
     /// Asks the database to stop the running statement; returns once the
     /// request is delivered (the statement then fails with
@@ -322,7 +320,6 @@ pub trait Connection {
     /// Quotes a string as an SQL literal with this database's escaping rules.
     /// Used inside the drivers for client-side emulated statements; exposed
     /// for loaders that build literal SQL (TPC-H batched INSERT).
-    #[allow(dead_code)]
     fn quote(&self, s: &str) -> String;
     /// The server's version string (e.g. `10.11.6-MariaDB-0+deb12u1`).
     fn server_version(&mut self) -> String;
@@ -348,7 +345,6 @@ pub trait Connection {
     /// truncate) is an error, never a NULL or a mangled value. Rows loaded
     /// before an error may stay in the table (COPY and SQLite leave none). The default
     /// is [`insert_rows`]: multi-row INSERT statements of about 1 MiB.
-    #[allow(dead_code)] // for the TPC-H loader, not wired in yet
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         insert_rows(self, table, columns, rows, &mut |_| Ok(()))
     }
@@ -361,7 +357,6 @@ pub trait Connection {
     }
     /// A handle that cancels what this connection runs; None when the driver cannot.
     /// The handle follows the connection across [`Connection::reconnect`].
-    #[allow(dead_code)] // for per-query timeouts (TPC-H), not wired in yet
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
         None
     }
