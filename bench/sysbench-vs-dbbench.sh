@@ -14,7 +14,7 @@
 #   - rescheduling interrupts per query (RES/q): the whole machine's
 #     rescheduling IPIs (/proc/interrupts "RES") during the run, per query.
 #     On a VM a wake-up that crosses vCPUs is an IPI and costs tens of
-#     microseconds (ARCHITECTURE.md, "The client model"); runs with more of
+#     microseconds (docs/performance.md, "The client's cost per query"); runs with more of
 #     them are slower for both tools, so this column tells which runs met
 #     the machine's slow state
 # and the medians over the rounds are compared (ratios dbbench/sysbench),

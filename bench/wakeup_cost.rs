@@ -8,7 +8,7 @@
 //! On bare metal the two figures are close. On a virtual machine a wake-up
 //! on another vCPU is an inter-processor interrupt that the hypervisor
 //! delivers, and it can cost far more than everything else a query does on
-//! the client (ARCHITECTURE.md, "The client model");
+//! the client (docs/performance.md, "The client's cost per query");
 //! `bench/sysbench-vs-dbbench.sh` prints both figures in its header.
 //!
 //! Each case runs for about one second (at most 200 000 round trips); CPU

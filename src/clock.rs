@@ -5,7 +5,7 @@
 //! arithmetic. A client reads the clock twice per event and derives a
 //! latency from the readings; done with `Instant` that cost ~100 of the
 //! client's user-space instructions per point select (callgrind,
-//! ARCHITECTURE.md). Here a time is a `u64` and a latency one subtraction.
+//! docs/performance.md). Here a time is a `u64` and a latency one subtraction.
 
 use std::time::Instant;
 

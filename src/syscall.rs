@@ -4,7 +4,7 @@
 //! glibc makes `send`, `recv` and `poll` thread cancellation points: each
 //! call switches asynchronous cancellation on and off around the system
 //! call, about 100 of the ~2 400 user-space instructions a point select
-//! costs the client per query (callgrind, ARCHITECTURE.md). dbbench never
+//! costs the client per query (callgrind, docs/performance.md). dbbench never
 //! cancels a thread, so the wrappers buy nothing here.
 
 use std::io;

@@ -1,0 +1,391 @@
+//! The module graph, read from the source: which top-level module of src/
+//! uses which other one (`crate::` paths outside comments, strings and
+//! `#[cfg(test)]` items). Checked here:
+//!
+//! - no cycle between top-level modules (`lab`, `report`, `querydiff`,
+//!   `tpch`, `engine`, `script`, `output`, the shared modules `store`,
+//!   `driver`, `statistics`, `render`, `term`, ...), except the edges in
+//!   `ALLOWED` with their reason;
+//! - ARCHITECTURE.md's module table names every source file (directly or
+//!   through its folder's row) and nothing that does not exist;
+//! - each row's "depends on" column names every top-level module the row's
+//!   files use.
+//!
+//! Edges to the crate root's constants (`crate::VERSION`) are not edges:
+//! main.rs is the wiring that depends on everything.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Edges allowed to close a cycle, with the reason.
+const ALLOWED: &[(&str, &str, &str)] = &[(
+    "script",
+    "engine",
+    "LuaJIT's ffi.C reaches the run through #[no_mangle] C entry points (script/ffi.rs → \
+     engine::script_event_start & co.), which need the engine's global; the engine runs the \
+     script (engine → script). Inherent, documented in ARCHITECTURE.md",
+)];
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every .rs file under src/, as paths relative to src/ (`lab/spec.rs`).
+fn source_files() -> Vec<String> {
+    fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&src_dir(), &src_dir(), &mut out);
+    out.sort();
+    out
+}
+
+/// The top-level module a file belongs to (`lab/spec.rs` → `lab`,
+/// `engine.rs` → `engine`, `main.rs` → `main`).
+fn top_module(file: &str) -> String {
+    match file.split_once('/') {
+        Some((dir, _)) => dir.to_string(),
+        None => file.trim_end_matches(".rs").to_string(),
+    }
+}
+
+/// The code of a Rust file with comments, string and char literals blanked
+/// out (newlines kept, so positions keep their line numbers).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, s: &[u8]| {
+        for &c in s {
+            out.push(if c == b'\n' { '\n' } else { ' ' });
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (0, 0);
+            while j < rest.len() {
+                if rest[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, &rest[..j]);
+            i += j;
+        } else if rest[0] == b'r' && (rest.starts_with(b"r\"") || rest.starts_with(b"r#")) && !ident_before(b, i) {
+            // Raw string: r"...", r#"..."#.
+            let hashes = rest[1..].iter().take_while(|&&c| c == b'#').count();
+            if rest.get(1 + hashes) != Some(&b'"') {
+                out.push('r');
+                i += 1;
+                continue;
+            }
+            let close: Vec<u8> = std::iter::once(b'"').chain(std::iter::repeat_n(b'#', hashes)).collect();
+            let start = 2 + hashes;
+            let end =
+                rest[start..].windows(close.len()).position(|w| w == close.as_slice()).unwrap() + start + close.len();
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest[0] == b'"' {
+            let mut j = 1;
+            while rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut out, &rest[..=j]);
+            i += j + 1;
+        } else if rest[0] == b'\'' {
+            // A char literal ('a', '\'', '\u{1F600}'), else a lifetime.
+            let len = if rest.get(1) == Some(&b'\\') {
+                rest[2..].iter().position(|&c| c == b'\'').map(|p| p + 3)
+            } else {
+                let ch = text[i + 1..].chars().next().map_or(1, char::len_utf8);
+                (rest.get(1 + ch) == Some(&b'\'')).then_some(ch + 2)
+            };
+            match len {
+                Some(n) => {
+                    blank(&mut out, &rest[..n]);
+                    i += n;
+                }
+                None => {
+                    out.push('\'');
+                    i += 1;
+                }
+            }
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn ident_before(b: &[u8], i: usize) -> bool {
+    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+}
+
+/// `code` without the items marked `#[cfg(test)]` (test modules and
+/// test-only helpers): up to the item's `;` or its closing brace.
+fn without_test_items(code: &str) -> String {
+    let mut out = code.to_string();
+    let mut from = 0;
+    while let Some(p) = out[from..].find("#[cfg(test)]").map(|p| p + from) {
+        let b = out.as_bytes();
+        let mut j = p + "#[cfg(test)]".len();
+        let mut depth = 0usize;
+        while j < b.len() {
+            match b[j] {
+                b'{' => depth += 1,
+                // A field or match arm: ends at its enclosing block's end.
+                b'}' | b',' if depth == 0 => break,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        j += 1;
+                        break;
+                    }
+                }
+                b';' if depth == 0 => {
+                    j += 1;
+                    break;
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let blanked: String = out[p..j].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+        out.replace_range(p..j, &blanked);
+        from = p + 1;
+    }
+    out
+}
+
+/// The first segments of every `crate::` path in `code`, with the line each
+/// is on: `crate::a::b` → `a`; `crate::{a::b, c}` → `a`, `c`.
+fn crate_paths(code: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (p, _) in code.match_indices("crate::") {
+        if ident_before(code.as_bytes(), p) {
+            continue;
+        }
+        let line = code[..p].matches('\n').count() + 1;
+        let rest = &code[p + "crate::".len()..];
+        let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group, split on commas outside braces.
+            let (mut depth, mut item_start) = (0usize, 0);
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.push((ident(group[item_start..k].trim_start()), line));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push((ident(group[item_start..k].trim_start()), line));
+                        item_start = k + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push((ident(rest), line));
+        }
+    }
+    out.retain(|(m, _)| !m.is_empty() && m != "self");
+    out
+}
+
+/// Per file (relative to src/): the other top-level modules it uses, each
+/// with one place (`file:line`) as evidence.
+fn file_deps() -> BTreeMap<String, BTreeMap<String, String>> {
+    let files = source_files();
+    let modules: BTreeSet<String> = files.iter().map(|f| top_module(f)).collect();
+    let mut out = BTreeMap::new();
+    for f in &files {
+        let text = std::fs::read_to_string(src_dir().join(f)).unwrap();
+        let code = without_test_items(&code_only(&text));
+        let me = top_module(f);
+        let mut deps = BTreeMap::new();
+        for (m, line) in crate_paths(&code) {
+            // Non-modules are the crate root's items (VERSION & co.).
+            if m != me && modules.contains(&m) {
+                deps.entry(m).or_insert_with(|| format!("src/{f}:{line}"));
+            }
+        }
+        out.insert(f.clone(), deps);
+    }
+    out
+}
+
+/// The top-level module graph: module → (module it uses → evidence).
+fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (f, deps) in file_deps() {
+        let node = g.entry(top_module(&f)).or_default();
+        for (m, at) in deps {
+            node.entry(m).or_insert(at);
+        }
+    }
+    g
+}
+
+#[test]
+fn module_graph_has_no_cycles_outside_the_allowed_edges() {
+    let mut g = graph();
+    for (from, to, _why) in ALLOWED {
+        let removed = g.get_mut(*from).and_then(|d| d.remove(*to));
+        assert!(removed.is_some(), "allowed edge {from} → {to} no longer exists: remove it from ALLOWED");
+    }
+    // Depth-first search; a grey node reached again closes a cycle.
+    fn visit<'a>(
+        g: &'a BTreeMap<String, BTreeMap<String, String>>,
+        n: &'a str,
+        state: &mut BTreeMap<&'a str, u8>,
+        path: &mut Vec<&'a str>,
+        cycles: &mut Vec<String>,
+    ) {
+        state.insert(n, 1);
+        path.push(n);
+        for (m, _) in g.get(n).into_iter().flatten() {
+            match state.get(m.as_str()) {
+                Some(1) => {
+                    let start = path.iter().position(|p| p == m).unwrap();
+                    let mut c: Vec<String> = path[start..]
+                        .iter()
+                        .zip(path[start + 1..].iter().chain(std::iter::once(&m.as_str())))
+                        .map(|(a, b)| format!("{a} → {b} ({})", g[*a][*b]))
+                        .collect();
+                    c.dedup();
+                    cycles.push(c.join(", "));
+                }
+                Some(_) => {}
+                None => visit(g, m, state, path, cycles),
+            }
+        }
+        path.pop();
+        state.insert(n, 2);
+    }
+    let (mut state, mut cycles) = (BTreeMap::new(), Vec::new());
+    for n in g.keys() {
+        if !state.contains_key(n.as_str()) {
+            visit(&g, n, &mut state, &mut Vec::new(), &mut cycles);
+        }
+    }
+    assert!(cycles.is_empty(), "cycles between top-level modules:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn module_graph_sees_paths_in_groups_and_skips_comments_strings_and_tests() {
+    let code = without_test_items(&code_only(
+        "use crate::{a::X, b::{self, Y}, c};\n// crate::d\nlet s = \"crate::e\"; let c = '\"'; \
+         let f = crate::f::g();\n/* crate::h */ let r = r#\"crate::i\"#;\n#[cfg(test)]\nmod tests { use crate::j; }\n\
+         #[cfg(test)]\nuse crate::k;\nfn x<'a>(v: &'a str) { crate::l::m(v) }",
+    ));
+    let found: Vec<String> = crate_paths(&code).into_iter().map(|(m, _)| m).collect();
+    assert_eq!(found, ["a", "b", "c", "f", "l"]);
+    // The real source: the engine runs scripts.
+    assert!(graph()["engine"].contains_key("script"));
+}
+
+/// ARCHITECTURE.md's module table: (names in the first column, the
+/// "depends on" column), per row.
+fn module_table() -> Vec<(Vec<String>, String)> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md")).unwrap();
+    let section = doc.split("\n## Modules (src/)").nth(1).expect("ARCHITECTURE.md has a '## Modules (src/)' section");
+    let section = section.split("\n## ").next().unwrap();
+    let mut rows = Vec::new();
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        assert!(cells.len() >= 3, "module table row without three columns: {line}");
+        // Backticked names; a bare file name after a path shares its folder
+        // (`report/text.rs`, `markdown.rs`).
+        let mut names = Vec::new();
+        let mut dir = String::new();
+        for (k, part) in cells[0].split('`').enumerate() {
+            if k % 2 == 0 {
+                continue;
+            }
+            let name = if part.contains('/') { part.to_string() } else { format!("{dir}{part}") };
+            if let Some(p) = name.rfind('/') {
+                dir = name[..=p].to_string();
+            }
+            names.push(name);
+        }
+        rows.push((names, cells[cells.len() - 1].to_string()));
+    }
+    rows
+}
+
+#[test]
+fn module_table_names_every_source_file_and_nothing_else() {
+    let files: BTreeSet<String> = source_files().into_iter().collect();
+    let rows = module_table();
+    let named: Vec<&String> = rows.iter().flat_map(|(n, _)| n).collect();
+    let mut problems = Vec::new();
+    for n in &named {
+        let exists = if n.contains('*') {
+            // `workloads/*.lua`: in src/ or at the top of the repository.
+            let dir = n.rsplit_once('/').map_or("", |(d, _)| d);
+            src_dir().join(dir).is_dir() || src_dir().join("..").join(dir).is_dir()
+        } else {
+            src_dir().join(n.as_str()).exists()
+        };
+        if !exists {
+            problems.push(format!("ARCHITECTURE.md names `{n}`, which is not in src/"));
+        }
+    }
+    for f in &files {
+        let covered = named.iter().any(|n| *n == f || (n.ends_with('/') && f.starts_with(n.as_str())));
+        if !covered {
+            problems.push(format!("src/{f} is missing from ARCHITECTURE.md's module table"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn module_table_depends_on_column_names_every_module_used() {
+    let deps = file_deps();
+    let mut problems = Vec::new();
+    for (names, depends) in module_table() {
+        if depends.trim() == "all" {
+            continue;
+        }
+        // Words of the column: `lab::store` names `lab`; crates are words too.
+        let words: BTreeSet<&str> = depends.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+        for n in &names {
+            let files: Vec<&String> =
+                deps.keys().filter(|f| *f == n || (n.ends_with('/') && f.starts_with(n.as_str()))).collect();
+            for f in files {
+                for (m, at) in &deps[f] {
+                    if !words.contains(m.as_str()) {
+                        problems.push(format!("`{n}` uses `{m}` ({at}); its row's \"depends on\" does not say so"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
