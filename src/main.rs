@@ -19,6 +19,7 @@ mod querydiff;
 mod rand;
 mod render;
 mod report;
+mod run_document;
 mod safe_fs;
 mod sched;
 mod script;

@@ -16,6 +16,7 @@
 //! values cross it as `Val`. The schema is written once too (`MIGRATIONS`,
 //! SQLite types) and `migration_statements` rewrites its DDL per dialect.
 
+use crate::tpch::document::TpchDocument;
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -168,6 +169,85 @@ pub struct Store {
     url_auth: Option<(String, String)>,
 }
 
+/// The document a run's child printed: the store takes a load-engine
+/// run's figures from it into columns and keeps either whole in `report`.
+#[derive(Debug, Clone)]
+pub enum Report {
+    /// `dbbench <test> run --format=json`.
+    Run(Box<crate::run_document::RunDocument>),
+    /// `dbbench tpch query N --format=json`.
+    Tpch(Box<TpchDocument>),
+}
+
+/// How a copy was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CopyMethod {
+    /// Full copy in which every regular file was a reflink (no data written).
+    Reflink,
+    /// Full copy in which at least one file's data was copied.
+    Copy,
+    /// Incremental restore into an existing directory (only differing files copied).
+    Sync,
+}
+
+/// What a snapshot or restore did, for the results store (lab overhead).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CopyStats {
+    /// How the copy was made.
+    pub method: CopyMethod,
+    /// Entries other than directories in the source tree (regular files, symlinks, FIFOs; sockets excluded).
+    pub files: u64,
+    /// Of `files`, how many were (re)created at the destination.
+    pub files_copied: u64,
+    /// Logical bytes of the regular files (re)created: a reflinked file counts its size though no data was written.
+    pub bytes_copied: u64,
+    /// Entries other than directories removed from the destination because the source does not have them.
+    pub files_removed: u64,
+    /// Wall time of the whole operation, final `syncfs` included.
+    pub seconds: f64,
+}
+
+/// The lab's own time around one run (`runs.overhead`, a JSON object),
+/// seconds. A part is there only when it happened to this run (a key left
+/// out, not null, otherwise): that absence is why every field reads as
+/// optional. So that a renamed part is still an error, not a part read as
+/// absent, unknown keys are refused (every key any build wrote is here).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overhead {
+    /// All the run waited for before its hooks: stop, restore, start, prepare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_s: Option<f64>,
+    /// Stopping the previous server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// Restoring the data directory from its snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_s: Option<f64>,
+    /// What that restore copied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<CopyStats>,
+    /// Preparing the data, when that fell to this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare_s: Option<f64>,
+    /// Initialising a data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialize_s: Option<f64>,
+    /// Starting the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    /// The before_test and before_run hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_run_s: Option<f64>,
+    /// The after_run and after_test hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_run_s: Option<f64>,
+    /// Process ids of other labs seen measuring on the host during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent_labs: Option<Vec<u32>>,
+}
+
 /// What a finished run writes.
 #[derive(Debug, Default)]
 pub struct RunRecord {
@@ -193,10 +273,10 @@ pub struct RunRecord {
     pub cache: String,
     /// Whether the server was (re)started for this run.
     pub server_restarted: bool,
-    /// Lab overhead (JSON object).
-    pub overhead: serde_json::Value,
-    /// The run's JSON report (test workloads).
-    pub report: Option<serde_json::Value>,
+    /// Lab overhead.
+    pub overhead: Overhead,
+    /// The child's JSON report (test and TPC-H workloads).
+    pub report: Option<Report>,
     /// Named metrics (command workloads).
     pub metrics: Vec<(String, f64)>,
     /// OS samples `(time_s, json)`.
@@ -1408,14 +1488,18 @@ impl Store {
     /// counts them. A run the lab killed at `run_timeout` has no report.
     pub fn runs_censored(&self, experiment: i64) -> Result<i64, String> {
         let rows = self.rows(
-            "SELECT r.report FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status = 'timeout' AND r.report IS NOT NULL",
+            "SELECT r.id, r.report FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status = 'timeout' AND r.report IS NOT NULL AND c.workload LIKE '%:Q%'",
             &vals![experiment],
         )?;
-        let timed_out = |text: &String| {
-            serde_json::from_str::<serde_json::Value>(text)
-                .is_ok_and(|d| d.pointer("/streams/0/queries/0/timed_out") == Some(&serde_json::Value::Bool(true)))
-        };
-        Ok(rows.iter().filter_map(|r| opt_text(r, 0)).filter(timed_out).count() as i64)
+        let mut censored = 0;
+        for row in &rows {
+            let (Some(id), Some(text)) = (opt_int(row, 0), opt_text(row, 1)) else { continue };
+            let doc = TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))?;
+            if doc.first_query().is_some_and(|q| q.timed_out) {
+                censored += 1;
+            }
+        }
+        Ok(censored)
     }
 
     /// Records a lab event (prepare, snapshot, crash, warning).
@@ -1447,21 +1531,14 @@ impl Store {
 
     /// Writes a finished run and everything measured during it, atomically.
     pub fn insert_run(&self, r: &RunRecord) -> Result<i64, String> {
-        let rep = r.report.as_ref();
-        let num = |path: &[&str]| -> Option<f64> {
-            let mut v = rep?;
-            for p in path {
-                v = v.get(p)?;
-            }
-            v.as_f64()
-        };
-        let int = |path: &[&str]| num(path).map(|f| f as i64);
-        let time_s = num(&["total_time_s"]);
-        let rw = match (num(&["counters", "reads"]), num(&["counters", "writes"]), time_s) {
-            (Some(a), Some(b), Some(t)) if t > 0.0 => Some((a + b) / t),
+        let run = match &r.report {
+            Some(Report::Run(d)) => Some(d.as_ref()),
             _ => None,
         };
-        let histogram = rep.and_then(|v| v.pointer("/latency/histogram")).and_then(|h| h.as_str()).map(str::to_string);
+        let time_s = run.map(|d| d.total_time_s);
+        let rw = run.and_then(|d| d.rw_qps());
+        let count = |f: fn(&crate::run_document::Counters) -> u64| run.map(|d| f(&d.counters) as i64);
+        let histogram = run.and_then(|d| d.latency.histogram.clone());
         // No password reaches the store (docs/security.md): every text of
         // the run goes through the one redaction.
         use crate::secret::{redact, redact_args, redact_json};
@@ -1480,27 +1557,31 @@ impl Store {
             r.seed as i64,
             &r.cache,
             r.server_restarted,
-            r.overhead.to_string(),
+            crate::run_document::to_compact_text(&r.overhead),
             time_s,
-            int(&["counters", "events"]),
-            int(&["counters", "queries"]),
-            int(&["counters", "reads"]),
-            int(&["counters", "writes"]),
-            int(&["counters", "other"]),
-            int(&["counters", "errors"]),
-            int(&["counters", "reconnects"]),
-            num(&["rates_per_s", "events"]),
-            num(&["rates_per_s", "queries"]),
+            count(|c| c.events),
+            count(|c| c.queries),
+            count(|c| c.reads),
+            count(|c| c.writes),
+            count(|c| c.other),
+            count(|c| c.errors),
+            count(|c| c.reconnects),
+            run.map(|d| d.rates_per_s.events),
+            run.map(|d| d.rates_per_s.queries),
             rw,
-            num(&["latency", "avg_ms"]),
-            num(&["latency", "percentiles_ms", "95"]),
-            num(&["latency", "percentiles_ms", "99"]),
-            num(&["latency", "max_ms"]),
-            rep.and_then(|v| v.get("latency_measured_from")).and_then(|v| v.as_str()),
+            run.and_then(|d| d.latency.avg_ms),
+            run.and_then(|d| d.latency.percentile(95.0)),
+            run.and_then(|d| d.latency.percentile(99.0)),
+            run.and_then(|d| d.latency.max_ms),
+            run.map(|d| d.latency_measured_from.as_str()),
             histogram,
-            rep.map(|v| {
+            r.report.as_ref().map(|rep| {
+                let mut v = match rep {
+                    Report::Run(d) => serde_json::to_value(d),
+                    Report::Tpch(d) => serde_json::to_value(d),
+                }
+                .unwrap_or_default();
                 // The histogram has its own column; do not store it twice.
-                let mut v = v.clone();
                 if let Some(l) = v.get_mut("latency").and_then(|l| l.as_object_mut()) {
                     l.remove("histogram");
                 }
@@ -1520,19 +1601,17 @@ impl Store {
         }
         let mut intervals: Vec<Vec<Val>> = Vec::new();
         // Warmup rows (time_s <= 0) first: charts shade them; no figure uses them.
-        let series = ["warmup_intervals", "intervals"].map(|k| rep.and_then(|v| v.get(k)).and_then(|v| v.as_array()));
-        for iv in series.into_iter().flatten().flatten() {
-            let f = |p: &str| iv.pointer(p).and_then(|v| v.as_f64());
+        for iv in run.into_iter().flat_map(|d| d.warmup_intervals.iter().chain(&d.intervals)) {
             let row = vals![
-                f("/time_s"),
-                f("/threads_running").map(|x| x as i64),
-                f("/tps"),
-                f("/qps"),
-                f("/errors").map(|x| x as i64),
-                f("/reconnects").map(|x| x as i64),
-                f("/latency_ms/avg"),
-                f("/latency_ms/percentiles/95"),
-                f("/latency_ms/max"),
+                iv.time_s,
+                iv.threads_running as i64,
+                iv.tps,
+                iv.qps,
+                iv.errors as i64,
+                iv.reconnects as i64,
+                iv.latency_ms.avg,
+                iv.latency_ms.percentile(95.0),
+                iv.latency_ms.max,
             ]
             .to_vec();
             match intervals.iter_mut().find(|x| x[0] == row[0]) {
@@ -1578,15 +1657,17 @@ impl Store {
 
     /// Every run's lab overhead for an experiment, in run order:
     /// (configuration, server restarted, the `overhead` JSON object).
-    pub fn run_overheads(&self, experiment: i64) -> Result<Vec<(String, bool, serde_json::Value)>, String> {
+    pub fn run_overheads(&self, experiment: i64) -> Result<Vec<(String, bool, Overhead)>, String> {
         let rows = self.rows(
-            "SELECT c.name, r.server_restarted, r.overhead FROM runs r JOIN cells cl ON r.cell_id = cl.id
+            "SELECT c.name, r.server_restarted, r.overhead, r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id
              JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ? ORDER BY r.seq",
             &vals![experiment],
         )?;
         rows.iter()
             .map(|r| {
-                let overhead = serde_json::from_str(&text_at(r, 2)?).unwrap_or(serde_json::Value::Null);
+                let overhead = serde_json::from_str(&text_at(r, 2)?).map_err(|e| {
+                    format!("run {}: overhead is not the lab's record ({e})", int_at(r, 3).unwrap_or(0))
+                })?;
                 Ok((text_at(r, 0)?, int_at(r, 1)? != 0, overhead))
             })
             .collect::<Result<Vec<_>, String>>()
@@ -1895,14 +1976,20 @@ impl Store {
 
     /// The stored run documents (the child's whole JSON output) of an
     /// experiment's TPC-H query runs (workloads named `NAME:Q..`): their
-    /// answers and plans. (run id, JSON text).
-    pub fn tpch_documents(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+    /// answers and plans. (run id, document); a stored document that does
+    /// not parse is an error naming the run.
+    pub fn tpch_documents(&self, experiment: i64) -> Result<Vec<(i64, TpchDocument)>, String> {
         let rows = self.rows(
             "SELECT r.id, r.report FROM runs r JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? AND cl.workload LIKE '%:Q%' AND r.report IS NOT NULL",
             &vals![experiment],
         )?;
-        Ok(rows.iter().filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?))).collect())
+        rows.iter()
+            .filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?)))
+            .map(|(id, text)| {
+                Ok((id, TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))?))
+            })
+            .collect()
     }
 
     /// Every run's per-interval series, by run and time.
@@ -2105,21 +2192,36 @@ mod tests {
         s.set_server_info(c, "2.0", &serde_json::json!({})).unwrap();
         let cell = s.cell(e, c, "w", 4).unwrap();
         assert_eq!(s.cell(e, c, "w", 4).unwrap(), cell);
-        let report = serde_json::json!({
-            "total_time_s": 2.0,
-            "counters": {"events": 10, "queries": 20, "reads": 14, "writes": 4, "other": 2, "errors": 0, "reconnects": 0},
-            "rates_per_s": {"events": 5.0, "queries": 10.0},
-            "latency": {"avg_ms": 1.5, "max_ms": 3.0, "percentiles_ms": {"95": 2.5}, "histogram": "HIST"},
-            "intervals": [{"time_s": 1.0, "tps": 5.0, "qps": 10.0, "latency_ms": {"avg": 1.0, "max": 2.0, "percentiles": {"95": 2.0}}}],
-            "warmup_intervals": [{"time_s": 0.0, "tps": 4.0, "qps": 8.0, "latency_ms": {"avg": 1.0, "max": 2.0, "percentiles": {"95": 2.0}}}],
-        });
+        let report = {
+            use crate::run_document::{Counters, Interval, IntervalLatency, Rates};
+            let mut d = crate::run_document::sample_document();
+            let lat = |avg, max, p95| IntervalLatency {
+                min: None,
+                avg: Some(avg),
+                max: Some(max),
+                percentiles: [("95".to_string(), Some(p95))].into(),
+            };
+            d.total_time_s = 2.0;
+            d.counters = Counters { events: 10, queries: 20, reads: 14, writes: 4, other: 2, ..Default::default() };
+            d.rates_per_s = Rates { events: 5.0, queries: 10.0, ..Default::default() };
+            d.latency.avg_ms = Some(1.5);
+            d.latency.max_ms = Some(3.0);
+            d.latency.percentiles_ms = [("95".to_string(), Some(2.5))].into();
+            d.latency.histogram = Some("HIST".into());
+            (d.service_time, d.rate) = (None, None);
+            let row =
+                |time_s, tps, qps| Interval { time_s, tps, qps, latency_ms: lat(1.0, 2.0, 2.0), ..Default::default() };
+            d.intervals = vec![row(1.0, 5.0, 10.0)];
+            d.warmup_intervals = vec![row(0.0, 4.0, 8.0)];
+            Report::Run(Box::new(d))
+        };
         let rec = RunRecord {
             cell_id: cell,
             repeat: 1,
             status: "ok".into(),
             report: Some(report),
             server_restarted: true,
-            overhead: serde_json::json!({"ready_s": 0.5}),
+            overhead: Overhead { ready_s: Some(0.5), ..Default::default() },
             metrics: vec![("m".into(), 1.0), ("m".into(), 7.5)],
             os_samples: vec![(1.0, serde_json::json!({"cpu_user_pct": 3.0}))],
             server_samples: vec![(1.0, serde_json::json!({"Questions": 3}))],
@@ -2150,7 +2252,7 @@ mod tests {
         // The warmup tick is kept beside the measured one (time_s <= 0), outside every figure.
         assert_eq!(
             iv,
-            &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Null], vec![Val::Real(1.0), Val::Real(5.0), Val::Null]]
+            &vec![vec![Val::Real(0.0), Val::Real(4.0), Val::Int(0)], vec![Val::Real(1.0), Val::Real(5.0), Val::Int(0)]]
         );
         // What reports read back, the same on every backend.
         let figures = s.run_figures(e).unwrap();
@@ -2184,7 +2286,10 @@ mod tests {
             "per run, read back per configuration"
         );
         assert_eq!(s.experiments().unwrap()[0].0, e);
-        assert_eq!(s.run_overheads(e).unwrap(), vec![("base".to_string(), true, serde_json::json!({"ready_s": 0.5}))]);
+        assert_eq!(
+            s.run_overheads(e).unwrap(),
+            vec![("base".to_string(), true, Overhead { ready_s: Some(0.5), ..Default::default() })]
+        );
         s.event(e, Some("base"), Some("w"), "prepared", Some(1.5), &serde_json::json!({})).unwrap();
         s.event(e, None, None, "warning", None, &serde_json::json!({"x": 1})).unwrap();
         assert!(s.has_event(e, "base", "w", "prepared").unwrap());
@@ -2276,6 +2381,83 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dbbench-store-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         round_trip(&dir.join("r.sqlite").display().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A stored document or overhead record that lacks a field (written by
+    /// a build whose field had another name, or edited) is an error naming
+    /// the run and the field, never a figure read as missing.
+    #[test]
+    fn a_stored_record_missing_a_field_is_one_clear_error() {
+        use crate::tpch::document::{Metrics, Options, Params, Stream, TpchDocument};
+        use crate::tpch::run::{Execution, Method, QueryResult};
+        let dir = std::env::temp_dir().join(format!("dbbench-store-missing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let s = Store::open(&dir.join("r.sqlite").display().to_string()).unwrap();
+        let e = s
+            .create_experiment("x", "", "x.toml", "", "h", None, &serde_json::json!({}), &serde_json::json!({}))
+            .unwrap();
+        let c = s.configuration(e, 0, "base", "sqlite", &serde_json::json!({})).unwrap();
+        let cell = s.cell(e, c, "tpch:Q1", 1).unwrap();
+        let query = QueryResult {
+            query: "Q1".into(),
+            name: "Pricing Summary Report".into(),
+            stream: 0,
+            params: vec!["90".into()],
+            sql: "SELECT 1".into(),
+            executions: vec![Execution { seconds: None, timed_out: true, error: None, rows: 0, plan: None }],
+            seconds: None,
+            min_s: None,
+            max_s: None,
+            timed_out: true,
+            error: None,
+            plan: None,
+            answer: None,
+        };
+        let doc = TpchDocument {
+            schema: crate::tpch::document::SCHEMA.into(),
+            schema_version: crate::tpch::document::SCHEMA_VERSION,
+            tool: "dbbench".into(),
+            version: "0".into(),
+            test: "query".into(),
+            driver: "sqlite".into(),
+            server_version: "3".into(),
+            scale_factor: 0.01,
+            params: Params::Seed { seed: 1 },
+            options: Options { timeout_s: Some(1.0), warmups: 0, repeats: 1, method: Method::Average, refresh: false },
+            elapsed_s: 1.0,
+            streams: vec![Stream { stream: 0, elapsed_s: 1.0, queries: vec![query] }],
+            refresh: Vec::new(),
+            metrics: Metrics::default(),
+            notes: Vec::new(),
+        };
+        let rec = RunRecord {
+            cell_id: cell,
+            repeat: 1,
+            status: "timeout".into(),
+            report: Some(Report::Tpch(Box::new(doc))),
+            ..Default::default()
+        };
+        let id = s.insert_run(&rec).unwrap();
+        assert_eq!(s.runs_censored(e).unwrap(), 1);
+        assert_eq!(s.tpch_documents(e).unwrap().len(), 1);
+        // `timed_out` renamed in the stored document: an error, not "not censored".
+        let stored = s.rows("SELECT report FROM runs WHERE id = ?", &vals![id]).unwrap()[0][0].text().unwrap();
+        let renamed = stored.replace("\"timed_out\"", "\"stopped\"");
+        s.with(|db| db.execute("UPDATE runs SET report = ? WHERE id = ?", &vals![renamed, id])).unwrap();
+        for err in [s.runs_censored(e).unwrap_err(), s.tpch_documents(e).unwrap_err()] {
+            assert!(err.starts_with(&format!("results store {}: run {id}: ", s.location())), "{err}");
+            assert!(err.contains("missing field `timed_out`"), "{err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        // The overhead record: a renamed part, or one of the wrong type.
+        for (text, why) in
+            [("{\"ready\": 1.0}", "unknown field `ready`"), ("{\"ready_s\": \"soon\"}", "invalid type: string")]
+        {
+            s.with(|db| db.execute("UPDATE runs SET overhead = ? WHERE id = ?", &vals![text, id])).unwrap();
+            let err = s.run_overheads(e).unwrap_err();
+            assert!(err.contains(&format!("run {id}: overhead is not the lab's record ({why}")), "{err}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -342,6 +342,15 @@ fn exports_carry_the_same_figures() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A real `--format=json` document: a driverless script's short run.
+fn run_document(dir: &std::path::Path) -> serde_json::Value {
+    let script = dir.join("noop.lua");
+    std::fs::write(&script, "function event() end\n").unwrap();
+    let r = dbbench_in(dir, &[&script.display().to_string(), "run", "--events=100", "--threads=4", "--format=json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
 #[test]
 fn compare_gives_hyperfine_style_sentences() {
     let dir = tempdir("report-compare");
@@ -370,10 +379,18 @@ fn compare_gives_hyperfine_style_sentences() {
     // latency_avg is 2000/tps ms: off 20, 18.18, 16.67 (mean 18.283) against 32's 10, 9.52,
     // 10.53 (mean 10.017); less is better, so 32 (A) is 18.283 / 10.017 = 1.83 times faster.
     assert!(r.stdout.contains("A is 1.83 ± 0.11 times faster than B"), "{}", r.stdout);
-    // Two runs' JSON reports (dbbench ... run --format=json), no store needed.
+    // Two runs' JSON reports (dbbench ... run --format=json), no store needed:
+    // a real run's document, its rate set to what is compared.
+    let document = run_document(&dir);
+    let with = |events_per_s: f64, aborted: serde_json::Value| {
+        let mut d = document.clone();
+        d["rates_per_s"]["events"] = events_per_s.into();
+        d["aborted"] = aborted;
+        d.to_string()
+    };
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
-    std::fs::write(&a, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":null,"total_time_s":10,"rates_per_s":{"events":100},"counters":{"reads":0,"writes":0}}"#).unwrap();
-    std::fs::write(&b, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":null,"total_time_s":10,"rates_per_s":{"events":150},"counters":{"reads":0,"writes":0}}"#).unwrap();
+    std::fs::write(&a, with(100.0, serde_json::Value::Null)).unwrap();
+    std::fs::write(&b, with(150.0, serde_json::Value::Null)).unwrap();
     let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &b.display().to_string()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
@@ -401,10 +418,29 @@ fn compare_gives_hyperfine_style_sentences() {
     }
     // A run that did not finish is not compared.
     let aborted = dir.join("aborted.json");
-    std::fs::write(&aborted, r#"{"tool":"dbbench","test":"t","threads":4,"aborted":"forced shutdown with 3 unfinished events","total_time_s":10,"rates_per_s":{"events":150},"counters":{"reads":0,"writes":0}}"#).unwrap();
+    std::fs::write(&aborted, with(150.0, "forced shutdown with 3 unfinished events".into())).unwrap();
     let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &aborted.display().to_string()]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("the run did not finish (forced shutdown with 3 unfinished events)"), "{}", r.stderr);
+    // A document without a figure (an older or edited file, a renamed field)
+    // is refused with one line naming the field, never compared as 0.
+    for (object, key) in [(None, "rates_per_s"), (Some("rates_per_s"), "events"), (Some("latency"), "percentiles_ms")] {
+        let mut d = document.clone();
+        match object {
+            Some(o) => d[o].as_object_mut().unwrap().remove(key),
+            None => d.as_object_mut().unwrap().remove(key),
+        };
+        let broken = dir.join("broken.json");
+        std::fs::write(&broken, serde_json::to_string_pretty(&d).unwrap()).unwrap();
+        let r = dbbench_in(&dir, &["compare", &a.display().to_string(), &broken.display().to_string()]);
+        assert_eq!(r.code, 1, "{key}: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("broken.json: not a valid dbbench JSON report: missing field `{key}` at line ")),
+            "{}",
+            r.stderr
+        );
+    }
     // Unlike kinds, unknown names: one line and exit 1.
     for (args, msg) in [
         (

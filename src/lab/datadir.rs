@@ -52,34 +52,8 @@ use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt,
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
 
-/// How a copy was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CopyMethod {
-    /// Full copy in which every regular file was a reflink (no data written).
-    Reflink,
-    /// Full copy in which at least one file's data was copied.
-    Copy,
-    /// Incremental restore into an existing directory (only differing files copied).
-    Sync,
-}
-
-/// What a snapshot or restore did, for the results store (lab overhead).
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct CopyStats {
-    /// How the copy was made.
-    pub method: CopyMethod,
-    /// Entries other than directories in the source tree (regular files, symlinks, FIFOs; sockets excluded).
-    pub files: u64,
-    /// Of `files`, how many were (re)created at the destination.
-    pub files_copied: u64,
-    /// Logical bytes of the regular files (re)created: a reflinked file counts its size though no data was written.
-    pub bytes_copied: u64,
-    /// Entries other than directories removed from the destination because the source does not have them.
-    pub files_removed: u64,
-    /// Wall time of the whole operation, final `syncfs` included.
-    pub seconds: f64,
-}
+// The copy's record lives with the store, which keeps it per run.
+pub use crate::store::{CopyMethod, CopyStats};
 
 /// Copy directory tree `src` to `dst` (`dst` must not exist; missing parents
 /// are created). Per file a reflink is tried first, then an in-kernel copy.

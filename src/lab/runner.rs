@@ -25,8 +25,10 @@ use crate::lab::sampler::{OsSampler, PeriodicSampler};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
 use crate::lab::sql;
-use crate::store::{RunRecord, Store};
+use crate::run_document::RunDocument;
+use crate::store::{Overhead, Report, RunRecord, Store};
 use crate::timestamp::rfc3339_now;
+use crate::tpch::document::TpchDocument;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
@@ -827,7 +829,7 @@ impl Lab<'_> {
         c: usize,
         w: usize,
         datadir: &Path,
-        overhead: &mut serde_json::Value,
+        overhead: &mut Overhead,
         extra: &[String],
     ) -> Result<(), String> {
         if let Some(mut spec) = self.server_spec(c).cloned() {
@@ -835,7 +837,7 @@ impl Lab<'_> {
             let rundir = self.rundir(c);
             spec.options.extend(extra.iter().cloned());
             let s = ManagedServer::start(&spec, datadir, &rundir)?;
-            overhead["start_s"] = json!(t.elapsed().as_secs_f64());
+            overhead.start_s = Some(t.elapsed().as_secs_f64());
             if let Some(l) = &mut self.live {
                 l.server = Some(s);
                 l.server_options = extra.to_vec();
@@ -859,7 +861,7 @@ impl Lab<'_> {
     /// workload that prepares it (`Workload::data`: the queries of a TPC-H
     /// workload share one load), so `w` becomes that workload for every
     /// data decision below; hooks and runs still see the run's own workload.
-    fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut serde_json::Value) -> Result<Readiness, String> {
+    fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut Overhead) -> Result<Readiness, String> {
         let c = run.configuration;
         let restart_each_run = self.spec.workloads[run.workload].restart_each_run;
         let w = self.spec.workloads[run.workload].data;
@@ -890,7 +892,7 @@ impl Lab<'_> {
         let was_running = self.live.as_ref().is_some_and(|l| l.server.is_some());
         self.stop_server();
         if was_running {
-            overhead["stop_s"] = json!(t_stop.elapsed().as_secs_f64());
+            overhead.stop_s = Some(t_stop.elapsed().as_secs_f64());
         }
         self.live = Some(Live {
             configuration: c,
@@ -911,12 +913,12 @@ impl Lab<'_> {
                     self.stop_server();
                     return Err(e);
                 }
-                overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
+                overhead.prepare_s = Some(t.elapsed().as_secs_f64());
             }
             let t = Instant::now();
             let stats = datadir::restore(&snap.join("data"), &datadir).map_err(|e| format!("restore: {e}"))?;
-            overhead["restore_s"] = json!(t.elapsed().as_secs_f64());
-            overhead["restore"] = serde_json::to_value(&stats).unwrap_or_default();
+            overhead.restore_s = Some(t.elapsed().as_secs_f64());
+            overhead.restore = Some(stats);
         } else if !external {
             // Under "once", data whose prepare never finished (a lab killed
             // mid-prepare) is thrown away: a second prepare over half-made
@@ -950,7 +952,7 @@ impl Lab<'_> {
                 }
                 crate::fault_point::test_pause("prepare");
                 self.run_hooks(&self.hooks(c).after_prepare, c, w, None, &datadir, "after_prepare")?;
-                overhead["prepare_s"] = json!(t.elapsed().as_secs_f64());
+                overhead.prepare_s = Some(t.elapsed().as_secs_f64());
                 self.mark_prepared(c, w, &marker, t.elapsed().as_secs_f64())?;
             }
             // The server that loaded the data is warm: a run meant to meet a
@@ -1001,7 +1003,7 @@ impl Lab<'_> {
         )
     }
 
-    fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut serde_json::Value) -> Result<(), String> {
+    fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut Overhead) -> Result<(), String> {
         let spec = self.server_spec(c).cloned().expect("managed");
         let t = Instant::now();
         if let Some(p) = datadir.parent() {
@@ -1010,7 +1012,7 @@ impl Lab<'_> {
         server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
         let marker = sibling(datadir, "initialized");
         std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
-        overhead["initialize_s"] = json!(t.elapsed().as_secs_f64());
+        overhead.initialize_s = Some(t.elapsed().as_secs_f64());
         self.store.event(
             self.experiment,
             Some(&self.spec.configurations[c].name),
@@ -1026,7 +1028,7 @@ impl Lab<'_> {
         let t = Instant::now();
         let _ = std::fs::remove_dir_all(datadir);
         let _ = std::fs::remove_file(sibling(datadir, "initialized"));
-        let mut overhead = json!({});
+        let mut overhead = Overhead::default();
         if self.server_spec(c).is_some() {
             self.initialize(c, datadir, &mut overhead)?;
         } else {
@@ -1167,12 +1169,12 @@ impl Lab<'_> {
     fn execute(&mut self, run: &PlannedRun, cell: i64) -> Result<Option<String>, String> {
         let (c, w) = (run.configuration, run.workload);
         let started_at = rfc3339_now();
-        let mut overhead = json!({});
+        let mut overhead = Overhead::default();
         let mut rec =
             RunRecord { cell_id: cell, repeat: run.repeat, seq: run.seq, seed: self.seed(run), ..Default::default() };
         let t_ready = Instant::now();
         let ready = self.ensure_ready(run, &mut overhead);
-        overhead["ready_s"] = json!(t_ready.elapsed().as_secs_f64());
+        overhead.ready_s = Some(t_ready.elapsed().as_secs_f64());
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Ok(None);
         }
@@ -1226,7 +1228,7 @@ impl Lab<'_> {
                 error = Some(e);
             }
         }
-        overhead["before_run_s"] = json!(t_hooks.elapsed().as_secs_f64());
+        overhead.before_run_s = Some(t_hooks.elapsed().as_secs_f64());
         let log_pos = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.log_position()).unwrap_or(0);
         let env = self.env(Some(run), c, w, &datadir);
         let mut child: Option<ChildResult> = None;
@@ -1286,7 +1288,7 @@ impl Lab<'_> {
             if !beside.is_empty() {
                 beside.sort_unstable();
                 beside.dedup();
-                overhead["concurrent_labs"] = json!(beside);
+                overhead.concurrent_labs = Some(beside);
             }
             rec.os_samples =
                 os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
@@ -1329,24 +1331,30 @@ impl Lab<'_> {
         if let Some(r) = &child {
             match &self.spec.workloads[w].kind {
                 WorkloadKind::Test { .. } => {
-                    let doc: Option<serde_json::Value> = serde_json::from_str(r.stdout.trim()).ok();
+                    let text = r.stdout.trim();
+                    let doc = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                        Err(_) => Err("no JSON report on stdout".to_string()),
+                        Ok(_) => RunDocument::parse(text, "the JSON report on stdout"),
+                    };
                     if error.is_none() {
                         if r.timed_out {
                             rec.status = "timeout".into();
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                         } else if r.code != Some(0) {
                             error = Some(format!("{}: {}", r.exit(), r.failure(3)));
-                        } else if doc.is_none() {
-                            error = Some("no JSON report on stdout".into());
+                        } else if let Err(e) = &doc {
+                            error = Some(e.clone());
                         }
                     }
-                    if let Some(d) = &doc {
-                        let tps = d.pointer("/rates_per_s/events").and_then(|v| v.as_f64()).unwrap_or(0.0);
-                        let p95 = d.pointer("/latency/percentiles_ms/95").and_then(|v| v.as_f64());
-                        summary =
-                            format!("{tps:.1} tps, p95 {}", p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into()));
+                    if let Ok(d) = &doc {
+                        let p95 = d.latency.percentile(95.0);
+                        summary = format!(
+                            "{:.1} tps, p95 {}",
+                            d.rates_per_s.events,
+                            p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into())
+                        );
                     }
-                    rec.report = doc;
+                    rec.report = doc.ok().map(|d| Report::Run(Box::new(d)));
                 }
                 WorkloadKind::Command { metrics, .. } => {
                     let text = format!("{}\n{}", r.stdout, r.stderr);
@@ -1371,25 +1379,31 @@ impl Lab<'_> {
                     summary = rec.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
                 }
                 WorkloadKind::Tpch { options, .. } => {
-                    let doc: Option<serde_json::Value> = serde_json::from_str(r.stdout.trim()).ok();
-                    let q = doc.as_ref().and_then(|d| d.pointer("/streams/0/queries/0")).cloned();
+                    let text = r.stdout.trim();
+                    let doc = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                        Err(_) => Err("no JSON report on stdout".to_string()),
+                        Ok(_) => TpchDocument::parse(text, "the JSON report on stdout"),
+                    };
                     let timeout_s =
                         options.iter().find_map(|o| o.strip_prefix("--timeout=")).and_then(|t| t.parse::<f64>().ok());
-                    match (&q, error.is_none()) {
+                    match (doc.as_ref().map(|d| d.first_query()), error.is_none()) {
                         (_, false) => {}
                         (_, true) if r.timed_out => {
                             rec.status = "timeout".into();
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                             rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
-                        (None, true) => {
-                            error = Some(format!("no JSON report on stdout ({}): {}", r.exit(), r.failure(3)))
+                        (Err(e), true) => error = Some(format!("{e} ({}): {}", r.exit(), r.failure(3))),
+                        (Ok(None), true) => {
+                            error =
+                                Some(format!("the JSON report on stdout has no query ({}): {}", r.exit(), r.failure(3)))
                         }
-                        (Some(q), true) => {
-                            if let Some(s) = q["seconds"].as_f64() {
+                        (Ok(Some(q)), true) => {
+                            if let Some(s) = q.seconds {
                                 rec.metrics.push(("seconds".into(), s));
-                                summary = format!("{s:.3} s, {} rows", q["executions"][0]["rows"]);
-                            } else if q["timed_out"].as_bool() == Some(true) {
+                                let rows = q.executions.first().map(|x| x.rows.to_string()).unwrap_or("null".into());
+                                summary = format!("{s:.3} s, {rows} rows");
+                            } else if q.timed_out {
                                 // Censored: the query was stopped on the server at its timeout.
                                 rec.status = "timeout".into();
                                 error = Some(format!(
@@ -1398,17 +1412,15 @@ impl Lab<'_> {
                                 ));
                                 rec.metrics.push(("timeout_s".into(), timeout_s.unwrap_or(0.0)));
                             } else {
-                                error = Some(q["error"].as_str().unwrap_or("the query failed").to_string());
+                                error = Some(q.error.clone().unwrap_or("the query failed".into()));
                             }
-                            if let Some(n) =
-                                q["executions"].as_array().and_then(|e| e.iter().find_map(|x| x["rows"].as_u64()))
-                            {
-                                rec.metrics.push(("rows".into(), n as f64));
+                            if let Some(x) = q.executions.first() {
+                                rec.metrics.push(("rows".into(), x.rows as f64));
                             }
                         }
                     }
                     // The whole document: its answer and plan are what the reports check and show.
-                    rec.report = doc;
+                    rec.report = doc.ok().map(|d| Report::Tpch(Box::new(d)));
                 }
             }
             if error.is_some() {
@@ -1439,7 +1451,7 @@ impl Lab<'_> {
                 &detail,
             )?;
         }
-        overhead["after_run_s"] = json!(t_after.elapsed().as_secs_f64());
+        overhead.after_run_s = Some(t_after.elapsed().as_secs_f64());
         if error.is_some() && rec.log_excerpt.is_none() {
             rec.log_excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, log_pos));
         }

@@ -1,8 +1,9 @@
 //! The lab's own overhead table `dbbench lab run` prints after the
 //! experiment's figures (which come from `dbbench report`, `report::lab_summary`).
 
+use crate::lab::datadir::CopyStats;
 use crate::lab::spec::Spec;
-use crate::store::Store;
+use crate::store::{Overhead, Store};
 use std::fmt::Write;
 
 /// Median and maximum of a list (None when empty).
@@ -31,28 +32,24 @@ pub fn overhead(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
         "configuration", "runs", "restarts", "ready", "stop", "restore", "start"
     );
     for c in &spec.configurations {
-        let mine: Vec<&(String, bool, serde_json::Value)> = runs.iter().filter(|r| r.0 == c.name).collect();
-        let part = |key: &str, skip_prepares: bool| -> String {
-            let v: Vec<f64> = mine
-                .iter()
-                .filter(|r| !(skip_prepares && r.2.get("prepare_s").is_some()))
-                .filter_map(|r| r.2.get(key).and_then(|x| x.as_f64()))
-                .collect();
+        let mine: Vec<&(String, bool, Overhead)> = runs.iter().filter(|r| r.0 == c.name).collect();
+        let part = |key: fn(&Overhead) -> Option<f64>, skip_prepares: bool| -> String {
+            let v: Vec<f64> =
+                mine.iter().filter(|r| !(skip_prepares && r.2.prepare_s.is_some())).filter_map(|r| key(&r.2)).collect();
             match median_max(v) {
                 Some((m, x)) => format!("{m:.3} / {x:.3}"),
                 None => "-".to_string(),
             }
         };
-        let files = median_max(
-            mine.iter().filter_map(|r| r.2.pointer("/restore/files_copied").and_then(|x| x.as_f64())).collect(),
-        );
-        let bytes = median_max(
-            mine.iter().filter_map(|r| r.2.pointer("/restore/bytes_copied").and_then(|x| x.as_f64())).collect(),
-        );
+        let restores: Vec<&CopyStats> = mine.iter().filter_map(|r| r.2.restore.as_ref()).collect();
+        let files = median_max(restores.iter().map(|s| s.files_copied as f64).collect());
+        let bytes = median_max(restores.iter().map(|s| s.bytes_copied as f64).collect());
         let method: Vec<String> = {
-            let mut m: Vec<String> = mine
+            let mut m: Vec<String> = restores
                 .iter()
-                .filter_map(|r| r.2.pointer("/restore/method").and_then(|x| x.as_str()).map(str::to_string))
+                .map(|s| {
+                    serde_json::to_value(s.method).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+                })
                 .collect();
             m.sort();
             m.dedup();
@@ -68,12 +65,12 @@ pub fn overhead(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
             c.name,
             mine.len(),
             mine.iter().filter(|r| r.1).count(),
-            part("ready_s", true),
+            part(|o| o.ready_s, true),
             median_max(stops.iter().filter(|(n, _)| *n == c.name).map(|(_, s)| *s).collect())
                 .map(|(m, x)| format!("{m:.3} / {x:.3}"))
                 .unwrap_or_else(|| "-".to_string()),
-            part("restore_s", false),
-            part("start_s", false),
+            part(|o| o.restore_s, false),
+            part(|o| o.start_s, false),
         );
     }
     Ok(o)

@@ -160,11 +160,7 @@ impl Summary<'_> {
 
 /// Percentile label: `95` for whole numbers, `99.9` otherwise.
 pub fn pct_label(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{}", p as u64)
-    } else {
-        format!("{p}")
-    }
+    crate::run_document::percentile_label(p)
 }
 
 /// Prints one interval report (the engine calls the script's

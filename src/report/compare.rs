@@ -104,29 +104,20 @@ struct Side {
 /// The figures of a `--format=json` run report, as a stored run's.
 fn figures_from_json(path: &str) -> Result<RunFigures, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{path}: not a dbbench JSON report ({e})"))?;
-    if v.get("tool").and_then(|t| t.as_str()) != Some("dbbench") {
-        return Err(format!("{path}: not a dbbench JSON report (run with --format=json)"));
-    }
-    let n = |p: &str| v.pointer(p).and_then(|x| x.as_f64());
-    let (reads, writes, time) = (n("/counters/reads"), n("/counters/writes"), n("/total_time_s"));
+    let d = crate::run_document::RunDocument::parse(&text, path)?;
     Ok(RunFigures {
-        status: if v.get("aborted").is_some_and(|a| !a.is_null()) { "failed".into() } else { "ok".into() },
-        error: v.get("aborted").and_then(|a| a.as_str()).map(str::to_string),
-        workload: v.get("test").and_then(|t| t.as_str()).unwrap_or("").to_string(),
-        threads: n("/threads").unwrap_or(0.0) as u32,
-        time_s: time,
-        tps: n("/rates_per_s/events"),
-        qps: n("/rates_per_s/queries"),
-        rw_qps: match (reads, writes, time) {
-            (Some(r), Some(w), Some(t)) if t > 0.0 => Some((r + w) / t),
-            _ => None,
-        },
-        latency_avg_ms: n("/latency/avg_ms"),
-        latency_p95_ms: n("/latency/percentiles_ms/95"),
-        latency_p99_ms: n("/latency/percentiles_ms/99"),
-        latency_max_ms: n("/latency/max_ms"),
+        status: if d.aborted.is_some() { "failed".into() } else { "ok".into() },
+        error: d.aborted.clone(),
+        workload: d.test.clone(),
+        threads: d.threads,
+        time_s: Some(d.total_time_s),
+        tps: Some(d.rates_per_s.events),
+        qps: Some(d.rates_per_s.queries),
+        rw_qps: d.rw_qps(),
+        latency_avg_ms: d.latency.avg_ms,
+        latency_p95_ms: d.latency.percentile(95.0),
+        latency_p99_ms: d.latency.percentile(99.0),
+        latency_max_ms: d.latency.max_ms,
         ..Default::default()
     })
 }

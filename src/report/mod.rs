@@ -242,16 +242,13 @@ fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<table
         data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
     // (configuration, workload, repeat) → answer
     let mut answers: std::collections::HashMap<(usize, usize, u32), Answer> = std::collections::HashMap::new();
-    for (id, text) in store.tpch_documents(data.experiment.id)? {
+    for (id, doc) in store.tpch_documents(data.experiment.id)? {
         let Some(&i) = by_id.get(&id) else { continue };
         let run = &data.runs[i];
         if !run.ok() {
             continue;
         }
-        let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if let Ok(a) =
-            serde_json::from_value::<Answer>(doc.pointer("/streams/0/queries/0/answer").cloned().unwrap_or_default())
-        {
+        if let Some(a) = doc.first_query().and_then(|q| q.answer.clone()) {
             answers.insert((run.configuration, run.workload, run.figures.repeat), a);
         }
     }

@@ -18,6 +18,7 @@
 //! (Apache-2.0), which reproduces dbgen's output.
 
 pub mod answers;
+pub mod document;
 pub mod gen;
 pub mod load;
 pub mod params;
@@ -473,7 +474,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
     let chosen = QueryId::parse_list(a.get("queries").unwrap_or("1-22"))?;
     let mut started = Instant::now();
     let mut streams: Vec<(u32, Vec<QueryResult>, f64)> = Vec::new();
-    let mut refreshes: Vec<serde_json::Value> = Vec::new();
+    let mut refreshes: Vec<document::RefreshRun> = Vec::new();
     let mut rf_times: Vec<Option<f64>> = Vec::new();
     let (kind, n_streams) = match &test {
         Test::Query(q) => {
@@ -493,8 +494,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
                 let t = Instant::now();
                 let rows = refresh::rf1(&mut *conn, data)?;
                 rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes
-                    .push(json!({"function": "RF1", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
+                refreshes.push(refresh_run("RF1", u, rows, t.elapsed().as_secs_f64()));
             }
             let t = Instant::now();
             let results = run::run_stream(driver.as_ref(), dialect, &run::stream_queries(&chosen, 0), 0, &o)?;
@@ -503,8 +503,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
                 let t = Instant::now();
                 let rows = refresh::rf2(&mut *conn, sf, u)?;
                 rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes
-                    .push(json!({"function": "RF2", "set": u, "rows": rows, "seconds": t.elapsed().as_secs_f64()}));
+                refreshes.push(refresh_run("RF2", u, rows, t.elapsed().as_secs_f64()));
             }
             ("power", 1)
         }
@@ -545,10 +544,8 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
                         let t1 = t.elapsed().as_secs_f64();
                         let t = Instant::now();
                         let rows2 = refresh::rf2(&mut *conn, sf, u)?;
-                        refreshes.push(json!({"function": "RF1", "set": u, "rows": rows1, "seconds": t1}));
-                        refreshes.push(
-                            json!({"function": "RF2", "set": u, "rows": rows2, "seconds": t.elapsed().as_secs_f64()}),
-                        );
+                        refreshes.push(refresh_run("RF1", u, rows1, t1));
+                        refreshes.push(refresh_run("RF2", u, rows2, t.elapsed().as_secs_f64()));
                     }
                 }
                 handles.into_iter().map(|h| h.join().map_err(|_| "a query stream panicked".to_string())?).collect()
@@ -559,12 +556,12 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
     };
     let elapsed = started.elapsed().as_secs_f64();
     // Metrics, only from measured times; a missing time leaves a metric out, with why.
-    let mut metrics = serde_json::Map::new();
+    let mut metrics = document::Metrics::default();
     let mut notes: Vec<String> = Vec::new();
     let query_times: Vec<Option<f64>> = streams.iter().flat_map(|s| s.1.iter().map(|r| r.seconds)).collect();
     let all_22 = chosen.len() == 22 && chosen.iter().all(|q| q.variant.is_none());
     if let Some(g) = query_times.iter().copied().collect::<Option<Vec<f64>>>().and_then(|t| run::geometric_mean(&t)) {
-        metrics.insert("geomean_s".into(), json!(g));
+        metrics.geomean_s = Some(g);
     }
     match kind {
         "power" => {
@@ -573,7 +570,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
             match run::power_at_size(sf, &times) {
                 _ if !all_22 => notes.push("Power@Size needs the 22 standard queries".into()),
                 Some(p) => {
-                    metrics.insert("power_at_size".into(), json!(p));
+                    metrics.power_at_size = Some(p);
                     if !refresh {
                         notes.push(
                             "Power@Size without the refresh functions (no --refresh): not the specification's figure"
@@ -586,7 +583,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
         }
         "throughput" => {
             if all_22 && query_times.iter().all(Option::is_some) {
-                metrics.insert("throughput_at_size".into(), json!(run::throughput_at_size(sf, n_streams, elapsed)));
+                metrics.throughput_at_size = Some(run::throughput_at_size(sf, n_streams, elapsed));
                 if !refresh {
                     notes.push(
                         "Throughput@Size without the refresh stream (no --refresh): not the specification's figure"
@@ -601,18 +598,36 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
     }
     let failed = streams.iter().flat_map(|s| s.1.iter()).filter(|r| r.error.is_some()).count();
     if json_out {
-        let doc = json!({
-            "schema": "dbbench-tpch", "schema_version": 1, "tool": "dbbench", "version": crate::VERSION,
-            "test": kind, "driver": driver.name(), "server_version": server_version, "scale_factor": sf,
-            "params": match o.params { ParamSource::Validation => json!({"source": "validation"}), ParamSource::Seed(s) => json!({"source": "seed", "seed": s}) },
-            "options": {"timeout_s": o.timeout.map(|t| t.as_secs_f64()), "warmups": o.warmups, "repeats": o.repeats, "method": o.method, "refresh": refresh},
-            "elapsed_s": elapsed,
-            "streams": streams.iter().map(|(s, r, e)| json!({"stream": s, "elapsed_s": e, "queries": r})).collect::<Vec<_>>(),
-            "refresh": refreshes,
-            "metrics": metrics,
-            "notes": notes,
-        });
-        crate::term::print_out(&(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"));
+        let doc = document::TpchDocument {
+            schema: document::SCHEMA.to_string(),
+            schema_version: document::SCHEMA_VERSION,
+            tool: crate::run_document::TOOL.to_string(),
+            version: crate::VERSION.to_string(),
+            test: kind.to_string(),
+            driver: driver.name().to_string(),
+            server_version,
+            scale_factor: sf,
+            params: match o.params {
+                ParamSource::Validation => document::Params::Validation,
+                ParamSource::Seed(seed) => document::Params::Seed { seed },
+            },
+            options: document::Options {
+                timeout_s: o.timeout.map(|t| t.as_secs_f64()),
+                warmups: o.warmups,
+                repeats: o.repeats,
+                method: o.method,
+                refresh,
+            },
+            elapsed_s: elapsed,
+            streams: streams
+                .into_iter()
+                .map(|(stream, queries, elapsed_s)| document::Stream { stream, elapsed_s, queries })
+                .collect(),
+            refresh: refreshes,
+            metrics,
+            notes,
+        };
+        crate::term::print_out(&(crate::run_document::to_text(&doc) + "\n"));
     } else {
         let mut out = format!(
             "TPC-H {kind} test, scale factor {sf}, {} ({}), parameters: {}\n",
@@ -650,24 +665,18 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
         for rf in &refreshes {
             out.push_str(&format!(
                 "{} (update set {}): {} rows in {:.3} s\n",
-                rf["function"].as_str().unwrap_or(""),
-                rf["set"],
-                rf["rows"],
-                rf["seconds"].as_f64().unwrap_or(0.0)
+                rf.function, rf.set, rf.rows, rf.seconds
             ));
         }
         out.push('\n');
-        if let Some(g) = metrics.get("geomean_s") {
-            out.push_str(&format!("geometric mean of the query times: {:.3} s\n", g.as_f64().unwrap_or(0.0)));
+        if let Some(g) = metrics.geomean_s {
+            out.push_str(&format!("geometric mean of the query times: {g:.3} s\n"));
         }
-        if let Some(p) = metrics.get("power_at_size") {
-            out.push_str(&format!("Power@Size: {:.1}\n", p.as_f64().unwrap_or(0.0)));
+        if let Some(p) = metrics.power_at_size {
+            out.push_str(&format!("Power@Size: {p:.1}\n"));
         }
-        if let Some(t) = metrics.get("throughput_at_size") {
-            out.push_str(&format!(
-                "Throughput@Size: {:.1} ({n_streams} streams in {elapsed:.1} s)\n",
-                t.as_f64().unwrap_or(0.0)
-            ));
+        if let Some(t) = metrics.throughput_at_size {
+            out.push_str(&format!("Throughput@Size: {t:.1} ({n_streams} streams in {elapsed:.1} s)\n"));
         }
         for n in &notes {
             out.push_str(&format!("note: {n}\n"));
@@ -687,6 +696,11 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
         crate::term::print_out(&out);
     }
     Ok(if failed > 0 { Exit::Partial } else { Exit::Ok })
+}
+
+/// One refresh function's line of the document.
+fn refresh_run(function: &str, set: u32, rows: u64, seconds: f64) -> document::RefreshRun {
+    document::RefreshRun { function: function.to_string(), set, rows, seconds }
 }
 
 /// The next refresh update set for this database (1, 2, ...), kept in the load's table.
@@ -714,34 +728,17 @@ fn check_cmd(files: &[String]) -> Result<Exit, String> {
     if files.len() < 2 {
         return Err("`tpch check` compares at least two run outputs: dbbench tpch check A.json B.json ...".into());
     }
-    let load = |f: &String| -> Result<serde_json::Value, String> {
+    let load = |f: &String| -> Result<document::TpchDocument, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{f}: not a `dbbench tpch ... --format=json` output ({e})"))?;
-        if v.get("schema").and_then(|s| s.as_str()) != Some("dbbench-tpch") {
-            return Err(format!("{f}: not a `dbbench tpch ... --format=json` output"));
-        }
-        Ok(v)
+        document::TpchDocument::parse(&text, f)
     };
-    let answers = |v: &serde_json::Value| -> Vec<(String, u32, Option<answers::Answer>)> {
-        v["streams"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|s| s["queries"].as_array().cloned().unwrap_or_default())
-            .map(|q| {
-                (
-                    q["query"].as_str().unwrap_or("").to_string(),
-                    q["stream"].as_u64().unwrap_or(0) as u32,
-                    serde_json::from_value::<answers::Answer>(q["answer"].clone()).ok(),
-                )
-            })
-            .collect()
+    let answers = |d: &document::TpchDocument| -> Vec<(String, u32, Option<answers::Answer>)> {
+        d.streams.iter().flat_map(|s| &s.queries).map(|q| (q.query.clone(), q.stream, q.answer.clone())).collect()
     };
     let reference = load(&files[0])?;
     let expected = answers(&reference);
     // Parameters and scale factor decide the answers.
-    let params = |v: &serde_json::Value| json!({"params": v["params"], "scale_factor": v["scale_factor"]});
+    let params = |d: &document::TpchDocument| json!({"params": d.params, "scale_factor": d.scale_factor});
     let mut out = String::new();
     let mut mismatches = 0;
     for f in &files[1..] {

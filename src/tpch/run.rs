@@ -12,7 +12,7 @@ use super::queries::{self, QueryText};
 use super::schema::Dialect;
 use crate::driver::cancel::with_watchdog;
 use crate::driver::{Canceller, Connection, DbError, Driver, Outcome};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -69,7 +69,7 @@ impl QueryId {
 }
 
 /// How a query's repeats become its reported time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The mean of the repeats (the seeds' SIMPLE_AVERAGE); any timeout makes it a timeout.
@@ -104,24 +104,27 @@ pub struct RunOptions {
     pub sf: f64,
 }
 
-/// One execution.
-#[derive(Debug, Clone, Serialize)]
+/// One execution (in the TPC-H document, `tpch::document`: a `null`
+/// field must be there, so `Option`s are read with `Option::deserialize`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Execution {
     /// Seconds, when it finished.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub seconds: Option<f64>,
     /// Stopped at the timeout (seconds then holds nothing).
     pub timed_out: bool,
     /// The database's error, when it failed.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub error: Option<String>,
     /// Rows the query returned.
     pub rows: usize,
-    /// The plan, when captured for this execution.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The plan, when captured for this execution (absent when not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
 }
 
 /// A query's outcome over its repeats.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct QueryResult {
     /// `Q14`, `Q2-opt`.
     pub query: String,
@@ -136,18 +139,24 @@ pub struct QueryResult {
     /// Every measured execution.
     pub executions: Vec<Execution>,
     /// The figure by the method, seconds; None when it timed out or failed.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub seconds: Option<f64>,
     /// Fastest and slowest finished repeat.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub min_s: Option<f64>,
     /// Slowest finished repeat.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub max_s: Option<f64>,
     /// Whether any repeat timed out (the figure is then `>timeout`).
     pub timed_out: bool,
     /// The first error, when a repeat failed.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub error: Option<String>,
     /// EXPLAIN of the query (first repeat).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub plan: Option<String>,
     /// The rows of the first finished repeat.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub answer: Option<Answer>,
 }
 
