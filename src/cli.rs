@@ -307,6 +307,7 @@ pub const SUBCOMMANDS: &[(&str, &str)] = &[
     ("tpch", "TPC-H/DBT3: generate, load, power and throughput tests (docs/tpch.md)"),
     ("querydiff", "query-by-query A/B comparison of two servers (docs/querydiff.md)"),
     ("server", "start and stop a managed MariaDB, MySQL or PostgreSQL server (docs/lab.md)"),
+    ("completions", "a shell completion script: dbbench completions bash|zsh|fish"),
 ];
 
 pub fn help_text() -> String {

@@ -28,6 +28,7 @@ mod sqltext;
 mod statistics;
 mod stats;
 mod store;
+mod subcommand;
 mod syscall;
 mod term;
 mod timestamp;
@@ -105,6 +106,7 @@ fn subcommand(name: &str) -> Option<Subcommand> {
         "compare" => report::compare::cli_main,
         "tpch" => tpch::cli_main,
         "querydiff" => querydiff::cli_main,
+        "completions" => subcommand::completions_main,
         _ => return None,
     })
 }

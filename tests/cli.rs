@@ -1259,3 +1259,135 @@ fn help_lists_every_subcommand_and_help_names_one() {
     assert_eq!(n.stderr.lines().count(), 1, "{}", n.stderr);
     assert!(n.stderr.contains("dbbench oltp_read_write help"), "{}", n.stderr);
 }
+
+/// Every subcommand reads `--k v`, `--k=v` and `--k_with_underscores`
+/// alike (issue 22): each case fails or succeeds on the option's value,
+/// never with "unknown option".
+#[test]
+fn subcommand_options_take_both_spellings_and_underscores() {
+    let dir = tempdir("spellings");
+    std::fs::write(dir.join("empty.sqlite"), b"").unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["report", "--store", "nowhere.sqlite"], 1, "no results store at nowhere.sqlite"),
+        (&["report", "--store=nowhere.sqlite"], 1, "no results store at nowhere.sqlite"),
+        (&["report", "--cv_limit", "0", "--store=nowhere.sqlite"], 1, "--cv-limit=0: use a percentage above 0"),
+        (&["report", "--cv_limit=0"], 1, "--cv-limit=0: use a percentage above 0"),
+        (&["compare", "a.json", "b.json", "--level", "2"], 1, "--level=2: use a confidence level"),
+        (&["compare", "a.json", "b.json", "--level=2"], 1, "--level=2: use a confidence level"),
+        (&["tpch", "gen", "--sf", "-1"], 1, "--sf=-1: not a positive number"),
+        (&["tpch", "load", "--sf=0.01", "--foreign_keys", "maybe"], 1, "--foreign-keys=maybe: use yes or no"),
+        (&["tpch", "load", "--sf=0.01", "--foreign-keys=maybe"], 1, "--foreign-keys=maybe: use yes or no"),
+        (&["tpch", "power", "--sqlite-db", "empty.sqlite"], 1, "it was not loaded by `dbbench tpch load`"),
+        (&["tpch", "power", "--sqlite_db=empty.sqlite"], 1, "it was not loaded by `dbbench tpch load`"),
+        (&["tpch", "power", "--timeout", "60", "--sqlite-db=empty.sqlite"], 1, "it was not loaded"),
+        (
+            &["querydiff", "--dsn1", "sqlite:a.db", "--dsn2=sqlite:b.db", "--queries", "nowhere"],
+            1,
+            "--queries=nowhere: no such",
+        ),
+        (
+            &["querydiff", "--dsn1=sqlite:a.db", "--dsn2=sqlite:b.db", "--cold_command", "true", "--queries=nowhere"],
+            1,
+            "--queries=nowhere: no such",
+        ),
+        (&["lab", "plan", "nowhere.toml", "--workdir", "w"], 1, "nowhere.toml"),
+        (
+            &["lab", "run", "nowhere.toml", "--keep_data", "--allow_concurrent", "--store", "s.sqlite"],
+            1,
+            "nowhere.toml",
+        ),
+        (&["server", "status", "--dir", "."], 3, "status=stopped"),
+        (&["server", "status", "--dir=."], 3, "status=stopped"),
+    ];
+    for (args, code, want) in cases {
+        let r = dbbench_in(&dir, args);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(r.code, *code, "{args:?}: {out}");
+        assert!(out.contains(want), "{args:?}: want {want:?} in {out}");
+        assert!(!out.contains("unknown option"), "{args:?}: {out}");
+    }
+    // The query text shows the values were read, in both spellings.
+    for args in [
+        &["tpch", "queries", "--queries", "6", "--dialect", "pgsql"][..],
+        &["tpch", "queries", "--queries=6", "--dialect=pgsql"],
+    ] {
+        let r = dbbench_in(&dir, args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.starts_with("-- Q6 ") && !r.stdout.contains("-- Q1 "), "{args:?}: {}", r.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An unknown option of any subcommand: one line naming it, exit 1, nothing run.
+#[test]
+fn unknown_subcommand_option_is_one_line_and_exit_1() {
+    let dir = tempdir("unknown-opt");
+    for args in [
+        &["lab", "run", "x.toml", "--bogus"][..],
+        &["report", "--bogus"],
+        &["compare", "a", "b", "--bogus=1"],
+        &["tpch", "gen", "--sf=1", "--bogus", "1"],
+        &["tpch", "power", "--bogus=1"],
+        &["querydiff", "--bogus"],
+        &["querydiff", "report", "--bogus=x"],
+        &["server", "status", "--dir=.", "--bogus"],
+        &["completions", "bash", "--bogus"],
+    ] {
+        let r = dbbench_in(&dir, args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("unknown option '--bogus'"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with(&format!("dbbench {}: ", args[0])), "{args:?}: {}", r.stderr);
+    }
+    // A near miss is named.
+    let r = dbbench_in(&dir, &["report", "--stor=x"]);
+    assert!(r.code == 1 && r.stderr.contains("did you mean '--store'?"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--help` of every subcommand and of their commands: stdout, exit 0; the
+/// connection options are listed from the engine's declarations.
+#[test]
+fn subcommand_help_exits_0_and_lists_connection_options() {
+    for args in [
+        &["lab", "--help"][..],
+        &["lab", "run", "--help"],
+        &["report", "-h"],
+        &["compare", "--help"],
+        &["tpch", "--help"],
+        &["tpch", "load", "--help"],
+        &["querydiff", "--help"],
+        &["querydiff", "report", "--help"],
+        &["server", "start", "--help"],
+        &["completions", "--help"],
+        &["help", "report"],
+    ] {
+        let r = dbbench(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(r.stdout.contains("Usage: dbbench "), "{args:?}: {}", r.stdout);
+        assert_eq!(r.stderr, "", "{args:?}");
+    }
+    let load = dbbench(&["tpch", "load", "--help"]).stdout;
+    for option in ["--db-driver", "--mysql-socket", "--pgsql-host", "--sqlite-db", "--keys"] {
+        assert!(load.contains(option), "{option} not in:\n{load}");
+    }
+    assert!(dbbench(&["lab", "run", "--help"]).stdout.contains("--allow-concurrent"));
+}
+
+/// `dbbench completions SHELL` covers every subcommand from the same definitions.
+#[test]
+fn completions_cover_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let r = dbbench(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {}", r.stderr);
+        for name in ["lab", "report", "compare", "tpch", "querydiff", "server", "completions"] {
+            assert!(r.stdout.contains(name), "{shell}: {name} missing");
+        }
+        for option in ["cv-limit", "query-dir", "mysql-socket", "allow-concurrent", "report-interval"] {
+            assert!(r.stdout.contains(option), "{shell}: {option} missing");
+        }
+    }
+    let r = dbbench(&["completions", "powershell"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

@@ -544,7 +544,7 @@ fn sqlite_files_compare_without_servers() {
     bad(&["--dsn2=oracle://x/y"], "DSN 'oracle://x/y': unknown scheme 'oracle'");
     bad(&["--queries=nowhere"], "--queries=nowhere: no such file or directory");
     bad(&["--cold=0", "--warm=0"], "nothing would run");
-    bad(&["--colour=red"], "unknown option --colour");
+    bad(&["--colour=red"], "unknown option '--colour'");
     bad(&["--timeout=-1"], "--timeout=-1: not a positive number");
     let r = dbbench_in(&dir, &["querydiff", "--dsn1=sqlite:a.db", "--queries=q.sql"]);
     assert!(r.code == 1 && r.stderr.contains("--dsn2 is required"), "{}", r.stderr);

@@ -5,38 +5,92 @@ use crate::exit::Exit;
 use crate::lab::{datadir, plan, runner, spec, summary};
 use crate::store;
 use crate::term::print_out;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const HELP: &str = "\
-Usage:
-  dbbench lab plan SPEC.toml            print the runs in order and an estimated duration
-  dbbench lab run SPEC.toml [options]   run the experiment, store every run, print a comparison
-  dbbench lab summary SPEC.toml [--store=PATH|URL]
-                                        print the comparison of the newest stored experiment
+/// Run an experiment spec: servers, data, repeated runs, results store (docs/lab.md).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "lab",
+    args_override_self = true,
+    arg_required_else_help = true,
+    after_help = "Exit status of `lab run`: 0 every run of the experiment ok, 2 some runs failed or\n\
+timed out (the matrix goes on; errors are stored and listed), 1 the lab could not\n\
+run, 130 interrupted (resume with --resume: the run in flight is run again).\n\
+Spec format: docs/lab.md; examples in examples/; faults and what survives them: docs/faults.md."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: LabCommand,
+}
 
-Options of `lab run`:
-  --resume          continue the newest unfinished experiment of SPEC: stored runs are skipped
-  --new             start a new experiment even though an unfinished one exists (that one
-                    is abandoned: what it left running is stopped, its data removed)
-  --store=PATH|URL  results store: a SQLite file, or postgresql://user@host[:port]/db[?host=/socket/dir]
-                    or mysql://user@host[:port]/db[?socket=/path] (password: DBBENCH_STORE_PASSWORD)
-                    [spec's store, else <spec dir>/dbbench-lab/results.sqlite]
-  --workdir=DIR     data directories, snapshots and sockets' home [<spec dir>/dbbench-lab]
-  --keep-data       keep data directories and snapshots after the experiment finishes
-  --allow-concurrent  run even while another lab run measures on this host (refused by
-                    default: each would measure the other's load); recorded in the store
-                    and flagged in the report
+#[derive(clap::Subcommand, Debug)]
+enum LabCommand {
+    /// Print the runs in order and an estimated duration
+    Plan {
+        /// The experiment spec (docs/lab.md)
+        spec: PathBuf,
+        #[command(flatten)]
+        paths: Paths,
+    },
+    /// Run the experiment, store every run, print a comparison
+    Run {
+        /// The experiment spec (docs/lab.md)
+        spec: PathBuf,
+        #[command(flatten)]
+        paths: Paths,
+        /// Continue the newest unfinished experiment of SPEC: stored runs are skipped
+        #[arg(long, conflicts_with = "new")]
+        resume: bool,
+        /// Start a new experiment even though an unfinished one exists (that one is abandoned: what it left
+        /// running is stopped, its data removed)
+        #[arg(long)]
+        new: bool,
+        /// Keep data directories and snapshots after the experiment finishes
+        #[arg(long)]
+        keep_data: bool,
+        /// Run even while another lab run measures on this host (refused by default: each would measure the
+        /// other's load); recorded in the store and flagged in the report
+        #[arg(long)]
+        allow_concurrent: bool,
+    },
+    /// Print the comparison of the newest stored experiment
+    Summary {
+        /// The experiment spec (docs/lab.md)
+        spec: PathBuf,
+        #[command(flatten)]
+        paths: Paths,
+    },
+    /// For bench/datadir-restore.sh: the lab's own snapshot/restore, timed
+    #[command(hide = true)]
+    CopyDatadir {
+        #[arg(value_parser = ["snapshot", "restore"])]
+        mode: String,
+        src: PathBuf,
+        dst: PathBuf,
+    },
+}
 
-Exit status of `lab run`: 0 every run of the experiment ok, 2 some runs failed or
-timed out (the matrix goes on; errors are stored and listed), 1 the lab could not
-run, 130 interrupted (resume with --resume: the run in flight is run again).
-Spec format: docs/lab.md; examples in examples/; faults and what survives them: docs/faults.md.
-";
+/// Where the lab keeps its results and data.
+#[derive(clap::Args, Debug)]
+struct Paths {
+    /// Results store: a SQLite file, or postgresql://user@host[:port]/db[?host=/socket/dir] or
+    /// mysql://user@host[:port]/db[?socket=/path] (password: DBBENCH_STORE_PASSWORD) [spec's store, else
+    /// <spec dir>/dbbench-lab/results.sqlite]
+    #[arg(long, value_name = "PATH|URL")]
+    store: Option<PathBuf>,
+    /// Data directories, snapshots and sockets' home [<spec dir>/dbbench-lab]
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+}
 
 /// Entry point for `dbbench lab ARGS...`.
 pub fn main(args: &[String]) -> ExitCode {
-    match run(args) {
+    let args = match crate::subcommand::parse::<Args>("lab", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    match run(args.command) {
         Ok(code) => code.into(),
         Err(e) => {
             eprintln!("dbbench lab: {}", crate::secret::redact(&e));
@@ -45,51 +99,13 @@ pub fn main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<Exit, String> {
-    let Some(sub) = args.first() else {
-        eprint!("{HELP}");
-        return Ok(Exit::Error);
-    };
-    let mut o = runner::RunOptions::default();
-    let mut positionals = Vec::new();
-    for a in &args[1..] {
-        match a.split_once('=').map(|(k, v)| (k, Some(v))).unwrap_or((a.as_str(), None)) {
-            ("--resume", None) => o.resume = true,
-            ("--new", None) => o.new = true,
-            ("--keep-data", None) => o.keep_data = true,
-            ("--allow-concurrent", None) => o.allow_concurrent = true,
-            ("--store", Some(v)) => o.store = Some(PathBuf::from(v)),
-            ("--workdir", Some(v)) => o.workdir = Some(PathBuf::from(v)),
-            ("--help" | "-h", None) => {
-                print_out(HELP);
-                return Ok(Exit::Ok);
-            }
-            (k, _) if k.starts_with('-') => {
-                return Err(format!("unknown option '{a}' for `lab {sub}`; see `dbbench lab --help`"))
-            }
-            _ => positionals.push(a.clone()),
-        }
-    }
-    if o.resume && o.new {
-        return Err("--resume and --new exclude each other".into());
-    }
-    let spec_arg = |n: usize| -> Result<spec::Spec, String> {
-        if positionals.len() != n {
-            return Err(format!(
-                "`lab {sub}` takes {} argument(s), got {}; see `dbbench lab --help`",
-                n,
-                positionals.len()
-            ));
-        }
-        spec::load(Path::new(&positionals[0]))
-    };
-    match sub.as_str() {
-        "--help" | "-h" | "help" => {
-            print_out(HELP);
-            Ok(Exit::Ok)
-        }
-        "plan" => {
-            let s = spec_arg(1)?;
+fn run(command: LabCommand) -> Result<Exit, String> {
+    let options =
+        |paths: Paths| runner::RunOptions { store: paths.store, workdir: paths.workdir, ..Default::default() };
+    match command {
+        LabCommand::Plan { spec, paths } => {
+            let s = spec::load(&spec)?;
+            let o = options(paths);
             runner::preflight(&s)?;
             let p = plan::runs(&s);
             let mut text = plan::describe(&s, &p);
@@ -120,12 +136,13 @@ fn run(args: &[String]) -> Result<Exit, String> {
             print_out(&text);
             Ok(Exit::Ok)
         }
-        "run" => {
-            let s = spec_arg(1)?;
-            runner::run(&s, &o)
+        LabCommand::Run { spec, paths, resume, new, keep_data, allow_concurrent } => {
+            let s = spec::load(&spec)?;
+            runner::run(&s, &runner::RunOptions { resume, new, keep_data, allow_concurrent, ..options(paths) })
         }
-        "summary" => {
-            let s = spec_arg(1)?;
+        LabCommand::Summary { spec, paths } => {
+            let s = spec::load(&spec)?;
+            let o = options(paths);
             let (store_path, _) = runner::default_paths(&s, &o);
             let st = store::Store::open_existing(&store_path.to_string_lossy())?;
             // Messages from here on name the store with any URL password hidden.
@@ -144,18 +161,13 @@ fn run(args: &[String]) -> Result<Exit, String> {
             Ok(Exit::Ok)
         }
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.
-        "copy-datadir" => {
-            let [mode, src, dst] = positionals.as_slice() else {
-                return Err("usage: dbbench lab copy-datadir snapshot|restore SRC DST".into());
-            };
+        LabCommand::CopyDatadir { mode, src, dst } => {
             let stats = match mode.as_str() {
-                "snapshot" => datadir::snapshot(Path::new(src), Path::new(dst))?,
-                "restore" => datadir::restore(Path::new(src), Path::new(dst))?,
-                m => return Err(format!("copy-datadir mode '{m}': use snapshot or restore")),
+                "snapshot" => datadir::snapshot(&src, &dst)?,
+                _ => datadir::restore(&src, &dst)?,
             };
             println!("{}", serde_json::to_string(&stats).unwrap_or_default());
             Ok(Exit::Ok)
         }
-        other => Err(format!("unknown lab command '{other}'; use plan, run or summary (see `dbbench lab --help`)")),
     }
 }

@@ -2133,45 +2133,104 @@ struct ServerState {
     stopped: bool,
 }
 
-const CLI_HELP: &str = "\
-Usage:
-  dbbench server start --kind mariadb|mysql|postgresql --dir DIR [--basedir B]
-                       [--config-file F] [--timeout SECS] [--superuser]
-                       [-- SERVER-OPTIONS...]
-  dbbench server stop --dir DIR [--timeout SECS]
-  dbbench server status --dir DIR
+/// Start and stop a managed MariaDB, MySQL or PostgreSQL server (docs/lab.md).
+///
+/// A private database server for dbbench runs: its datadir is DIR/data (initialised on the first start, with
+/// database and user sbtest), its socket and log are in DIR/run, it listens on a free port of 127.0.0.1, and
+/// DIR/server.json remembers it for stop and status. As root it runs as the mysql or postgres OS user. Over
+/// the socket (only that user and root reach DIR/run) sbtest needs no password; over TCP it needs the one in
+/// DIR/password (e.g. DBBENCH_MYSQL_PASSWORD=$(cat DIR/password)).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "server",
+    args_override_self = true,
+    arg_required_else_help = true,
+    after_help = "status prints running, stopped or crashed; its exit status is 0 when the\n\
+server runs and 3 when it does not."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
 
-A private database server for dbbench runs: its datadir is DIR/data
-(initialised on the first start, with database and user sbtest), its socket
-and log are in DIR/run, it listens on a free port of 127.0.0.1, and
-DIR/server.json remembers it for stop and status. As root it runs as the
-mysql or postgres OS user. Over the socket (only that user and root reach
-DIR/run) sbtest needs no password; over TCP it needs the one in
-DIR/password (e.g. DBBENCH_MYSQL_PASSWORD=$(cat DIR/password)).
+#[derive(clap::Subcommand, Debug)]
+enum Action {
+    /// Start the server of --dir (initialising it on the first start)
+    Start {
+        /// Server program: mariadb, mysql (Oracle MySQL; untested) or postgresql
+        #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+        kind: ServerKind,
+        #[command(flatten)]
+        dir: DirArg,
+        /// Unpacked tarball or build tree with bin/ [installed binaries: PATH, /usr/sbin,
+        /// /usr/lib/postgresql/<newest>/bin]
+        #[arg(long, value_name = "B")]
+        basedir: Option<PathBuf>,
+        /// MariaDB/MySQL: a my.cnf used instead of --no-defaults; PostgreSQL: appended to postgresql.conf at
+        /// initialisation
+        #[arg(long, value_name = "F")]
+        config_file: Option<PathBuf>,
+        #[command(flatten)]
+        timeout: TimeoutArg,
+        /// At initialisation: give sbtest every privilege [its own database and status only; see
+        /// docs/security.md]
+        #[arg(long)]
+        superuser: bool,
+        /// After --: MariaDB/MySQL --name=value options; PostgreSQL name=value settings. dbbench adds no
+        /// tuning; note max_connections (MariaDB 151, PostgreSQL 100) for runs with many threads
+        #[arg(last = true, value_name = "SERVER-OPTIONS")]
+        server_options: Vec<String>,
+    },
+    /// Stop the server of --dir
+    Stop {
+        #[command(flatten)]
+        dir: DirArg,
+        #[command(flatten)]
+        timeout: TimeoutArg,
+    },
+    /// Print running, stopped or crashed (exit status 0 when running, 3 when not)
+    Status {
+        #[command(flatten)]
+        dir: DirArg,
+    },
+}
 
-  --kind          server program: mariadb, mysql (Oracle MySQL; untested) or postgresql
-  --dir           directory of this server; keep it short (unix socket paths
-                  are limited to ~100 bytes)
-  --basedir       unpacked tarball or build tree with bin/; default: installed
-                  binaries (PATH, /usr/sbin, /usr/lib/postgresql/<newest>/bin)
-  --config-file   MariaDB/MySQL: a my.cnf used instead of --no-defaults;
-                  PostgreSQL: appended to postgresql.conf at initialisation
-  --timeout       bound in seconds for initialisation, start and stop (default 120)
-  --superuser     at initialisation: give sbtest every privilege (default: its
-                  own database and status only; see docs/security.md)
-  SERVER-OPTIONS  MariaDB/MySQL: --name=value options; PostgreSQL: name=value
-                  settings. dbbench adds no tuning; note max_connections
-                  (MariaDB 151, PostgreSQL 100) for runs with many threads.
+#[derive(clap::Args, Debug)]
+struct DirArg {
+    /// Directory of this server; keep it short (unix socket paths are limited to ~100 bytes)
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+}
 
-status prints running, stopped or crashed; its exit status is 0 when the
-server runs and 3 when it does not.
-";
+#[derive(clap::Args, Debug)]
+struct TimeoutArg {
+    /// Bound in seconds for initialisation, start and stop [120]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
+}
+
+fn parse_kind(value: &str) -> Result<ServerKind, String> {
+    ServerKind::parse(value).ok_or_else(|| format!("--kind takes mariadb, mysql or postgresql, not '{value}'"))
+}
+
+fn parse_timeout(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|&s| s > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("--timeout takes a positive number of seconds, not '{value}'"))
+}
 
 /// A free-standing server managed by `dbbench server start|stop|status --dir DIR`: state persisted in DIR/server.json
 /// (kind, pid, socket, port, datadir, log) so a later process can stop it or report status.
 /// Exit status 0 on success (status: running), 3 for status not running, 1 for bad input or a failure.
 pub fn cli_main(args: &[String]) -> ExitCode {
-    match cli(args) {
+    let args = match crate::subcommand::parse::<Args>("server", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    match run_action(args.action) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dbbench server: {e}");
@@ -2180,123 +2239,31 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     }
 }
 
-/// Parsed `dbbench server` arguments.
-#[derive(Debug, Default)]
-struct CliArgs {
-    action: String,
-    kind: Option<ServerKind>,
-    dir: Option<PathBuf>,
-    basedir: Option<PathBuf>,
-    config_file: Option<PathBuf>,
-    timeout: Option<Duration>,
-    superuser: bool,
-    server_options: Vec<String>,
-    help: bool,
-}
-
-fn parse_cli(args: &[String]) -> Result<CliArgs, String> {
-    let mut a = CliArgs::default();
-    let Some(action) = args.first() else {
-        return Err(
-            "missing action; usage: dbbench server start|stop|status --dir DIR (see dbbench server --help)".into()
-        );
-    };
-    match action.as_str() {
-        "--help" | "-h" | "help" => {
-            a.help = true;
-            return Ok(a);
-        }
-        "start" | "stop" | "status" => a.action = action.clone(),
-        other => {
-            return Err(format!("unknown action '{other}'; use start, stop or status (see dbbench server --help)"))
-        }
-    }
-    let mut i = 1;
-    while i < args.len() {
-        let arg = &args[i];
-        if arg == "--" {
-            if a.action != "start" {
-                return Err(format!("server options after -- are for 'dbbench server start', not {}", a.action));
-            }
-            a.server_options = args[i + 1..].to_vec();
-            break;
-        }
-        if arg == "--help" || arg == "-h" {
-            a.help = true;
-            return Ok(a);
-        }
-        if arg == "--superuser" && a.action == "start" {
-            a.superuser = true;
-            i += 1;
-            continue;
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let allowed: &[&str] = match a.action.as_str() {
-            "start" => &["--kind", "--dir", "--basedir", "--config-file", "--timeout", "--superuser"],
-            "stop" => &["--dir", "--timeout"],
-            _ => &["--dir"],
-        };
-        if !allowed.contains(&name) {
-            return Err(format!(
-                "unknown option {arg} for 'dbbench server {}'; its options: {} (see dbbench server --help)",
-                a.action,
-                allowed.join(", ")
-            ));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => {
-                i += 1;
-                args.get(i).cloned().ok_or_else(|| format!("option {name} needs a value"))?
-            }
-        };
-        if value.is_empty() {
-            return Err(format!("option {name} needs a non-empty value"));
-        }
-        match name {
-            "--kind" => {
-                a.kind = Some(
-                    ServerKind::parse(&value)
-                        .ok_or_else(|| format!("--kind takes mariadb, mysql or postgresql, not '{value}'"))?,
-                )
-            }
-            "--dir" => a.dir = Some(PathBuf::from(value)),
-            "--basedir" => a.basedir = Some(PathBuf::from(value)),
-            "--config-file" => a.config_file = Some(PathBuf::from(value)),
-            _ => {
-                let secs: u64 = value
-                    .parse()
-                    .ok()
-                    .filter(|&s| s > 0)
-                    .ok_or_else(|| format!("--timeout takes a positive number of seconds, not '{value}'"))?;
-                a.timeout = Some(Duration::from_secs(secs));
-            }
-        }
-        i += 1;
-    }
-    if a.dir.is_none() {
-        return Err(format!("'dbbench server {}' needs --dir DIR", a.action));
-    }
-    if a.action == "start" && a.kind.is_none() {
-        return Err("'dbbench server start' needs --kind mariadb|mysql|postgresql".into());
-    }
-    Ok(a)
-}
-
+/// `dbbench server ARGS...` as parsed and run (the tests' entry point).
+#[cfg(test)]
 fn cli(args: &[String]) -> Result<ExitCode, String> {
-    let a = parse_cli(args)?;
-    if a.help {
-        print!("{CLI_HELP}");
-        return Ok(Exit::Ok.into());
+    use crate::subcommand::{try_parse, Stop};
+    match try_parse::<Args>("server", args) {
+        Ok(a) => run_action(a.action),
+        Err(Stop::Usage(e) | Stop::Help(e) | Stop::HelpOnEmpty(e)) => Err(e),
     }
-    let dir = a.dir.clone().expect("checked by parse_cli");
-    match a.action.as_str() {
-        "start" => cli_start(&a, &dir),
-        "stop" => cli_stop(&a, &dir),
-        _ => cli_status(&dir),
+}
+
+fn run_action(action: Action) -> Result<ExitCode, String> {
+    match action {
+        Action::Start { kind, dir, basedir, config_file, timeout, superuser, server_options } => {
+            let spec = ServerSpec {
+                basedir,
+                options: server_options,
+                config_file,
+                timeout: timeout.timeout.unwrap_or(DEFAULT_CLI_TIMEOUT),
+                superuser,
+                ..ServerSpec::new(kind)
+            };
+            cli_start(spec, &dir.dir)
+        }
+        Action::Stop { dir, timeout } => cli_stop(timeout.timeout, &dir.dir),
+        Action::Status { dir } => cli_status(&dir.dir),
     }
 }
 
@@ -2338,8 +2305,8 @@ fn print_server(s: &ManagedServer) {
     }
 }
 
-fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
-    let kind = a.kind.expect("checked by parse_cli");
+fn cli_start(spec: ServerSpec, dir: &Path) -> Result<ExitCode, String> {
+    let kind = spec.kind;
     // Private; as root searchable, so the server's OS user reaches data/ and run/.
     crate::safe_fs::private_dir_all(dir, if is_root() { 0o711 } else { 0o700 }, "--dir")?;
     let dir = fs::canonicalize(dir).map_err(|e| format!("cannot resolve --dir {}: {e}", dir.display()))?;
@@ -2354,14 +2321,6 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
             ));
         }
     }
-    let spec = ServerSpec {
-        basedir: a.basedir.clone(),
-        options: a.server_options.clone(),
-        config_file: a.config_file.clone(),
-        timeout: a.timeout.unwrap_or(DEFAULT_CLI_TIMEOUT),
-        superuser: a.superuser,
-        ..ServerSpec::new(kind)
-    };
     // Programs and product before anything is made (kind mysql on MariaDB's mysqld).
     check(&spec)?;
     let datadir = dir.join("data");
@@ -2403,7 +2362,7 @@ fn cli_start(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
     Ok(Exit::Ok.into())
 }
 
-fn cli_stop(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
+fn cli_stop(timeout: Option<Duration>, dir: &Path) -> Result<ExitCode, String> {
     let Some(mut st) = read_state(dir)? else {
         return Err(format!(
             "no {} in {}: no server was started there with dbbench server start --dir",
@@ -2415,7 +2374,7 @@ fn cli_stop(a: &CliArgs, dir: &Path) -> Result<ExitCode, String> {
         println!("status=stopped");
         return Ok(Exit::Ok.into());
     }
-    if let Some(t) = a.timeout {
+    if let Some(t) = timeout {
         st.timeout_secs = t.as_secs();
     }
     let mut server = ManagedServer::attach(&st);
@@ -2832,26 +2791,31 @@ mod tests {
 
     #[test]
     fn cli_rejects_bad_input() {
+        use crate::subcommand::{try_parse, Stop};
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         for (args, want) in [
-            (a(&[]), "missing action"),
-            (a(&["begin"]), "unknown action"),
-            (a(&["start", "--dir", "/tmp/x"]), "needs --kind"),
+            (a(&["begin"]), "unknown server command 'begin'; use start, stop, status"),
+            (a(&["start", "--dir", "/tmp/x"]), "--kind"),
             (a(&["start", "--kind", "oracle", "--dir", "/tmp/x"]), "--kind takes"),
-            (a(&["stop"]), "needs --dir"),
-            (a(&["stop", "--dir", "/tmp/x", "--kind", "mariadb"]), "unknown option --kind"),
-            (a(&["start", "--kind", "mariadb", "--dir"]), "needs a value"),
+            (a(&["stop"]), "--dir"),
+            (a(&["stop", "--dir", "/tmp/x", "--kind", "mariadb"]), "unknown option '--kind'"),
+            (a(&["start", "--kind", "mariadb", "--dir"]), "a value is required for '--dir <DIR>'"),
+            (a(&["start", "--kind", "mariadb", "--dir="]), "a value is required for '--dir <DIR>'"),
             (a(&["start", "--kind", "mariadb", "--dir", "/tmp/x", "--timeout", "soon"]), "--timeout takes"),
-            (a(&["status", "--dir", "/tmp/x", "--", "--port=1"]), "after --"),
+            (a(&["status", "--dir", "/tmp/x", "--", "--port=1"]), "'--port'"),
         ] {
-            let e = parse_cli(&args).unwrap_err();
-            assert!(e.contains(want) && !e.contains('\n'), "{args:?}: {e}");
+            match try_parse::<Args>("server", &args) {
+                Err(Stop::Usage(e)) => assert!(e.contains(want) && !e.contains('\n'), "{args:?}: {e}"),
+                other => panic!("{args:?}: {other:?}"),
+            }
         }
+        assert!(matches!(try_parse::<Args>("server", &[]), Err(Stop::HelpOnEmpty(_))));
         assert_eq!(format!("{:?}", cli_main(&a(&["start"]))), format!("{:?}", ExitCode::from(Exit::Error)));
-        assert!(parse_cli(&a(&["--help"])).unwrap().help);
-        let p = parse_cli(&a(&["start", "--kind=pgsql", "--dir=/d", "--", "a=1", "--b"])).unwrap();
-        assert_eq!(p.kind, Some(ServerKind::Postgresql));
-        assert_eq!(p.server_options, vec!["a=1", "--b"]);
+        assert!(matches!(try_parse::<Args>("server", &a(&["--help"])), Err(Stop::Help(_))));
+        let p = try_parse::<Args>("server", &a(&["start", "--kind=pgsql", "--dir=/d", "--", "a=1", "--b"])).unwrap();
+        let Action::Start { kind, server_options, .. } = p.action else { panic!("{p:?}") };
+        assert_eq!(kind, ServerKind::Postgresql);
+        assert_eq!(server_options, vec!["a=1", "--b"]);
     }
 
     #[test]

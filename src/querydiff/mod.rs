@@ -31,44 +31,137 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const HELP: &str = "\
-Usage:
-  dbbench querydiff --dsn1=URL --dsn2=URL --queries=DIR|FILE [options]
-      run every query on both servers, cold then warm, alternating servers; compare times,
-      result sets and counters; print the records the filter matches
-  dbbench querydiff report --input=FILE [--filter=EXPR] [--export-html=FILE]
-      read a run's --output file back and print it again, with another filter
+/// Query-by-query A/B comparison of two servers (docs/querydiff.md).
+///
+/// Runs every query on both servers, cold then warm, alternating servers; compares times, result sets and
+/// counters; prints the records the filter matches. `dbbench querydiff report --input=FILE` reads a run's
+/// --output file back and prints it again, with another filter.
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "querydiff",
+    args_override_self = true,
+    arg_required_else_help = true,
+    args_conflicts_with_subcommands = true,
+    after_help = "DSNs: mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH] (also mariadb://),\n      \
+postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?host=SOCKET_DIR], sqlite:PATH,\n      \
+or perfrun's dbi:mysql:host=H;port=P;user=U;database=DB\n\n\
+Exit status: 0, or 2 when some query returned different rows on the two servers; 1 on bad input."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<QuerydiffCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
 
-DSNs: mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH] (also mariadb://),
-      postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?host=SOCKET_DIR], sqlite:PATH,
-      or perfrun's dbi:mysql:host=H;port=P;user=U;database=DB
+#[derive(clap::Subcommand, Debug)]
+enum QuerydiffCommand {
+    /// Read a run's --output file back and print it again, with another filter
+    Report(ReportArgs),
+}
 
-Options:
-  --queries=DIR|FILE  a directory: its *.sql files in name order (2.sql before 10.sql); a file: its
-                      statements (separated by ;). Only read-only queries (SELECT, WITH, VALUES,
-                      TABLE) run; others are counted as skipped, except a file's setup statements
-                      (views, temporary tables, SET) before its first and after its last query,
-                      which run around each execution, untimed (TPC-H Q15's CREATE/DROP VIEW)
-  --filter=EXPR       which records to print, e.g. 'Execution_time_ratio > 2 and warm'
-                      (variables, operators: docs/querydiff.md); every record is written to --output
-  --output=FILE       JSON lines: a run line, one line per query and temperature, a summary line
-  --cold=N            cold executions per query and server [1]
-  --warm=N            warm executions per query and server, after the cold ones [1]
-  --cold-command=CMD  shell command run before every cold execution (e.g. restart the server and
-                      drop caches); DBBENCH_QUERYDIFF_SERVER=1|2 says which; then dbbench reconnects
-  --timeout=SECONDS   stop a query on the server after this long; recorded as an error
-  --init1=SQL, --init2=SQL  statements run on each new connection to server 1 / 2
-                      (e.g. SET SESSION optimizer_switch='derived_merge=off')
-  --name1=LABEL, --name2=LABEL  column headings [server1, server2]
-  --explain=yes|no    EXPLAIN each query after its executions (plans; PostgreSQL: ANALYZE, BUFFERS) [yes]
-  --export-html=FILE  the records as an HTML page
+/// `dbbench querydiff report`'s options.
+#[derive(clap::Args, Debug)]
+struct ReportArgs {
+    /// A `querydiff --output` file
+    #[arg(long, value_name = "FILE")]
+    input: Option<String>,
+    /// Which records to print [the run's filter]
+    #[arg(long, value_name = "EXPR")]
+    filter: Option<String>,
+    /// The records as an HTML page
+    #[arg(long, value_name = "FILE")]
+    export_html: Option<String>,
+}
 
-Exit status: 0, or 2 when some query returned different rows on the two servers; 1 on bad input.
-";
+/// `dbbench querydiff`'s options.
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The first server's DSN (below)
+    #[arg(long, value_name = "URL")]
+    dsn1: Option<String>,
+    /// The second server's DSN
+    #[arg(long, value_name = "URL")]
+    dsn2: Option<String>,
+    /// A directory: its *.sql files in name order (2.sql before 10.sql); a file: its statements (separated by
+    /// ;). Only read-only queries (SELECT, WITH, VALUES, TABLE) run; others are counted as skipped, except a
+    /// file's setup statements (views, temporary tables, SET) before its first and after its last query,
+    /// which run around each execution, untimed (TPC-H Q15's CREATE/DROP VIEW)
+    #[arg(long, value_name = "DIR|FILE")]
+    queries: Option<String>,
+    /// Which records to print, e.g. 'Execution_time_ratio > 2 and warm' (variables, operators:
+    /// docs/querydiff.md); every record is written to --output
+    #[arg(long, value_name = "EXPR")]
+    filter: Option<String>,
+    /// JSON lines: a run line, one line per query and temperature, a summary line
+    #[arg(long, value_name = "FILE")]
+    output: Option<String>,
+    /// Cold executions per query and server [1]
+    #[arg(long, value_name = "N", value_parser = whole("--cold"))]
+    cold: Option<u32>,
+    /// Warm executions per query and server, after the cold ones [1]
+    #[arg(long, value_name = "N", value_parser = whole("--warm"))]
+    warm: Option<u32>,
+    /// Shell command run before every cold execution (e.g. restart the server and drop caches);
+    /// DBBENCH_QUERYDIFF_SERVER=1|2 says which; then dbbench reconnects
+    #[arg(long, value_name = "CMD")]
+    cold_command: Option<String>,
+    /// Stop a query on the server after this long; recorded as an error
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
+    /// Statements run on each new connection to server 1 (e.g. SET SESSION
+    /// optimizer_switch='derived_merge=off')
+    #[arg(long, value_name = "SQL")]
+    init1: Option<String>,
+    /// Statements run on each new connection to server 2
+    #[arg(long, value_name = "SQL")]
+    init2: Option<String>,
+    /// Column heading of server 1 [server1]
+    #[arg(long, value_name = "LABEL")]
+    name1: Option<String>,
+    /// Column heading of server 2 [server2]
+    #[arg(long, value_name = "LABEL")]
+    name2: Option<String>,
+    /// EXPLAIN each query after its executions (plans; PostgreSQL: ANALYZE, BUFFERS) [yes]
+    #[arg(long, value_name = "yes|no", value_parser = parse_explain)]
+    explain: Option<bool>,
+    /// The records as an HTML page
+    #[arg(long, value_name = "FILE")]
+    export_html: Option<String>,
+}
+
+/// A whole-number option's value parser.
+fn whole(option: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    move |v: &str| v.parse::<u32>().map_err(|_| format!("{option}={v}: not a whole number"))
+}
+
+fn parse_timeout(v: &str) -> Result<Duration, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|t| t.is_finite() && *t > 0.0 && *t < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("--timeout={v}: not a positive number of seconds"))
+}
+
+fn parse_explain(v: &str) -> Result<bool, String> {
+    match v {
+        "yes" | "on" | "1" | "true" => Ok(true),
+        "no" | "off" | "0" | "false" => Ok(false),
+        v => Err(format!("--explain={v}: use yes or no")),
+    }
+}
 
 /// Entry point for `dbbench querydiff ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
-    match run_cli(args) {
+    let args = match crate::subcommand::parse::<Args>("querydiff", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let result = match args.command {
+        Some(QuerydiffCommand::Report(r)) => report_cmd(&r),
+        None => run_cmd(&args.run),
+    };
+    match result {
         Ok(code) => code.into(),
         Err(e) => {
             eprintln!("dbbench querydiff: {e}");
@@ -77,90 +170,19 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     }
 }
 
-/// `--name=value` or `--name value` pairs.
-struct Args(Vec<(String, String)>);
-
-impl Args {
-    fn parse(args: &[String], known: &[&str], sub: &str) -> Result<Args, String> {
-        let mut out = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let Some(body) = a.strip_prefix("--") else {
-                return Err(format!(
-                    "unexpected argument '{a}'; options are --name=value (see `dbbench querydiff --help`)"
-                ));
-            };
-            let (k, v) = match body.split_once('=') {
-                Some((k, v)) => (k.replace('_', "-"), v.to_string()),
-                None => {
-                    let k = body.replace('_', "-");
-                    let v = it.next().ok_or_else(|| format!("--{k} needs a value (--{k}=VALUE)"))?;
-                    (k, v.clone())
-                }
-            };
-            if !known.contains(&k.as_str()) {
-                return Err(format!("unknown option --{k} for `{sub}`; see `dbbench querydiff --help`"));
-            }
-            out.push((k, v));
-        }
-        Ok(Args(out))
-    }
-
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    fn required(&self, name: &str, what: &str) -> Result<&str, String> {
-        self.get(name)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
-    }
-
-    fn count(&self, name: &str, default: u32) -> Result<u32, String> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(v) => v.parse::<u32>().map_err(|_| format!("--{name}={v}: not a whole number")),
-        }
-    }
-
-    fn filter(&self) -> Result<Option<Filter>, String> {
-        match self.get("filter") {
-            None | Some("") => Ok(None),
-            Some(f) => Filter::parse(f).map(Some).map_err(|e| format!("--filter '{f}': {e}")),
-        }
-    }
+/// A required option's value, non-empty.
+fn required<'a>(value: &'a Option<String>, name: &str, what: &str) -> Result<&'a str, String> {
+    value
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
 }
 
-fn run_cli(args: &[String]) -> Result<Exit, String> {
-    match args.first().map(String::as_str) {
-        None | Some("--help" | "-h" | "help") => {
-            crate::term::print_out(HELP);
-            Ok(if args.is_empty() { Exit::Error } else { Exit::Ok })
-        }
-        Some("report") => {
-            report_cmd(&Args::parse(&args[1..], &["input", "filter", "export-html"], "querydiff report")?)
-        }
-        Some(_) => run_cmd(&Args::parse(
-            args,
-            &[
-                "dsn1",
-                "dsn2",
-                "queries",
-                "filter",
-                "output",
-                "cold",
-                "warm",
-                "cold-command",
-                "timeout",
-                "init1",
-                "init2",
-                "name1",
-                "name2",
-                "explain",
-                "export-html",
-            ],
-            "querydiff",
-        )?),
+/// `--filter`, parsed.
+fn parse_filter(filter: &Option<String>) -> Result<Option<Filter>, String> {
+    match filter.as_deref() {
+        None | Some("") => Ok(None),
+        Some(f) => Filter::parse(f).map(Some).map_err(|e| format!("--filter '{f}': {e}")),
     }
 }
 
@@ -515,30 +537,19 @@ fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
     sum.reported += recs.iter().filter(|r| r.matches(filter)).count() as u64;
 }
 
-fn run_cmd(a: &Args) -> Result<Exit, String> {
-    let dsns =
-        [Dsn::parse(a.required("dsn1", "the first server")?)?, Dsn::parse(a.required("dsn2", "the second server")?)?];
-    let queries_arg = a.required("queries", "a directory of .sql files or one file")?;
-    let filter = a.filter()?;
+fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
+    let dsns = [
+        Dsn::parse(required(&a.dsn1, "dsn1", "the first server")?)?,
+        Dsn::parse(required(&a.dsn2, "dsn2", "the second server")?)?,
+    ];
+    let queries_arg = required(&a.queries, "queries", "a directory of .sql files or one file")?;
+    let filter = parse_filter(&a.filter)?;
     let settings = Settings {
-        cold: a.count("cold", 1)?,
-        warm: a.count("warm", 1)?,
-        cold_command: a.get("cold-command").filter(|c| !c.is_empty()).map(str::to_string),
-        timeout: match a.get("timeout") {
-            None => None,
-            Some(v) => Some(
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|t| t.is_finite() && *t > 0.0 && *t < 1e9)
-                    .map(Duration::from_secs_f64)
-                    .ok_or_else(|| format!("--timeout={v}: not a positive number of seconds"))?,
-            ),
-        },
-        explain: match a.get("explain") {
-            None | Some("yes" | "on" | "1" | "true") => true,
-            Some("no" | "off" | "0" | "false") => false,
-            Some(v) => return Err(format!("--explain={v}: use yes or no")),
-        },
+        cold: a.cold.unwrap_or(1),
+        warm: a.warm.unwrap_or(1),
+        cold_command: a.cold_command.clone().filter(|c| !c.is_empty()),
+        timeout: a.timeout,
+        explain: a.explain.unwrap_or(true),
     };
     if settings.cold + settings.warm == 0 {
         return Err("--cold=0 and --warm=0: nothing would run; give at least one execution".into());
@@ -550,9 +561,10 @@ fn run_cmd(a: &Args) -> Result<Exit, String> {
         );
     }
     let queries = read_queries(std::path::Path::new(queries_arg))?;
-    let labels = [a.get("name1").unwrap_or("server1").to_string(), a.get("name2").unwrap_or("server2").to_string()];
-    let (ep1, w1) = Endpoint::open(1, labels[0].clone(), &dsns[0], a.get("init1"))?;
-    let (ep2, w2) = Endpoint::open(2, labels[1].clone(), &dsns[1], a.get("init2"))?;
+    let labels =
+        [a.name1.clone().unwrap_or_else(|| "server1".into()), a.name2.clone().unwrap_or_else(|| "server2".into())];
+    let (ep1, w1) = Endpoint::open(1, labels[0].clone(), &dsns[0], a.init1.as_deref())?;
+    let (ep2, w2) = Endpoint::open(2, labels[1].clone(), &dsns[1], a.init2.as_deref())?;
     for (n, w) in [(1, w1), (2, w2)] {
         if let Some(w) = w {
             eprintln!("warning: server {n}: {w}");
@@ -560,7 +572,7 @@ fn run_cmd(a: &Args) -> Result<Exit, String> {
     }
     let mut eps = [ep1, ep2];
     // Created only now: a mistyped DSN must not empty the last run's file.
-    let mut output = match a.get("output") {
+    let mut output = match a.output.as_deref() {
         Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(
             crate::safe_fs::create_truncate(std::path::Path::new(p), crate::safe_fs::default_file_mode())
                 .map_err(|e| format!("--output={p}: {e}"))?,
@@ -628,7 +640,7 @@ fn run_cmd(a: &Args) -> Result<Exit, String> {
     warn_unknown_variables(filter.as_ref(), &records);
     let saved = record::Saved { run, records, summary: Some(sum.clone()) };
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
-    if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
+    if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");
@@ -690,10 +702,10 @@ pub fn html_section(path: &std::path::Path) -> Result<String, String> {
     Ok(html::section(&saved, filter.as_ref(), &sum))
 }
 
-fn report_cmd(a: &Args) -> Result<Exit, String> {
-    let input = a.required("input", "a `querydiff --output` file")?;
+fn report_cmd(a: &ReportArgs) -> Result<Exit, String> {
+    let input = required(&a.input, "input", "a `querydiff --output` file")?;
     let mut saved = record::read(std::path::Path::new(input))?;
-    let filter = match a.filter()? {
+    let filter = match parse_filter(&a.filter)? {
         Some(f) => Some(f),
         None => saved
             .run
@@ -712,7 +724,7 @@ fn report_cmd(a: &Args) -> Result<Exit, String> {
     }
     let sum = summarise(&saved, filter.as_ref());
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
-    if let Some(path) = a.get("export-html").filter(|p| !p.is_empty()) {
+    if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
             .map_err(|e| format!("--export-html={path}: {e}"))?;
         eprintln!("HTML report: {path}");

@@ -19,23 +19,34 @@ use crate::store::{RunFigures, Store};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-const HELP: &str = "\
-Usage:
-  dbbench compare A B [--store=PATH|URL] [--metric=NAME] [--level=0.95] [SPEC.toml]
-
-A and B are two of the same kind:
-  run:ID                                   a stored run
-  FILE.json                                the output of `dbbench TEST run --format=json`
-  EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS  a cell (its repeats)
-  EXPERIMENT/CONFIGURATION                 every cell of a configuration, paired by workload and threads
-  EXPERIMENT                               every cell, paired by configuration, workload and threads
-EXPERIMENT is an experiment's id or name (the newest of that name).
-
-  --store=PATH|URL  results store [SPEC's, else ./dbbench-lab/results.sqlite]
-  --metric=NAME     tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max, or a
-                    command workload's metric [tps; a command workload's first metric]
-  --level=X         confidence level [0.95]
-";
+/// Two runs, cells, configurations or experiments side by side, with significance (docs/report.md).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "compare",
+    args_override_self = true,
+    after_help = "A and B are two of the same kind:\n  \
+run:ID                                     a stored run\n  \
+FILE.json                                  the output of `dbbench TEST run --format=json`\n  \
+EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS  a cell (its repeats)\n  \
+EXPERIMENT/CONFIGURATION                   every cell of a configuration, paired by workload and threads\n  \
+EXPERIMENT                                 every cell, paired by configuration, workload and threads\n\
+EXPERIMENT is an experiment's id or name (the newest of that name)."
+)]
+pub struct Args {
+    /// A and B (see below), and optionally the experiment's SPEC.toml, whose store is read
+    #[arg(value_name = "A B [SPEC.toml]")]
+    things: Vec<String>,
+    /// Results store [SPEC's, else ./dbbench-lab/results.sqlite]
+    #[arg(long, value_name = "PATH|URL", value_parser = super::non_empty("--store"))]
+    store: Option<String>,
+    /// tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max, or a command workload's metric
+    /// [tps; a command workload's first metric]
+    #[arg(long, value_name = "NAME", value_parser = super::non_empty("--metric"))]
+    metric: Option<String>,
+    /// Confidence level [0.95]
+    #[arg(long, value_name = "X", value_parser = super::parse_level)]
+    level: Option<f64>,
+}
 
 /// What one side of a comparison names.
 #[derive(Debug, Clone, PartialEq)]
@@ -356,6 +367,10 @@ fn number(x: f64) -> String {
 
 /// Entry point for `dbbench compare ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
+    let args = match crate::subcommand::parse::<Args>("compare", args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     match run(args) {
         Ok(()) => Exit::Ok.into(),
         Err(e) => {
@@ -365,27 +380,15 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let (mut store_arg, mut metric, mut level, mut spec) = (None::<String>, None::<String>, 0.95, None);
+fn run(args: Args) -> Result<(), String> {
+    let (store_arg, metric, level) = (args.store, args.metric, args.level.unwrap_or(0.95));
+    let mut spec = None;
     let mut sides = Vec::new();
-    for a in args {
-        match a.split_once('=') {
-            _ if a == "--help" || a == "-h" => {
-                crate::term::print_out(HELP);
-                return Ok(());
-            }
-            Some(("--store", v)) => store_arg = Some(v.to_string()),
-            Some(("--metric", v)) => metric = Some(v.to_string()),
-            Some(("--level", v)) => {
-                level = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| (0.5..1.0).contains(x))
-                    .ok_or_else(|| format!("--level={v}: use a confidence level between 0.5 and 1"))?
-            }
-            _ if a.starts_with('-') => return Err(format!("unknown option '{a}'; see `dbbench compare --help`")),
-            _ if a.ends_with(".toml") => spec = Some(super::SpecRef::load(std::path::Path::new(a))?),
-            _ => sides.push(Selector::parse(a)?),
+    for a in &args.things {
+        if a.ends_with(".toml") {
+            spec = Some(super::SpecRef::load(std::path::Path::new(a))?);
+        } else {
+            sides.push(Selector::parse(a)?);
         }
     }
     let [sa, sb] = sides.as_slice() else {

@@ -33,43 +33,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tables::{PooledLatency, Style, Table};
 
-const HELP: &str = "\
-Usage:
-  dbbench report [SPEC.toml] [options]     an experiment's tables, charts and exports
-  dbbench report --list [--store=...]       the experiments in a store
-
-Where the results are:
-  SPEC.toml           the experiment's spec: its store, and its newest experiment
-  --store=PATH|URL    a results store (SQLite file, postgresql://... or mysql://...;
-                      password in DBBENCH_STORE_PASSWORD) [the spec's, else ./dbbench-lab/results.sqlite]
-  --experiment=ID|NAME  which experiment [the spec's newest, else the store's newest]
-
-What is compared:
-  --baseline=NAME     the configuration the others are compared with [the spec's baseline]
-  --metric=NAME       tps, qps (all statements), rw_qps (the seeds' q/s: reads + writes per second),
-                      latency_avg, latency_p95, latency_p99, latency_max, or a command workload's
-                      metric [tps; a command workload's first metric]
-  --style=relative|ratio  relative: (variant/baseline*100)-100 in %; ratio: variant/baseline*100 [relative]
-  --decimals=N        decimals of compared cells [seeds' style: whole %, one decimal below 1%; ratios 2]
-  --level=0.95        confidence level of every interval [0.95]
-  --cv-limit=PCT      mark (*) a cell whose coefficient of variation is above PCT % [5]
-  --percentiles=LIST  latency percentiles, pooled over a cell's repeats [95,99]
-
-Output (stdout gets the text layout unless --format says otherwise):
-  --format=text|markdown
-  --export-html=FILE      one self-contained page: tables, charts, system info, configuration diff
-  --querydiff=FILE        add a `dbbench querydiff --output` file's comparison to the HTML page (repeatable)
-  --export-json=FILE      every figure (schema: docs/report.md)
-  --export-csv=FILE       one row per cell, with its comparison
-  --export-markdown=FILE  the tables in Markdown
-  --export-xlsx=FILE      a spreadsheet: absolute, relative and runs sheets
-  --quiet                 nothing on stdout (exports only)
-
-Marks: * high spread (coefficient of variation above --cv-limit on a compared side);
-~ not significant (the confidence interval of the ratio includes no difference);
-? fewer than 2 ok repeats on a side (no interval). See docs/report.md.
-";
-
 /// Everything a report is made of, computed once and rendered by every layout.
 pub struct Report<'a> {
     /// Figures and comparisons.
@@ -331,118 +294,173 @@ pub fn open_store(store: Option<&str>, spec: Option<&SpecRef>) -> Result<Store, 
     Store::open_existing(&location)
 }
 
-/// Command-line choices of `dbbench report`.
-#[derive(Debug, Default)]
-struct Args {
+/// An experiment's tables, charts and exports from the results store (docs/report.md).
+///
+/// dbbench report [SPEC.toml] [options]; dbbench report --list [--store=...] lists the store's experiments.
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "report",
+    args_override_self = true,
+    after_help = "Marks: * high spread (coefficient of variation above --cv-limit on a compared side);\n\
+~ not significant (the confidence interval of the ratio includes no difference);\n\
+? fewer than 2 ok repeats on a side (no interval). See docs/report.md."
+)]
+pub struct Args {
+    /// The experiment's spec: its store, and its newest experiment
+    #[arg(value_name = "SPEC.toml")]
     spec: Option<PathBuf>,
+    /// A results store (SQLite file, postgresql://... or mysql://...; password in DBBENCH_STORE_PASSWORD)
+    /// [the spec's, else ./dbbench-lab/results.sqlite]
+    #[arg(long, value_name = "PATH|URL", help_heading = "Where the results are", value_parser = non_empty("--store"))]
     store: Option<String>,
+    /// Which experiment [the spec's newest, else the store's newest]
+    #[arg(long, value_name = "ID|NAME", help_heading = "Where the results are", value_parser = non_empty("--experiment"))]
     experiment: Option<String>,
+    /// List the store's experiments
+    #[arg(long, help_heading = "Where the results are")]
     list: bool,
+    /// The configuration the others are compared with [the spec's baseline]
+    #[arg(long, value_name = "NAME", help_heading = "What is compared", value_parser = non_empty("--baseline"))]
     baseline: Option<String>,
+    /// tps, qps (all statements), rw_qps (the seeds' q/s: reads + writes per second), latency_avg, latency_p95,
+    /// latency_p99, latency_max, or a command workload's metric [tps; a command workload's first metric]
+    #[arg(long, value_name = "NAME", help_heading = "What is compared", value_parser = non_empty("--metric"))]
     metric: Option<String>,
+    /// relative: (variant/baseline*100)-100 in %; ratio: variant/baseline*100 [relative]
+    #[arg(long, value_name = "relative|ratio", help_heading = "What is compared", value_parser = parse_style)]
     style: Option<Style>,
+    /// Decimals of compared cells [seeds' style: whole %, one decimal below 1%; ratios 2]
+    #[arg(long, value_name = "N", help_heading = "What is compared", value_parser = parse_decimals)]
     decimals: Option<usize>,
+    /// Confidence level of every interval [0.95]
+    #[arg(long, value_name = "0.95", help_heading = "What is compared", value_parser = parse_level)]
     level: Option<f64>,
+    /// Mark (*) a cell whose coefficient of variation is above PCT % [5]
+    #[arg(long, value_name = "PCT", help_heading = "What is compared", value_parser = parse_cv_limit)]
     cv_limit: Option<f64>,
-    percentiles: Option<Vec<f64>>,
-    markdown: bool,
-    quiet: bool,
-    exports: Vec<(String, PathBuf)>,
-    /// `querydiff --output` files whose sections the HTML export adds.
+    /// Latency percentiles, pooled over a cell's repeats [95,99]
+    #[arg(long, value_name = "LIST", help_heading = "What is compared", value_parser = parse_percentiles)]
+    percentiles: Option<Percentiles>,
+    /// The layout on stdout: text or markdown [text]
+    #[arg(long = "format", value_name = "text|markdown", help_heading = "Output", value_parser = parse_markdown)]
+    markdown: Option<bool>,
+    /// One self-contained page: tables, charts, system info, configuration diff
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_html: Option<PathBuf>,
+    /// Add a `dbbench querydiff --output` file's comparison to the HTML page (repeatable)
+    #[arg(long, value_name = "FILE", help_heading = "Output", action = clap::ArgAction::Append)]
     querydiff: Vec<PathBuf>,
+    /// Every figure (schema: docs/report.md)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_json: Option<PathBuf>,
+    /// One row per cell, with its comparison
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_csv: Option<PathBuf>,
+    /// The tables in Markdown
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_markdown: Option<PathBuf>,
+    /// A spreadsheet: absolute, relative and runs sheets
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_xlsx: Option<PathBuf>,
+    /// Nothing on stdout (exports only)
+    #[arg(long, short, help_heading = "Output")]
+    quiet: bool,
 }
 
-fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
-    let mut a = Args::default();
-    for arg in args {
-        let (k, v) = match arg.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (arg.as_str(), None),
-        };
-        let need = |v: Option<&str>| {
-            v.filter(|v| !v.is_empty()).map(str::to_string).ok_or_else(|| format!("{k} needs a value: {k}=..."))
-        };
-        let number = |v: Option<&str>| -> Result<f64, String> {
-            let s = need(v)?;
-            s.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| format!("{k}={s}: not a number"))
-        };
-        match k {
-            "--help" | "-h" | "help" => return Ok(None),
-            "--store" => a.store = Some(need(v)?),
-            "--experiment" => a.experiment = Some(need(v)?),
-            "--list" => a.list = true,
-            "--baseline" => a.baseline = Some(need(v)?),
-            "--metric" => a.metric = Some(need(v)?),
-            "--style" => {
-                a.style = Some(match need(v)?.as_str() {
-                    "relative" => Style::Relative,
-                    "ratio" => Style::Ratio,
-                    s => return Err(format!("--style={s}: use relative or ratio")),
-                })
-            }
-            "--decimals" => {
-                let s = need(v)?;
-                a.decimals =
-                    Some(s.parse().ok().filter(|d| *d <= 9).ok_or_else(|| format!("--decimals={s}: use 0 to 9"))?);
-            }
-            "--level" => {
-                let x = number(v)?;
-                if !(0.5..1.0).contains(&x) {
-                    return Err(format!("--level={x}: use a confidence level between 0.5 and 1, e.g. 0.95"));
-                }
-                a.level = Some(x);
-            }
-            "--cv-limit" => {
-                let x = number(v)?;
-                if x <= 0.0 {
-                    return Err(format!("--cv-limit={x}: use a percentage above 0, e.g. 5"));
-                }
-                a.cv_limit = Some(x / 100.0);
-            }
-            "--percentiles" => {
-                let s = need(v)?;
-                let list: Result<Vec<f64>, _> = s
-                    .split(',')
-                    .map(|p| p.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0).ok_or(p.to_string()))
-                    .collect();
-                a.percentiles =
-                    Some(list.map_err(|p| format!("--percentiles: '{p}' is not a percentile in (0, 100]"))?);
-            }
-            "--format" => {
-                a.markdown = match need(v)?.as_str() {
-                    "text" => false,
-                    "markdown" | "md" => true,
-                    f => {
-                        return Err(format!(
-                            "--format={f}: use text or markdown (other formats: --export-json/csv/html/xlsx=FILE)"
-                        ))
-                    }
-                }
-            }
-            "--quiet" | "-q" => a.quiet = true,
-            "--querydiff" => a.querydiff.push(PathBuf::from(need(v)?)),
-            k if k.starts_with("--export-") => {
-                let what = &k["--export-".len()..];
-                if !["html", "json", "csv", "markdown", "xlsx"].contains(&what) {
-                    return Err(format!("unknown export {k}; use --export-html, --export-json, --export-csv, --export-markdown or --export-xlsx"));
-                }
-                a.exports.push((what.to_string(), PathBuf::from(need(v)?)));
-            }
-            k if k.starts_with('-') => {
-                return Err(format!("unknown option '{arg}' for `dbbench report`; see `dbbench report --help`"))
-            }
-            _ if a.spec.is_none() => a.spec = Some(PathBuf::from(arg)),
-            _ => return Err(format!("unexpected argument '{arg}'; `dbbench report` takes one spec at most")),
+/// `--percentiles`' list (a newtype: clap reads a `Vec` as a repeated option).
+#[derive(Debug, Clone)]
+struct Percentiles(Vec<f64>);
+
+/// A value parser refusing an empty value, naming the option.
+pub fn non_empty(option: &'static str) -> impl Fn(&str) -> Result<String, String> + Clone {
+    move |v: &str| {
+        if v.is_empty() {
+            Err(format!("{option} needs a value: {option}=..."))
+        } else {
+            Ok(v.to_string())
         }
     }
-    if !a.querydiff.is_empty() && !a.exports.iter().any(|(w, _)| w == "html") {
-        return Err("--querydiff adds a section to the HTML page: give --export-html=FILE too".into());
+}
+
+fn parse_style(v: &str) -> Result<Style, String> {
+    match v {
+        "relative" => Ok(Style::Relative),
+        "ratio" => Ok(Style::Ratio),
+        s => Err(format!("--style={s}: use relative or ratio")),
     }
-    Ok(Some(a))
+}
+
+fn parse_decimals(s: &str) -> Result<usize, String> {
+    s.parse().ok().filter(|d| *d <= 9).ok_or_else(|| format!("--decimals={s}: use 0 to 9"))
+}
+
+/// `--level`: a confidence level in [0.5, 1) (report and compare).
+pub fn parse_level(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>().ok().filter(|x| x.is_finite()) {
+        Some(x) if (0.5..1.0).contains(&x) => Ok(x),
+        Some(x) => Err(format!("--level={x}: use a confidence level between 0.5 and 1, e.g. 0.95")),
+        None => Err(format!("--level={s}: not a number")),
+    }
+}
+
+fn parse_cv_limit(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>().ok().filter(|x| x.is_finite()) {
+        Some(x) if x > 0.0 => Ok(x / 100.0),
+        Some(x) => Err(format!("--cv-limit={x}: use a percentage above 0, e.g. 5")),
+        None => Err(format!("--cv-limit={s}: not a number")),
+    }
+}
+
+fn parse_percentiles(s: &str) -> Result<Percentiles, String> {
+    s.split(',')
+        .map(|p| p.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0).ok_or(p.to_string()))
+        .collect::<Result<Vec<f64>, _>>()
+        .map(Percentiles)
+        .map_err(|p| format!("--percentiles: '{p}' is not a percentile in (0, 100]"))
+}
+
+fn parse_markdown(f: &str) -> Result<bool, String> {
+    match f {
+        "text" => Ok(false),
+        "markdown" | "md" => Ok(true),
+        f => Err(format!("--format={f}: use text or markdown (other formats: --export-json/csv/html/xlsx=FILE)")),
+    }
+}
+
+impl Args {
+    /// The exports asked for, in the order they are written.
+    fn exports(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("html", &self.export_html),
+            ("json", &self.export_json),
+            ("csv", &self.export_csv),
+            ("markdown", &self.export_markdown),
+            ("xlsx", &self.export_xlsx),
+        ]
+        .into_iter()
+        .filter_map(|(what, path)| Some((what, path.as_deref()?)))
+        .collect()
+    }
 }
 
 /// Entry point for `dbbench report ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
+    // `--export-pdf`: say which exports there are, not just "unknown option".
+    let normalized = crate::subcommand::normalize_argv(args);
+    let exports = ["html", "json", "csv", "markdown", "xlsx"];
+    if let Some(k) = normalized.iter().take_while(|a| *a != "--").find_map(|a| {
+        let name = a.split('=').next().unwrap_or(a);
+        name.strip_prefix("--export-").filter(|w| !exports.contains(w)).map(|_| name.to_string())
+    }) {
+        eprintln!("dbbench report: unknown export {k}; use --export-html, --export-json, --export-csv, --export-markdown or --export-xlsx");
+        return Exit::Error.into();
+    }
+    // `dbbench report help`, as before (also `dbbench help report`).
+    let args = if normalized == ["help"] { vec!["--help".to_string()] } else { normalized };
+    let args = match crate::subcommand::parse::<Args>("report", &args) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     match run(args) {
         Ok(()) => Exit::Ok.into(),
         Err(e) => {
@@ -452,11 +470,10 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let Some(a) = parse_args(args)? else {
-        crate::term::print_out(HELP);
-        return Ok(());
-    };
+fn run(a: Args) -> Result<(), String> {
+    if !a.querydiff.is_empty() && a.export_html.is_none() {
+        return Err("--querydiff adds a section to the HTML page: give --export-html=FILE too".into());
+    }
     let spec = a.spec.as_deref().map(SpecRef::load).transpose()?;
     let store = open_store(a.store.as_deref(), spec.as_ref())?;
     if a.list {
@@ -493,7 +510,7 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     let format = tables::Format { style: a.style.unwrap_or(Style::Relative), decimals: a.decimals };
     let report =
-        Report::new(&store, &data, settings, format, a.percentiles.clone().unwrap_or_else(|| vec![95.0, 99.0]))?;
+        Report::new(&store, &data, settings, format, a.percentiles.clone().map_or_else(|| vec![95.0, 99.0], |p| p.0))?;
     if let Some(m) = &a.metric {
         if !report.analysis.has_figures() && data.runs.iter().any(|r| r.ok()) {
             let mut named: Vec<&str> =
@@ -510,8 +527,8 @@ fn run(args: &[String]) -> Result<(), String> {
             ));
         }
     }
-    for (what, path) in &a.exports {
-        let bytes = match what.as_str() {
+    for (what, path) in a.exports() {
+        let bytes = match what {
             "html" => {
                 let sections =
                     a.querydiff.iter().map(|p| crate::querydiff::html_section(p)).collect::<Result<Vec<_>, _>>()?;
@@ -527,7 +544,7 @@ fn run(args: &[String]) -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     if !a.quiet {
-        crate::term::print_out(&if a.markdown { report.markdown() } else { report.text() });
+        crate::term::print_out(&if a.markdown == Some(true) { report.markdown() } else { report.text() });
     }
     Ok(())
 }

@@ -37,49 +37,209 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-const HELP: &str = "\
-Usage:
-  dbbench tpch gen --sf=N [--dir=DIR] [--format=tbl|csv] [--parts=N] [--tables=LIST] [--threads=N]
-      write the TPC-H tables as dbgen does (tbl: byte-identical to dbgen), in parallel parts
-  dbbench tpch load --sf=N [connection options] [--keys=before|after] [--indexes=yes|no]
-                    [--foreign-keys=yes|no] [--analyze=yes|no] [--engine=E] [--threads=N]
-      generate and stream the tables straight into the database (no files)
-  dbbench tpch queries [--dialect=mysql|pgsql|sqlite] [--queries=LIST] [--seed=N|--validation] [--stream=S] [--sf=N]
-      print the substituted queries, as qgen does
-  dbbench tpch query N [connection options] [run options]
-      one query (N: 1-22, or N-VARIANT with --query-dir), its warmups and repeats
-  dbbench tpch power [connection options] [run options] [--refresh=yes|no]
-      the power test: the queries one after another in stream 0's order (RF1 before, RF2 after with --refresh)
-  dbbench tpch throughput --streams=S [connection options] [run options] [--refresh=yes|no]
-      the throughput test: S query streams at once (and a refresh stream with --refresh)
-  dbbench tpch check A.json B.json ...
-      compare the answers in run outputs (--format=json) with the first's: a mismatch exits 2
+/// TPC-H/DBT3: generate, load, power and throughput tests (docs/tpch.md).
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "tpch",
+    args_override_self = true,
+    arg_required_else_help = true,
+    after_help = "Connection options are dbbench's (--db-driver=mysql|pgsql|sqlite, --mysql-socket=..., --pgsql-host=...,\n\
+--sqlite-db=...; default: SQLite in ./dbbench.sqlite); `dbbench tpch load --help` lists them."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: TpchCommand,
+}
 
-Connection options are dbbench's: --db-driver=mysql|pgsql|sqlite, --mysql-socket=..., --pgsql-host=...,
---sqlite-db=... (default: SQLite in ./dbbench.sqlite).
+#[derive(clap::Subcommand, Debug)]
+enum TpchCommand {
+    /// Write the TPC-H tables as dbgen does (tbl: byte-identical to dbgen), in parallel parts
+    Gen(GenArgs),
+    /// Generate and stream the tables straight into the database (no files)
+    Load(LoadArgs),
+    /// Print the substituted queries, as qgen does
+    Queries(QueriesArgs),
+    /// One query (N: 1-22, or N-VARIANT with --query-dir), its warmups and repeats
+    Query {
+        /// The query: 1-22, or N-VARIANT with --query-dir
+        #[arg(value_name = "N")]
+        query: String,
+        /// The stream whose parameters are drawn [0]
+        #[arg(long, value_name = "S", value_parser = whole("--stream"))]
+        stream: Option<u32>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// The power test: the queries one after another in stream 0's order (RF1 before, RF2 after with --refresh)
+    Power {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        refresh: RefreshArg,
+    },
+    /// The throughput test: S query streams at once (and a refresh stream with --refresh)
+    Throughput {
+        /// Query streams at once [required]
+        #[arg(long, value_name = "S", value_parser = count("--streams", MAX_STREAMS))]
+        streams: Option<usize>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        refresh: RefreshArg,
+    },
+    /// Compare the answers in run outputs (--format=json) with the first's: a mismatch exits 2
+    Check {
+        /// Run outputs of `tpch query|power|throughput --format=json`
+        #[arg(value_name = "RUN.json")]
+        files: Vec<String>,
+    },
+}
 
-Run options:
-  --queries=LIST     1-22, ranges and variants: 1-22,2-opt,20-opt0 [1-22]
-  --seed=N           parameters drawn as qgen does from seed N [1]
-  --validation       the specification's validation parameters instead
-  --sf=N             scale factor [as `tpch load` recorded it in the database]
-  --timeout=SECONDS  stop a query on the server after this long; it is reported as >SECONDS, never averaged
-  --warmups=N        unmeasured runs of each query first [0]
-  --repeats=N        measured runs of each query [1]
-  --method=average|min-max|best-plan  how repeats become the figure [average]
-  --explain=yes|no   capture each query's EXPLAIN [yes]
-  --query-dir=DIR    templates N.sql / N-VARIANT.sql (qgen syntax, :1.. placeholders) overriding the built-in queries
-  --format=text|json the report on stdout [text]
+/// `tpch gen`'s options.
+#[derive(clap::Args, Debug)]
+struct GenArgs {
+    #[command(flatten)]
+    sf: ScaleFactor,
+    /// Output directory [.]
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// tbl: dbgen's `|`-separated lines; csv: quoted text, a header line [tbl]
+    #[arg(long, value_name = "tbl|csv", value_parser = parse_line_format)]
+    format: Option<gen::LineFormat>,
+    /// Split each table (but region and nation) into N files, named as dbgen names them: lineitem.tbl.1 ..
+    /// lineitem.tbl.N [1]
+    #[arg(long, value_name = "N", value_parser = count("--parts", MAX_PARTS))]
+    parts: Option<usize>,
+    /// Comma-separated tables [all eight]
+    #[arg(long, value_name = "LIST", value_parser = parse_tables)]
+    tables: Option<Tables>,
+    #[command(flatten)]
+    threads: Threads,
+}
 
-Options of gen:
-  --sf=N          scale factor (1 = about 1 GB; fractions such as 0.01 for tests) [required]
-  --dir=DIR       output directory [.]
-  --format=tbl|csv  tbl: dbgen's `|`-separated lines; csv: quoted text, a header line [tbl]
-  --parts=N       split each table (but region and nation) into N files, named as dbgen names
-                  them: lineitem.tbl.1 .. lineitem.tbl.N [1]
-  --tables=LIST   comma-separated tables [all eight]
-  --threads=N     generator threads [the number of CPUs]
-";
+/// `tpch load`'s options (and the connection options, added at run time).
+#[derive(clap::Args, Debug)]
+struct LoadArgs {
+    #[command(flatten)]
+    sf: ScaleFactor,
+    /// Primary keys created before or after the data [before on MariaDB/MySQL, else after]
+    #[arg(long, value_name = "before|after", value_parser = parse_keys)]
+    keys: Option<load::Keys>,
+    /// Create the secondary indexes [yes]
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--indexes"))]
+    indexes: Option<bool>,
+    /// Create the foreign keys [no]
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--foreign-keys"))]
+    foreign_keys: Option<bool>,
+    /// Analyze the tables after loading [yes]
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--analyze"))]
+    analyze: Option<bool>,
+    /// MariaDB/MySQL storage engine of the tables [the server's default]
+    #[arg(long, value_name = "E")]
+    engine: Option<String>,
+    #[command(flatten)]
+    threads: Threads,
+}
+
+/// `tpch queries`' options.
+#[derive(clap::Args, Debug)]
+struct QueriesArgs {
+    /// The SQL dialect [mysql]
+    #[arg(long, value_name = "mysql|pgsql|sqlite", value_parser = parse_dialect)]
+    dialect: Option<Dialect>,
+    /// The stream whose parameters are drawn [0]
+    #[arg(long, value_name = "S", value_parser = whole("--stream"))]
+    stream: Option<u32>,
+    #[command(flatten)]
+    params: ParamArgs,
+}
+
+/// `--sf`.
+#[derive(clap::Args, Debug, Clone)]
+struct ScaleFactor {
+    /// Scale factor (1 = about 1 GB; fractions such as 0.01 for tests) [gen, load: required; runs: as `tpch
+    /// load` recorded it in the database]
+    #[arg(long, value_name = "N", value_parser = parse_sf)]
+    sf: Option<f64>,
+}
+
+impl ScaleFactor {
+    /// `--sf`: required.
+    fn required(&self) -> Result<f64, String> {
+        self.sf.ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".into())
+    }
+}
+
+/// `--threads` of gen and load.
+#[derive(clap::Args, Debug)]
+struct Threads {
+    /// Generator (and loader) threads [the number of CPUs]
+    #[arg(long, value_name = "N", value_parser = count("--threads", MAX_THREADS))]
+    threads: Option<usize>,
+}
+
+impl Threads {
+    /// `--threads`, else the number of CPUs.
+    fn get(&self) -> usize {
+        self.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+    }
+}
+
+/// Which queries, with which parameters (queries, query, power, throughput).
+#[derive(clap::Args, Debug, Clone)]
+struct ParamArgs {
+    /// 1-22, ranges and variants: 1-22,2-opt,20-opt0 [1-22]
+    #[arg(long, value_name = "LIST")]
+    queries: Option<String>,
+    /// Parameters drawn as qgen does from seed N [1]
+    #[arg(long, value_name = "N", value_parser = seed)]
+    seed: Option<u64>,
+    /// The specification's validation parameters instead
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--validation"))]
+    validation: Option<bool>,
+    #[command(flatten)]
+    sf: ScaleFactor,
+    /// Templates N.sql / N-VARIANT.sql (qgen syntax, :1.. placeholders) overriding the built-in queries
+    #[arg(long, value_name = "DIR")]
+    query_dir: Option<PathBuf>,
+}
+
+/// How queries run (query, power, throughput).
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    params: ParamArgs,
+    /// Stop a query on the server after this long; it is reported as >SECONDS, never averaged
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
+    /// Unmeasured runs of each query first [0]
+    #[arg(long, value_name = "N", value_parser = whole("--warmups"))]
+    warmups: Option<u32>,
+    /// Measured runs of each query [1]
+    #[arg(long, value_name = "N", value_parser = whole("--repeats"))]
+    repeats: Option<u32>,
+    /// How repeats become the figure [average]
+    #[arg(long, value_name = "average|min-max|best-plan", value_parser = parse_method)]
+    method: Option<Method>,
+    /// Capture each query's EXPLAIN [yes]
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--explain"))]
+    explain: Option<bool>,
+    /// The report on stdout: text or json [text]
+    #[arg(long = "format", value_name = "text|json", value_parser = parse_json_format)]
+    json: Option<bool>,
+}
+
+/// `--refresh` of power and throughput.
+#[derive(clap::Args, Debug)]
+struct RefreshArg {
+    /// Run the refresh functions RF1 and RF2 [no]
+    #[arg(long, value_name = "yes|no", num_args = 0..=1, default_missing_value = "yes", value_parser = yes_no("--refresh"))]
+    refresh: Option<bool>,
+}
+
+/// `--tables`' list (a newtype: clap reads a `Vec` as a repeated option).
+#[derive(Debug, Clone)]
+struct Tables(Vec<Table>);
 
 /// The scale factors dbbench generates: `tpchgen` needs at least one
 /// supplier (10 000 × SF rows; below that it divides by zero), and the
@@ -106,98 +266,133 @@ const MAX_PARTS: usize = 100_000;
 /// Most query streams of a throughput test (`--streams`).
 const MAX_STREAMS: usize = 1000;
 
-/// Options common to the `tpch` subcommands, parsed from `--name=value`.
-#[derive(Debug, Default)]
-struct Args {
-    /// `--name=value` pairs of the subcommand, in order.
-    opts: Vec<(String, String)>,
+fn parse_sf(v: &str) -> Result<f64, String> {
+    let sf = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0);
+    check_scale_factor(sf.ok_or_else(|| format!("--sf={v}: not a positive number"))?)
 }
 
-impl Args {
-    fn parse(args: &[String]) -> Result<Args, String> {
-        let mut opts = Vec::new();
-        for a in args {
-            let Some(body) = a.strip_prefix("--") else {
-                return Err(format!("unexpected argument '{a}'; options are --name=value (see `dbbench tpch --help`)"));
-            };
-            let (k, v) = body.split_once('=').unwrap_or((body, ""));
-            opts.push((k.replace('_', "-"), v.to_string()));
+/// A whole number option from 1 to `max`.
+fn count(option: &'static str, max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |v: &str| {
+        v.parse::<usize>()
+            .ok()
+            .filter(|x| (1..=max).contains(x))
+            .ok_or_else(|| format!("{option}={v}: use a whole number from 1 to {max}"))
+    }
+}
+
+/// A whole number option that may be 0.
+fn whole(option: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    move |v: &str| v.parse::<u32>().map_err(|_| format!("{option}={v}: not a whole number"))
+}
+
+/// A yes/no option.
+fn yes_no(option: &'static str) -> impl Fn(&str) -> Result<bool, String> + Clone {
+    move |v: &str| match v {
+        "yes" | "on" | "true" | "1" | "" => Ok(true),
+        "no" | "off" | "false" | "0" => Ok(false),
+        v => Err(format!("{option}={v}: use yes or no")),
+    }
+}
+
+/// `--seed`: the lab passes its experiment seed, a u64.
+fn seed(v: &str) -> Result<u64, String> {
+    v.parse::<u64>().map_err(|_| format!("--seed={v}: not a whole number"))
+}
+
+fn parse_timeout(v: &str) -> Result<Duration, String> {
+    let t = v
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("--timeout={v}: not a positive number"))?;
+    Duration::try_from_secs_f64(t)
+        .ok()
+        .filter(|d| d.as_secs() <= 366 * 86400)
+        .ok_or_else(|| format!("--timeout={t}: more than a year; give seconds, e.g. --timeout=7200"))
+}
+
+fn parse_method(m: &str) -> Result<Method, String> {
+    match m {
+        "average" => Ok(Method::Average),
+        "min-max" => Ok(Method::MinMax),
+        "best-plan" => Ok(Method::BestPlan),
+        m => Err(format!("--method={m}: use average, min-max or best-plan")),
+    }
+}
+
+fn parse_json_format(f: &str) -> Result<bool, String> {
+    match f {
+        "text" => Ok(false),
+        "json" => Ok(true),
+        f => Err(format!("--format={f}: use text or json")),
+    }
+}
+
+fn parse_line_format(f: &str) -> Result<gen::LineFormat, String> {
+    match f {
+        "tbl" => Ok(gen::LineFormat::Tbl),
+        "csv" => Ok(gen::LineFormat::Csv),
+        f => Err(format!("--format={f}: use tbl or csv")),
+    }
+}
+
+fn parse_keys(k: &str) -> Result<load::Keys, String> {
+    match k {
+        "before" => Ok(load::Keys::Before),
+        "after" => Ok(load::Keys::After),
+        k => Err(format!("--keys={k}: use before or after")),
+    }
+}
+
+fn parse_dialect(d: &str) -> Result<Dialect, String> {
+    match d {
+        "mysql" | "mariadb" => Ok(Dialect::Mysql),
+        "pgsql" | "postgresql" => Ok(Dialect::Pgsql),
+        "sqlite" => Ok(Dialect::Sqlite),
+        d => Err(format!("--dialect={d}: use mysql, pgsql or sqlite")),
+    }
+}
+
+/// `--tables`: a comma-separated list of table names, or all.
+fn parse_tables(list: &str) -> Result<Tables, String> {
+    if list.is_empty() || list == "all" {
+        return Ok(Tables(TABLES.to_vec()));
+    }
+    list.split(',')
+        .map(|t| {
+            Table::parse(t.trim()).ok_or_else(|| {
+                format!("--tables: '{t}' is not a TPC-H table (region, nation, supplier, customer, part, partsupp, orders, lineitem)")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Tables)
+}
+
+/// The subcommands that connect take the engine's connection options,
+/// declared once as its `OptionSpec`s (`--db-driver`, `--mysql-*`, ...).
+const CONNECTING: [&str; 4] = ["load", "query", "power", "throughput"];
+
+/// `dbbench tpch`'s definition with the connection options added.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Args::command().mut_subcommands(|s| {
+        if CONNECTING.contains(&s.get_name()) {
+            s.args(crate::subcommand::connection_args())
+        } else {
+            s
         }
-        Ok(Args { opts })
-    }
-
-    /// The last value of `--name`, if given.
-    fn get(&self, name: &str) -> Option<&str> {
-        self.opts.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    /// Fails on options no subcommand of this kind knows.
-    fn check_known(&self, known: &[&str], sub: &str) -> Result<(), String> {
-        match self.opts.iter().find(|(k, _)| !known.contains(&k.as_str())) {
-            Some((k, _)) => Err(format!("unknown option --{k} for `tpch {sub}`; see `dbbench tpch --help`")),
-            None => Ok(()),
-        }
-    }
-
-    /// A positive number option.
-    fn number(&self, name: &str) -> Result<Option<f64>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .map(Some)
-                .ok_or_else(|| format!("--{name}={v}: not a positive number")),
-        }
-    }
-
-    /// A whole number option from 1 to `max`.
-    fn count(&self, name: &str, max: usize) -> Result<Option<usize>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|x| (1..=max).contains(x))
-                .map(Some)
-                .ok_or_else(|| format!("--{name}={v}: use a whole number from 1 to {max}")),
-        }
-    }
-
-    /// `--sf`, range-checked, if given.
-    fn sf(&self) -> Result<Option<f64>, String> {
-        self.number("sf")?.map(check_scale_factor).transpose()
-    }
-
-    /// `--sf`: required, in [`SF_RANGE`].
-    fn scale_factor(&self) -> Result<f64, String> {
-        self.sf()?
-            .ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".to_string())
-    }
-
-    /// `--tables`: a comma-separated list of table names, or all.
-    fn tables(&self) -> Result<Vec<Table>, String> {
-        match self.get("tables") {
-            None | Some("") | Some("all") => Ok(TABLES.to_vec()),
-            Some(list) => list
-                .split(',')
-                .map(|t| Table::parse(t.trim()).ok_or_else(|| format!("--tables: '{t}' is not a TPC-H table (region, nation, supplier, customer, part, partsupp, orders, lineitem)")))
-                .collect(),
-        }
-    }
-
-    /// `--threads`, else the number of CPUs.
-    fn threads(&self) -> Result<usize, String> {
-        Ok(self
-            .count("threads", MAX_THREADS)?
-            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)))
-    }
+    })
 }
 
 /// Entry point for `dbbench tpch ARGS...`.
 pub fn cli_main(args: &[String]) -> ExitCode {
-    match run(args) {
+    let (args, matches) = match crate::subcommand::parse_with::<Args>("tpch", args, command()) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    let connection = matches.subcommand().map(|(_, m)| crate::subcommand::connection_values(m)).unwrap_or_default();
+    match run(args.command, &connection) {
         Ok(code) => code.into(),
         Err(e) => {
             crate::progress::clear_line();
@@ -207,89 +402,26 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<Exit, String> {
-    let Some(sub) = args.first() else {
-        eprint!("{HELP}");
-        return Ok(Exit::Error);
-    };
-    if matches!(sub.as_str(), "--help" | "-h" | "help") {
-        crate::term::print_out(HELP);
-        return Ok(Exit::Ok);
-    }
-    // `query N` and `check FILES` take positional arguments; the others only options.
-    let options = || Args::parse(&args[1..]);
-    match sub.as_str() {
-        "gen" => gen_files(&options()?),
-        "load" => load_cmd(&options()?),
-        "queries" => queries_cmd(&options()?),
-        "query" => {
-            let Some(q) = args.get(1).filter(|q| !q.starts_with("--")) else {
-                return Err(
-                    "`tpch query` needs the query: dbbench tpch query N [options] (N: 1-22 or N-VARIANT)".into()
-                );
-            };
-            let a = Args::parse(&args[2..])?;
-            run_cmd(&a, Test::Query(QueryId::parse_list(q)?.remove(0)))
+fn run(command: TpchCommand, connection: &[String]) -> Result<Exit, String> {
+    match command {
+        TpchCommand::Gen(a) => gen_files(&a),
+        TpchCommand::Load(a) => load_cmd(&a, connection),
+        TpchCommand::Queries(a) => queries_cmd(&a),
+        TpchCommand::Query { query, stream, run } => {
+            run_cmd(&run, connection, Test::Query(QueryId::parse_list(&query)?.remove(0), stream.unwrap_or(0)))
         }
-        "power" => run_cmd(&options()?, Test::Power),
-        "throughput" => run_cmd(&options()?, Test::Throughput),
-        "check" => check_cmd(&args[1..]),
-        other => Err(format!("unknown tpch command '{other}'; see `dbbench tpch --help`")),
-    }
-}
-
-/// Options `tpch` reads itself; everything else is a connection option.
-const RUN_OPTIONS: &[&str] = &[
-    "queries",
-    "seed",
-    "validation",
-    "sf",
-    "timeout",
-    "warmups",
-    "repeats",
-    "method",
-    "explain",
-    "query-dir",
-    "format",
-    "refresh",
-    "streams",
-    "stream",
-];
-
-impl Args {
-    /// The connection options (`--db-driver=...`, `--mysql-...`): those not in `own`.
-    fn driver_args(&self, own: &[&str]) -> Vec<String> {
-        self.opts.iter().filter(|(k, _)| !own.contains(&k.as_str())).map(|(k, v)| format!("--{k}={v}")).collect()
-    }
-
-    /// A yes/no option.
-    fn yes_no(&self, name: &str, default: bool) -> Result<bool, String> {
-        match self.get(name) {
-            None => Ok(default),
-            Some("yes" | "on" | "true" | "1" | "") => Ok(true),
-            Some("no" | "off" | "false" | "0") => Ok(false),
-            Some(v) => Err(format!("--{name}={v}: use yes or no")),
+        TpchCommand::Power { run, refresh } => run_cmd(&run, connection, Test::Power(refresh.refresh.unwrap_or(false))),
+        TpchCommand::Throughput { streams, run, refresh } => {
+            let s = streams.ok_or("--streams=S is required for the throughput test")?;
+            run_cmd(&run, connection, Test::Throughput(s as u32, refresh.refresh.unwrap_or(false)))
         }
-    }
-
-    /// A whole number option that may be 0.
-    fn whole(&self, name: &str, default: u32) -> Result<u32, String> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(v) => v.parse::<u32>().map_err(|_| format!("--{name}={v}: not a whole number")),
-        }
+        TpchCommand::Check { files } => check_cmd(&files),
     }
 }
 
 /// The driver and dialect the connection options name.
 fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect), String> {
-    let driver = crate::connect::driver(args).map_err(|e| {
-        if e.starts_with("invalid connection option") {
-            format!("{e} (nor a tpch option; see `dbbench tpch --help`)")
-        } else {
-            e
-        }
-    })?;
+    let driver = crate::connect::driver(args)?;
     let dialect =
         Dialect::of_driver(driver.name()).ok_or_else(|| format!("no TPC-H dialect for driver {}", driver.name()))?;
     Ok((driver, dialect))
@@ -300,7 +432,6 @@ fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::
 /// `postgres` maintenance database). Some(name) when it created one; an
 /// account that may not create databases gets one line saying so.
 fn create_missing_database(
-    a: &Args,
     args: &[String],
     driver: &std::sync::Arc<dyn crate::driver::Driver>,
 ) -> Result<Option<String>, String> {
@@ -311,8 +442,9 @@ fn create_missing_database(
         // Any other failure is load's to report, as before.
         _ => return Ok(None),
     };
-    let name = a.get(option).unwrap_or("sbtest");
-    let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&format!("--{option}="))).cloned().collect();
+    let prefix = format!("--{option}=");
+    let name = args.iter().rev().find_map(|x| x.strip_prefix(&prefix)).unwrap_or("sbtest");
+    let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&prefix)).cloned().collect();
     other.push(format!("--{option}={maintenance}"));
     let mut conn = crate::connect::driver(&other)?
         .connect()
@@ -325,24 +457,19 @@ fn create_missing_database(
 }
 
 /// `tpch load`.
-fn load_cmd(a: &Args) -> Result<Exit, String> {
-    let own = ["sf", "keys", "indexes", "foreign-keys", "analyze", "engine", "threads"];
-    let (driver, dialect) = connect_driver(&a.driver_args(&own))?;
-    if let Some(db) = create_missing_database(a, &a.driver_args(&own), &driver)? {
+fn load_cmd(a: &LoadArgs, connection: &[String]) -> Result<Exit, String> {
+    let (driver, dialect) = connect_driver(connection)?;
+    if let Some(db) = create_missing_database(connection, &driver)? {
         crate::term::print_out(&format!("created database '{db}'\n"));
     }
     let o = load::LoadOptions {
-        sf: a.scale_factor()?,
-        keys: match a.get("keys").unwrap_or(if dialect == Dialect::Mysql { "before" } else { "after" }) {
-            "before" => load::Keys::Before,
-            "after" => load::Keys::After,
-            k => return Err(format!("--keys={k}: use before or after")),
-        },
-        indexes: a.yes_no("indexes", true)?,
-        foreign_keys: a.yes_no("foreign-keys", false)?,
-        analyze: a.yes_no("analyze", true)?,
-        threads: a.threads()?,
-        engine: a.get("engine").map(str::to_string),
+        sf: a.sf.required()?,
+        keys: a.keys.unwrap_or(if dialect == Dialect::Mysql { load::Keys::Before } else { load::Keys::After }),
+        indexes: a.indexes.unwrap_or(true),
+        foreign_keys: a.foreign_keys.unwrap_or(false),
+        analyze: a.analyze.unwrap_or(true),
+        threads: a.threads.get(),
+        engine: a.engine.clone(),
     };
     let t = Instant::now();
     let s = load::load(&driver, &o)?;
@@ -364,64 +491,42 @@ fn load_cmd(a: &Args) -> Result<Exit, String> {
     Ok(Exit::Ok)
 }
 
-/// The run options shared by query, power and throughput.
-fn run_options(a: &Args, sf: f64) -> Result<RunOptions, String> {
-    if a.get("validation").is_some() && a.get("seed").is_some() {
+/// Where a run's parameters come from.
+fn param_source(p: &ParamArgs) -> Result<ParamSource, String> {
+    if p.validation.is_some() && p.seed.is_some() {
         return Err("--seed and --validation exclude each other".into());
     }
-    let explain = a.yes_no("explain", true)?;
-    let method = match a.get("method").unwrap_or("average") {
-        "average" => Method::Average,
-        "min-max" => Method::MinMax,
-        "best-plan" => Method::BestPlan,
-        m => return Err(format!("--method={m}: use average, min-max or best-plan")),
-    };
+    Ok(if p.validation == Some(true) { ParamSource::Validation } else { ParamSource::Seed(p.seed.unwrap_or(1)) })
+}
+
+/// The run options shared by query, power and throughput.
+fn run_options(a: &RunArgs, sf: f64) -> Result<RunOptions, String> {
+    let explain = a.explain.unwrap_or(true);
+    let method = a.method.unwrap_or(Method::Average);
     if method == Method::BestPlan && !explain {
         return Err("--method=best-plan groups repeats by their plan: it needs --explain=yes".into());
     }
     Ok(RunOptions {
-        params: if a.yes_no("validation", false)? {
-            ParamSource::Validation
-        } else {
-            // The lab passes its experiment seed, a u64.
-            ParamSource::Seed(match a.get("seed") {
-                None => 1,
-                Some(v) => v.parse::<u64>().map_err(|_| format!("--seed={v}: not a whole number"))?,
-            })
-        },
-        timeout: match a.number("timeout")? {
-            None => None,
-            Some(t) => Some(
-                Duration::try_from_secs_f64(t)
-                    .ok()
-                    .filter(|d| d.as_secs() <= 366 * 86400)
-                    .ok_or_else(|| format!("--timeout={t}: more than a year; give seconds, e.g. --timeout=7200"))?,
-            ),
-        },
-        warmups: a.whole("warmups", 0)?,
-        repeats: a.whole("repeats", 1)?.max(1),
+        params: param_source(&a.params)?,
+        timeout: a.timeout,
+        warmups: a.warmups.unwrap_or(0),
+        repeats: a.repeats.unwrap_or(1).max(1),
         method,
         explain,
-        query_dir: a.get("query-dir").map(PathBuf::from),
+        query_dir: a.params.query_dir.clone(),
         sf,
     })
 }
 
 /// `tpch queries`: the substituted SQL, without a database.
-fn queries_cmd(a: &Args) -> Result<Exit, String> {
-    a.check_known(&["dialect", "queries", "seed", "validation", "stream", "sf", "query-dir"], "queries")?;
-    let dialect = match a.get("dialect").unwrap_or("mysql") {
-        "mysql" | "mariadb" => Dialect::Mysql,
-        "pgsql" | "postgresql" => Dialect::Pgsql,
-        "sqlite" => Dialect::Sqlite,
-        d => return Err(format!("--dialect={d}: use mysql, pgsql or sqlite")),
-    };
-    let o = run_options(a, a.sf()?.unwrap_or(1.0))?;
-    let stream = a.whole("stream", 0)?;
+fn queries_cmd(a: &QueriesArgs) -> Result<Exit, String> {
+    let dialect = a.dialect.unwrap_or(Dialect::Mysql);
+    let (params, sf) = (param_source(&a.params)?, a.params.sf.sf.unwrap_or(1.0));
+    let stream = a.stream.unwrap_or(0);
     let mut out = String::new();
-    for q in run::stream_queries(&QueryId::parse_list(a.get("queries").unwrap_or("1-22"))?, stream) {
-        let p = run::parameters(q.number, o.params, o.sf, stream);
-        let text = queries::substitute(&run::template(&q, dialect, o.query_dir.as_deref())?, &p, stream)
+    for q in run::stream_queries(&QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22"))?, stream) {
+        let p = run::parameters(q.number, params, sf, stream);
+        let text = queries::substitute(&run::template(&q, dialect, a.params.query_dir.as_deref())?, &p, stream)
             .map_err(|e| format!("{}: {e}", q.label()))?;
         out.push_str(&format!("-- {} {} (stream {stream})\n", q.label(), queries::name(q.number)));
         for sql in text.before.iter().chain([&text.query]).chain(&text.after) {
@@ -436,9 +541,12 @@ fn queries_cmd(a: &Args) -> Result<Exit, String> {
 
 /// Which test `run_cmd` runs.
 enum Test {
-    Query(QueryId),
-    Power,
-    Throughput,
+    /// The query and its stream.
+    Query(QueryId, u32),
+    /// With the refresh functions or not.
+    Power(bool),
+    /// Streams, and with the refresh stream or not.
+    Throughput(u32, bool),
 }
 
 fn fmt_secs(r: &QueryResult, timeout: Option<Duration>) -> String {
@@ -451,11 +559,11 @@ fn fmt_secs(r: &QueryResult, timeout: Option<Duration>) -> String {
 }
 
 /// `tpch query`, `tpch power`, `tpch throughput`.
-fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
-    let (driver, dialect) = connect_driver(&a.driver_args(RUN_OPTIONS))?;
+fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> Result<Exit, String> {
+    let (driver, dialect) = connect_driver(connection)?;
     let mut conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
     let server_version = conn.server_version();
-    let sf = match a.sf()? {
+    let sf = match a.params.sf.sf {
         Some(sf) => sf,
         None => load::loaded_scale_factor(&mut *conn).ok_or_else(|| {
             format!(
@@ -465,26 +573,22 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
         })?,
     };
     let o = run_options(a, sf)?;
-    let refresh = a.yes_no("refresh", false)?;
-    let json_out = match a.get("format").unwrap_or("text") {
-        "text" => false,
-        "json" => true,
-        f => return Err(format!("--format={f}: use text or json")),
-    };
-    let chosen = QueryId::parse_list(a.get("queries").unwrap_or("1-22"))?;
+    let json_out = a.json.unwrap_or(false);
+    let chosen = QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22"))?;
     let mut started = Instant::now();
     let mut streams: Vec<(u32, Vec<QueryResult>, f64)> = Vec::new();
     let mut refreshes: Vec<document::RefreshRun> = Vec::new();
     let mut rf_times: Vec<Option<f64>> = Vec::new();
+    let refresh = matches!(test, Test::Power(true) | Test::Throughput(_, true));
     let (kind, n_streams) = match &test {
-        Test::Query(q) => {
-            let stream = a.whole("stream", 0)?;
+        Test::Query(q, stream) => {
+            let stream = *stream;
             let t = Instant::now();
             let r = run::run_query(&mut *conn, dialect, q, stream, &o)?;
             streams.push((stream, vec![r], t.elapsed().as_secs_f64()));
             ("query", 1)
         }
-        Test::Power => {
+        Test::Power(_) => {
             let set = if refresh { Some(next_refresh_set(&mut *conn)?) } else { None };
             if let Some(u) = set {
                 let data = refresh::rf1_data(sf, u);
@@ -507,8 +611,7 @@ fn run_cmd(a: &Args, test: Test) -> Result<Exit, String> {
             }
             ("power", 1)
         }
-        Test::Throughput => {
-            let s = a.count("streams", MAX_STREAMS)?.ok_or("--streams=S is required for the throughput test")? as u32;
+        &Test::Throughput(s, _) => {
             // The refresh stream's rows are generated before the clock starts
             // (the specification times the SQL, and generating would take a core
             // from the query streams).
@@ -777,18 +880,13 @@ fn check_cmd(files: &[String]) -> Result<Exit, String> {
 
 /// `tpch gen`: every (table, part) a job for a pool of generator threads,
 /// each writing its own file.
-fn gen_files(a: &Args) -> Result<Exit, String> {
-    a.check_known(&["sf", "dir", "format", "parts", "tables", "threads"], "gen")?;
-    let sf = a.scale_factor()?;
-    let dir = PathBuf::from(a.get("dir").unwrap_or("."));
-    let format = match a.get("format").unwrap_or("tbl") {
-        "tbl" => gen::LineFormat::Tbl,
-        "csv" => gen::LineFormat::Csv,
-        f => return Err(format!("--format={f}: use tbl or csv")),
-    };
-    let parts = a.count("parts", MAX_PARTS)?.unwrap_or(1) as i32;
-    let tables = a.tables()?;
-    let threads = a.threads()?;
+fn gen_files(a: &GenArgs) -> Result<Exit, String> {
+    let sf = a.sf.required()?;
+    let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let format = a.format.unwrap_or(gen::LineFormat::Tbl);
+    let parts = a.parts.unwrap_or(1) as i32;
+    let tables = a.tables.clone().map_or_else(|| TABLES.to_vec(), |t| t.0);
+    let threads = a.threads.get();
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
     let jobs: Vec<(Table, i32)> = tables
         .iter()
