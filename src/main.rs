@@ -4,6 +4,7 @@
 mod alloc;
 mod cli;
 mod clock;
+mod completions;
 mod connect;
 mod driver;
 mod dsn;
@@ -106,7 +107,7 @@ fn subcommand(name: &str) -> Option<Subcommand> {
         "compare" => report::compare::cli_main,
         "tpch" => tpch::cli_main,
         "querydiff" => querydiff::cli_main,
-        "completions" => subcommand::completions_main,
+        "completions" => completions::completions_main,
         _ => return None,
     })
 }
