@@ -451,12 +451,52 @@ impl ClientStats {
         std::array::from_fn(|i| self.at_event_start[i].load(Ordering::Relaxed))
     }
 
-    /// Records an event that ended at `end_ns` (ns of [`crate::clock`]):
-    /// counts it in the period of `grid` that contains `end_ns`, with its
-    /// latency (and, under `--rate`, its service time).
+    /// Records an event that ends now: counts it in the period of `grid`
+    /// that contains this moment, with its latency from `intended_ns` (and,
+    /// under `--rate`, its service time from `service_from_ns`; both ns of
+    /// [`crate::clock`]).
+    ///
+    /// The clock is read with the lock held, not before taking it: a client
+    /// descheduled between reading the clock and recording (on an
+    /// overloaded host, for seconds) would otherwise record an event that
+    /// ended before a boundary after the collector had taken that boundary's
+    /// figures, and the event would count in a later interval than its own.
+    /// Read under the lock, the event ends after any collection that came
+    /// before it: each interval counts exactly the events that ended in it.
+    /// The latency then includes the wait for the lock (uncontended: a few
+    /// ns; contended: the collector's short hold), time the client did
+    /// spend before its event was done.
     #[inline]
-    pub fn record_event(&self, grid: &Grid, end_ns: u64, latency_ns: u64, service_ns: Option<u64>) {
+    pub fn record_event(&self, grid: &Grid, intended_ns: u64, service_from_ns: Option<u64>) {
         let mut p = self.periods();
+        let end_ns = crate::clock::now_ns();
+        let service = service_from_ns.map(|s| end_ns.saturating_sub(s));
+        let surplus = self.record_locked(&mut p, grid, end_ns, end_ns.saturating_sub(intended_ns), service);
+        // Freed here, after the lock: see `Periods::spare`.
+        drop(p);
+        drop(surplus);
+    }
+
+    /// [`ClientStats::record_event`] at a given end (tests: chosen times).
+    #[cfg(test)]
+    fn record_event_at(&self, grid: &Grid, end_ns: u64, latency_ns: u64, service_ns: Option<u64>) {
+        let mut p = self.periods();
+        let surplus = self.record_locked(&mut p, grid, end_ns, latency_ns, service_ns);
+        drop(p);
+        drop(surplus);
+    }
+
+    /// Records an event that ended at `end_ns`, under the lock; returns a
+    /// surplus spare slot for the caller to free after releasing the lock.
+    #[inline]
+    fn record_locked(
+        &self,
+        p: &mut Periods,
+        grid: &Grid,
+        end_ns: u64,
+        latency_ns: u64,
+        service_ns: Option<u64>,
+    ) -> Option<Slot> {
         let mut surplus = None;
         if end_ns >= p.cur_end {
             p.roll(self.counts_at_event_start(), grid, end_ns);
@@ -471,9 +511,7 @@ impl ClientStats {
         if let Some(s) = service_ns {
             p.cur.service.record(s);
         }
-        // Freed here, after the lock: see `Periods::spare`.
-        drop(p);
-        drop(surplus);
+        surplus
     }
 
     /// The periods, locked. Nothing panics while holding the lock, and the
@@ -494,12 +532,8 @@ impl ClientStats {
     /// latest restart (its statements belong to where it will end; an event
     /// that keeps failing still shows its errors).
     ///
-    /// Periods that end at or before `reported` (a boundary whose line is
-    /// already out without them: see [`Collector::collect`]) are deferred;
-    /// returns how many events they held.
-    fn take(&self, p: &mut Periods, grid: &Grid, b: u64, reported: u64, into: &mut Period, share: &mut Share) -> u64 {
-        let mut deferred = 0;
-        let mut add = |counts: &Counts, slot: &Slot, end: u64, into: &mut Period| {
+    fn take(&self, p: &mut Periods, grid: &Grid, b: u64, into: &mut Period, share: &mut Share) {
+        let mut add = |counts: &Counts, slot: &Slot, into: &mut Period| {
             for (t, c) in into.counts.iter_mut().zip(counts) {
                 *t += c;
             }
@@ -509,13 +543,10 @@ impl ClientStats {
             share.time_ns += sum;
             share.min_ns = share.min_ns.min(min);
             share.max_ns = share.max_ns.max(max);
-            if end <= reported {
-                deferred += n;
-            }
         };
         while p.closed.front().is_some_and(|c| c.end <= b) {
             if let Some(mut c) = p.closed.pop_front() {
-                add(&c.counts, &c.slot, c.end, into);
+                add(&c.counts, &c.slot, into);
                 // Never dropped here: see `Periods::spare`.
                 c.slot.clear();
                 p.spare.push(c.slot);
@@ -528,12 +559,11 @@ impl ClientStats {
                 self.counts()
             };
             let delta = p.advance(now);
-            add(&delta, &p.cur, p.cur_end, into);
+            add(&delta, &p.cur, into);
             p.cur.clear();
             p.cur_end = grid.next_after(b);
         }
         p.collected_through = p.collected_through.max(b);
-        deferred
     }
 }
 
@@ -593,24 +623,8 @@ pub struct Collector {
     /// Clients whose lock was held when tried (kept: no allocation while
     /// collecting).
     busy: Vec<usize>,
-    /// The latest boundary collected: a line for it is out.
-    reported: u64,
-    /// See [`Collector::deferred`].
-    deferred: Deferred,
     /// See [`Collector::longest_event_ns`].
     longest_ns: u64,
-}
-
-/// Figures a line went out without because their client held its lock past
-/// the line's deadline (see [`Collector::collect`]).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Deferred {
-    /// Boundaries whose line went out without some client's figures.
-    pub boundaries: u64,
-    /// Times a client's figures were left for the next boundary.
-    pub clients: u64,
-    /// Events counted one or more intervals after the one they ended in.
-    pub events: u64,
 }
 
 impl Collector {
@@ -624,8 +638,6 @@ impl Collector {
             shares,
             scratch: Period::preallocated(),
             busy,
-            reported: 0,
-            deferred: Deferred::default(),
             longest_ns: 0,
         }
     }
@@ -634,73 +646,37 @@ impl Collector {
     /// `grid` ending at or before boundary `b` and not collected yet
     /// (u64::MAX: everything); also to the cumulative figures.
     ///
-    /// A client holds its lock only while it records an event, for a few
-    /// hundred instructions, but a client preempted inside that section on
-    /// an overloaded host keeps it until the scheduler runs it again: at
-    /// 4096 PostgreSQL clients on 2 CPUs, measured up to 4.9 s for one
-    /// client, 5.4 s per boundary in all. So clients that are free are
-    /// taken first; busy ones are retried until `give_up_ns` (clock ns), and
-    /// those still busy then are left for the next boundary: their figures
-    /// count in the next line, and [`Collector::deferred`] says how many.
-    /// `None` waits for every client: at the end of the run and at a reset
-    /// (end of warmup, checkpoint), which must not let figures cross it.
-    pub fn collect(&mut self, grid: &Grid, b: u64, into: &mut Period, give_up_ns: Option<u64>) {
+    /// Waits for every client: a client holds its lock only while it
+    /// records an event, for a few hundred instructions, but one preempted
+    /// inside that section on an overloaded host keeps it until the
+    /// scheduler runs it again (at 4096 PostgreSQL clients on 2 CPUs,
+    /// measured up to 4.9 s for one client). Free clients are taken first,
+    /// so that the busy ones run meanwhile and the waits overlap rather than
+    /// add up; then the busy ones, blocking. A line that went out without
+    /// them would count their events in a later interval (tried: 11,927
+    /// events moved at 512 PostgreSQL clients).
+    pub fn collect(&mut self, grid: &Grid, b: u64, into: &mut Period) {
         self.scratch.clear();
         let p = &mut self.scratch;
-        let reported = self.reported;
-        let mut deferred_events = 0;
         let mut busy = std::mem::take(&mut self.busy);
         busy.clear();
-        busy.extend(0..self.clients.len());
-        let mut first = true;
-        loop {
-            busy.retain(|&i| {
-                let c = &self.clients[i];
-                let mut g = match c.periods.try_lock() {
-                    Ok(g) => g,
-                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-                    Err(std::sync::TryLockError::WouldBlock) => return true,
-                };
-                deferred_events += c.take(&mut g, grid, b, reported, p, &mut self.shares[i]);
-                false
-            });
-            if busy.is_empty() {
-                break;
-            }
-            match give_up_ns {
-                Some(t) if crate::clock::now_ns() >= t => break,
-                Some(_) => {
-                    // Not a blocking lock: the holder may not run for
-                    // seconds, and the deadline must hold.
-                    std::thread::sleep(std::time::Duration::from_micros(if first { 50 } else { 500 }));
+        for (i, c) in self.clients.iter().enumerate() {
+            match c.periods.try_lock() {
+                Ok(mut g) => c.take(&mut g, grid, b, p, &mut self.shares[i]),
+                Err(std::sync::TryLockError::Poisoned(e)) => {
+                    c.take(&mut e.into_inner(), grid, b, p, &mut self.shares[i])
                 }
-                None => {
-                    for &i in &busy {
-                        let c = &self.clients[i];
-                        deferred_events += c.take(&mut c.periods(), grid, b, reported, p, &mut self.shares[i]);
-                    }
-                    busy.clear();
-                    break;
-                }
+                Err(std::sync::TryLockError::WouldBlock) => busy.push(i),
             }
-            first = false;
         }
-        if !busy.is_empty() {
-            self.deferred.boundaries += 1;
-            self.deferred.clients += busy.len() as u64;
+        for &i in &busy {
+            let c = &self.clients[i];
+            c.take(&mut c.periods(), grid, b, p, &mut self.shares[i]);
         }
-        self.deferred.events += deferred_events;
         self.busy = busy;
-        self.reported = self.reported.max(b);
         self.longest_ns = self.longest_ns.max(p.latency.max_ns);
         self.cumulative.merge(p);
         into.merge(p);
-    }
-
-    /// What lines went out without (see [`Collector::collect`]); the totals
-    /// include it.
-    pub fn deferred(&self) -> Deferred {
-        self.deferred
     }
 
     /// Starts the cumulative figures and the clients' shares afresh (end of
@@ -779,7 +755,7 @@ mod tests {
 
     fn collect(col: &mut Collector, g: &Grid, b: u64) -> Period {
         let mut p = Period::default();
-        col.collect(g, b, &mut p, None);
+        col.collect(g, b, &mut p);
         p
     }
 
@@ -804,13 +780,13 @@ mod tests {
         let c = Arc::new(ClientStats::default());
         let mut col = Collector::new(vec![c.clone()]);
         c.mark_event_start();
-        c.record_event(&g, 10 * S + 1, 1_000_000, None);
+        c.record_event_at(&g, 10 * S + 1, 1_000_000, None);
         let p = collect(&mut col, &g, 11 * S);
         assert_eq!(p.latency.count, 1);
         assert!(p.latency.histogram().is_some());
         assert!(c.periods().cur.latency.folded.histogram().is_none());
         c.mark_event_start();
-        c.record_event(&g, 11 * S + 1, 1_000_000, None);
+        c.record_event_at(&g, 11 * S + 1, 1_000_000, None);
         assert!(c.periods().closed.iter().all(|p| p.slot.latency.folded.histogram().is_none()));
     }
 
@@ -877,14 +853,14 @@ mod tests {
         let mut col = Collector::new(vec![c.clone()]);
         c.inc(Counter::Read);
         c.mark_event_start();
-        c.record_event(&g, 10 * S + 5, 5_000_000, None);
+        c.record_event_at(&g, 10 * S + 5, 5_000_000, None);
         let p = collect(&mut col, &g, 11 * S);
         assert_eq!(p.get(Counter::Read), 1);
         assert_eq!(p.latency.count, 1);
         col.reset();
         c.inc(Counter::Write);
         c.mark_event_start();
-        c.record_event(&g, 11 * S + 5, 7_000_000, None);
+        c.record_event_at(&g, 11 * S + 5, 7_000_000, None);
         let i = collect(&mut col, &g, 12 * S);
         assert_eq!(i.get(Counter::Read), 0);
         assert_eq!(i.get(Counter::Write), 1);
@@ -913,7 +889,7 @@ mod tests {
                 for j in 0..=k {
                     c.inc(Counter::Read);
                     c.mark_event_start();
-                    c.record_event(&g, (10 + k) * S + (j + 1) * S / 8 + i as u64, 1_000 * (k + 1), None);
+                    c.record_event_at(&g, (10 + k) * S + (j + 1) * S / 8 + i as u64, 1_000 * (k + 1), None);
                 }
             }
         }
@@ -944,12 +920,12 @@ mod tests {
         let c = Arc::new(ClientStats::default());
         let mut col = Collector::new(vec![c.clone()]);
         c.mark_event_start();
-        c.record_event(&g, 10 * S + 1, 10, None);
+        c.record_event_at(&g, 10 * S + 1, 10, None);
         assert_eq!(collect(&mut col, &g, 11 * S).get(Counter::Event), 1);
         c.mark_event_start();
-        c.record_event(&g, 11 * S - 1, 20, None);
+        c.record_event_at(&g, 11 * S - 1, 20, None);
         c.mark_event_start();
-        c.record_event(&g, 11 * S + 1, 30, None);
+        c.record_event_at(&g, 11 * S + 1, 30, None);
         let p = collect(&mut col, &g, 12 * S);
         assert_eq!((p.get(Counter::Event), p.latency.count), (2, 2));
         assert_eq!(col.late_events(), 1);
@@ -957,55 +933,74 @@ mod tests {
     }
 
     /// A client that holds its lock when a line is due (preempted while
-    /// recording an event, on an overloaded host) does not hold the line
-    /// back past its deadline: its figures count in the next line, counted
-    /// as deferred, and the totals stay exact. Without a deadline (a reset,
-    /// the end) the collector waits for it.
+    /// recording an event, on an overloaded host): the line waits for it,
+    /// and counts its events in their own interval.
     #[test]
-    fn a_client_holding_its_lock_past_the_deadline_is_counted_in_the_next_line() {
+    fn a_line_waits_for_a_client_holding_its_lock() {
         let g = grid();
         let (free, stuck) = (Arc::new(ClientStats::default()), Arc::new(ClientStats::default()));
-        let mut col = Collector::new(vec![free.clone(), stuck.clone()]);
+        let mut col = Collector::new(vec![stuck.clone(), free.clone()]);
         for c in [&free, &stuck] {
             for j in 1..=3 {
                 c.mark_event_start();
-                c.record_event(&g, 10 * S + j, 1_000, None);
+                c.record_event_at(&g, 10 * S + j, 1_000, None);
             }
         }
         let (held_tx, held_rx) = std::sync::mpsc::channel();
-        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let holder = {
             let stuck = stuck.clone();
             std::thread::spawn(move || {
                 let _g = stuck.periods();
                 held_tx.send(()).unwrap();
-                let _ = release_rx.recv();
+                std::thread::sleep(std::time::Duration::from_millis(50));
             })
         };
         held_rx.recv().unwrap();
         let started = std::time::Instant::now();
-        let mut line = Period::default();
-        col.collect(&g, 11 * S, &mut line, Some(crate::clock::now_ns() + 20_000_000));
-        let waited = started.elapsed();
-        assert!(waited >= std::time::Duration::from_millis(20), "gave up early: {waited:?}");
-        assert!(waited < std::time::Duration::from_secs(2), "waited for the holder: {waited:?}");
-        assert_eq!((line.get(Counter::Event), line.latency.count), (3, 3), "only the free client's events");
-        assert_eq!(col.deferred(), Deferred { boundaries: 1, clients: 1, events: 0 });
-        // The free client goes on; the stuck one comes back after the next
-        // boundary was due: the collector without a deadline waits for it.
-        free.mark_event_start();
-        free.record_event(&g, 11 * S + 5, 2_000, None);
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            release_tx.send(()).unwrap();
-        });
-        let next = collect(&mut col, &g, 12 * S);
+        let line = collect(&mut col, &g, 11 * S);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(40), "did not wait: {:?}", started.elapsed());
         holder.join().unwrap();
-        release.join().unwrap();
-        assert_eq!((next.get(Counter::Event), next.latency.count), (4, 4), "1 of its own, 3 deferred");
-        assert_eq!(col.deferred(), Deferred { boundaries: 1, clients: 1, events: 3 });
-        assert_eq!(col.cumulative().get(Counter::Event), 7);
-        assert_eq!(col.fairness().iter().map(|f| f.events).collect::<Vec<_>>(), vec![4, 3]);
+        assert_eq!((line.get(Counter::Event), line.latency.count), (6, 6));
+        assert_eq!(col.fairness().iter().map(|f| f.events).collect::<Vec<_>>(), vec![3, 3]);
+    }
+
+    /// A client that finishes its event while the collector holds its lock
+    /// for a boundary that has passed (on an overloaded host: descheduled
+    /// between the event's end and its recording, for seconds): the event
+    /// ends when it is recorded, after the collection, so it counts in the
+    /// next interval as its own, never as a late one. Reading the clock
+    /// before the lock counted it late (this test failed so).
+    #[test]
+    fn an_event_recorded_after_a_collection_ends_after_it() {
+        let t0 = crate::clock::now_ns();
+        let ms = 1_000_000;
+        let g = Arc::new(Grid::new(t0, t0, 20 * ms, Vec::new()));
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        let guard = c.periods();
+        // The client ends its event in the first interval and waits for
+        // the lock.
+        let recorder = {
+            let (c, g) = (c.clone(), g.clone());
+            std::thread::spawn(move || {
+                c.mark_event_start();
+                c.record_event(&g, t0, None);
+            })
+        };
+        // The collector takes the first boundary once it has passed.
+        while crate::clock::now_ns() < t0 + 25 * ms {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let mut first = Period::default();
+        let mut guard = guard;
+        c.take(&mut guard, &g, t0 + 20 * ms, &mut first, &mut Share::default());
+        drop(guard);
+        recorder.join().unwrap();
+        assert_eq!(first.get(Counter::Event), 0);
+        let second = collect(&mut col, &g, u64::MAX);
+        assert_eq!((second.get(Counter::Event), second.latency.count), (1, 1));
+        assert!(second.latency.max_ns >= 25 * ms, "latency includes the wait: {}", second.latency.max_ns);
+        assert_eq!(col.late_events(), 0);
     }
 
     /// More events in one interval than a client keeps as values: folded
@@ -1018,7 +1013,7 @@ mod tests {
         let n = RAW_MAX as u64 * 3 + 7;
         for i in 1..=n {
             c.mark_event_start();
-            c.record_event(&g, 10 * S + i, i * 1_000, None);
+            c.record_event_at(&g, 10 * S + i, i * 1_000, None);
         }
         assert!(c.periods().cur.latency.folded.histogram().is_some());
         let p = collect(&mut col, &g, 11 * S);
@@ -1050,7 +1045,7 @@ mod tests {
                     while !stop.load(Ordering::Relaxed) {
                         c.inc(Counter::Read);
                         c.mark_event_start();
-                        c.record_event(&g, crate::clock::now_ns(), 1_000 + n % 1_000, Some(500));
+                        c.record_event_at(&g, crate::clock::now_ns(), 1_000 + n % 1_000, Some(500));
                         n += 1;
                     }
                 })
