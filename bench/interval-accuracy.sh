@@ -39,6 +39,7 @@
 #                (PostgreSQL then needs pg_stat_statements preloaded and
 #                max_connections above the largest client count)
 #   KEEP [0]  1: keep the work dir (raw outputs)
+#   RUN_OPTIONS []  more options for each run (e.g. --client-threads=2)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -52,6 +53,7 @@ ENGINES=${ENGINES:-mariadb postgresql}
 TABLE_SIZE=${TABLE_SIZE:-10000}
 KEEP=${KEEP:-0}
 SERVERS_DIR=${SERVERS_DIR:-}
+read -r -a RUN_OPTIONS <<<"${RUN_OPTIONS:-}"
 
 [ -x "$DBBENCH" ] || { echo "no $DBBENCH: cargo build --release" >&2; exit 1; }
 MAX_CLIENTS=0
@@ -153,7 +155,7 @@ for engine in $ENGINES; do
         sleep 0.5
         # Only stamps lines (no fork per line): the analysis is afterwards.
         "$DBBENCH" oltp_point_select "${DRV[@]}" run --tables=1 --table-size="$TABLE_SIZE" \
-            --threads="$n" --time="$TIME" --report-interval=1 2>"$out.err" |
+            --threads="$n" --time="$TIME" --report-interval=1 ${RUN_OPTIONS[@]+"${RUN_OPTIONS[@]}"} 2>"$out.err" |
             while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$out.out"
         sleep 1.2
         # The sampler is this script's own client; its statement ends with

@@ -444,6 +444,7 @@ struct ClientOutcome {
 fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     let stats = ctl.stats[tid as usize].clone();
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
+    stats.set_os_thread(crate::priority::current_thread());
     crate::log::debug(&format!("Worker thread (#{tid}) started"));
     let lua = client_state(&ctl.shared, Phase::Worker, tid, stats.clone()).and_then(|lua| {
         if let Some(f) = script::global_fn(&lua, "thread_init") {
@@ -488,6 +489,7 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     };
     // An event that ended the loop (truthy return) or failed is not running.
     stats.in_event.store(false, Ordering::Relaxed);
+    stats.set_finished();
     out.finished = Some(Instant::now());
     // thread_done only after a clean loop; either failure stops every client.
     let r = r.map_err(|e| format!("FATAL: `thread_run' function failed: {e}")).and_then(|_| {
@@ -607,7 +609,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     }
     print_header(cfg, text);
 
-    let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::default())).collect();
+    let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::with_room())).collect();
     let rated = cfg.rate > 0.0;
     let ctl = Arc::new(Control {
         shared: shared.clone(),
@@ -724,8 +726,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // warmup, checkpoint) is handled shortly after it passes. What it
     // collects depends only on when events ended, not on when this thread
     // runs (see `stats`), so a late wake-up delays a line, never changes it.
-    raise_reporter_priority();
     let mut rep = Reporter::new(&ctl, cfg, grid, grid_start, main, stats.clone());
+    // After the clients and the generator are started: threads inherit it.
+    rep.raised = crate::priority::raise_current_thread();
+    if rep.raised {
+        rep.collector.lend_priority();
+    } else {
+        crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
+    }
     let mut next_b = grid.next_after(grid_start);
     // A boundary is collected this long after it: an event that ended just
     // before it is recorded within microseconds unless its client was
@@ -870,24 +878,6 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     status
 }
 
-/// Gives the calling (reporting) thread a higher scheduling priority than
-/// the clients where the process may (root, CAP_SYS_NICE), so that with
-/// thousands of runnable clients on a few CPUs its wake-up at each tick is
-/// not queued behind them. It needs a few ms of CPU per tick; the clients'
-/// priority, and so what is measured, stays as it is. Without the right,
-/// nothing changes: the figures do not depend on it, only when lines print.
-fn raise_reporter_priority() {
-    // SAFETY: gettid and setpriority take plain integers and touch no
-    // memory of ours; a refusal is only an error code.
-    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, REPORTER_NICE) };
-    if r != 0 {
-        crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
-    }
-}
-
-/// The reporting thread's nice value when it may raise its priority.
-const REPORTER_NICE: libc::c_int = -10;
-
 /// Shortest wait, after `--time`, for clients still in an event before the
 /// run ends without them when `--forced-shutdown` is off (the wait is twice
 /// the longest event seen, if longer).
@@ -918,6 +908,8 @@ struct Reporter<'a> {
     end_ns: u64,
     /// Rows printed later than [`Reporter::late_threshold`], and the latest.
     late_rows: u32,
+    /// Whether this thread runs at a raised priority (see `crate::priority`).
+    raised: bool,
     latest_ns: u64,
 }
 
@@ -945,6 +937,7 @@ impl<'a> Reporter<'a> {
             period_from: grid.run_ns(),
             end_ns: 0,
             late_rows: 0,
+            raised: false,
             latest_ns: 0,
         }
     }
@@ -1023,7 +1016,9 @@ impl<'a> Reporter<'a> {
         let row = IntervalRow::new(
             time,
             (b - self.row_from) as f64 / 1e9,
-            self.ctl.threads_running.load(Ordering::Relaxed),
+            // Clients running at the tick, not when the line is printed (a
+            // line printed late at the end of a run said `thds: 0`).
+            self.stats.iter().filter(|s| s.running_at(b)).count() as u32,
             &self.row,
             &self.cfg.percentiles,
             queue,

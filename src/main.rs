@@ -15,6 +15,7 @@ mod lab;
 mod log;
 mod options;
 mod output;
+mod priority;
 mod progress;
 mod querydiff;
 mod rand;

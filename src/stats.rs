@@ -23,7 +23,7 @@
 
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Statement and event counters, in sysbench's order.
@@ -317,7 +317,23 @@ struct Slot {
     service: Lat,
 }
 
+/// Event latencies a new slot has room for (8 bytes each) before it grows.
+const SLOT_ROOM: usize = 64;
+
+/// Closed and spare slots a client has room for before those lists grow:
+/// they grow only while the reporting thread runs this many periods late.
+const PERIODS_ROOM: usize = 8;
+
 impl Slot {
+    /// An empty slot with room for [`SLOT_ROOM`] event latencies. Allocated
+    /// outside the client's lock: see [`ClientStats::record_event`].
+    fn with_room() -> Slot {
+        Slot {
+            latency: Lat { raw: Vec::with_capacity(SLOT_ROOM), folded: LatencyAcc::default() },
+            service: Lat::default(),
+        }
+    }
+
     /// Empties the slot, keeping its memory for the next period.
     fn clear(&mut self) {
         self.latency.clear();
@@ -412,6 +428,14 @@ pub struct ClientStats {
     /// client, so that marking it does not bounce one cache line between
     /// all clients on every event.
     pub in_event: std::sync::atomic::AtomicBool,
+    /// The kernel id of the thread the client runs on (0: not known), for
+    /// the collector to lend it priority while it waits for its lock (see
+    /// [`crate::priority`]).
+    os_thread: AtomicI32,
+    /// When the client's event loop ended (ns of [`crate::clock`]; 0 while
+    /// it runs): the `thds` of an interval line is the number of clients
+    /// running at its tick, whenever the line is printed.
+    finished_ns: AtomicU64,
 }
 
 /// Events whose latency was recorded since the last reset, their total,
@@ -436,6 +460,37 @@ impl ClientStats {
     #[inline]
     pub fn inc(&self, c: Counter) {
         self.counters[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Statistics for a client that is about to start, with the room its
+    /// first periods need (see [`ClientStats::record_event`]).
+    pub fn with_room() -> ClientStats {
+        let s = ClientStats::default();
+        {
+            let mut p = s.periods();
+            p.cur = Slot::with_room();
+            p.closed = VecDeque::with_capacity(PERIODS_ROOM);
+            p.spare = Vec::with_capacity(PERIODS_ROOM);
+            p.spare.extend((0..SPARE_MAX).map(|_| Slot::with_room()));
+        }
+        s
+    }
+
+    /// Notes that the client's event loop has ended.
+    pub fn set_finished(&self) {
+        self.finished_ns.store(crate::clock::now_ns().max(1), Ordering::Relaxed);
+    }
+
+    /// Whether the client's event loop was running at `b` (ns of
+    /// [`crate::clock`]).
+    pub fn running_at(&self, b: u64) -> bool {
+        let f = self.finished_ns.load(Ordering::Relaxed);
+        f == 0 || f > b
+    }
+
+    /// Notes the thread the client runs on (its own, or its worker's).
+    pub fn set_os_thread(&self, tid: i32) {
+        self.os_thread.store(tid, Ordering::Relaxed);
     }
 
     /// Marks the start (or restart) of the client's event: see
@@ -466,15 +521,30 @@ impl ClientStats {
     /// The latency then includes the wait for the lock (uncontended: a few
     /// ns; contended: the collector's short hold), time the client did
     /// spend before its event was done.
+    ///
+    /// Nothing is allocated under the lock in the usual case: a client
+    /// waiting in malloc for an arena lock that a preempted thread holds
+    /// would hold up the line waiting for it (a priority lent to it, see
+    /// [`crate::priority`], cannot reach the arena's holder). New slots are
+    /// made after the lock is released, and the lists have room for
+    /// [`PERIODS_ROOM`] periods; only a client with more than
+    /// [`SLOT_ROOM`] events in one period grows its slot under the lock.
     #[inline]
     pub fn record_event(&self, grid: &Grid, intended_ns: u64, service_from_ns: Option<u64>) {
         let mut p = self.periods();
         let end_ns = crate::clock::now_ns();
         let service = service_from_ns.map(|s| end_ns.saturating_sub(s));
         let surplus = self.record_locked(&mut p, grid, end_ns, end_ns.saturating_sub(intended_ns), service);
+        let short = p.spare.is_empty();
         // Freed here, after the lock: see `Periods::spare`.
         drop(p);
         drop(surplus);
+        if short {
+            // The reporting thread is behind: the next period's slot, made
+            // now rather than under the lock when it is needed.
+            let slot = Slot::with_room();
+            self.periods().spare.push(slot);
+        }
     }
 
     /// [`ClientStats::record_event`] at a given end (tests: chosen times).
@@ -625,6 +695,8 @@ pub struct Collector {
     busy: Vec<usize>,
     /// See [`Collector::longest_event_ns`].
     longest_ns: u64,
+    /// See [`Collector::lend_priority`].
+    lend: bool,
 }
 
 impl Collector {
@@ -639,6 +711,7 @@ impl Collector {
             scratch: Period::preallocated(),
             busy,
             longest_ns: 0,
+            lend: false,
         }
     }
 
@@ -652,9 +725,10 @@ impl Collector {
     /// scheduler runs it again (at 4096 PostgreSQL clients on 2 CPUs,
     /// measured up to 4.9 s for one client). Free clients are taken first,
     /// so that the busy ones run meanwhile and the waits overlap rather than
-    /// add up; then the busy ones, blocking. A line that went out without
-    /// them would count their events in a later interval (tried: 11,927
-    /// events moved at 512 PostgreSQL clients).
+    /// add up; then the busy ones, blocking (lending each its priority
+    /// meanwhile, where [`Collector::lend_priority`] allows). A line that
+    /// went out without them would count their events in a later interval
+    /// (tried: 11,927 events moved at 512 PostgreSQL clients).
     pub fn collect(&mut self, grid: &Grid, b: u64, into: &mut Period) {
         self.scratch.clear();
         let p = &mut self.scratch;
@@ -671,12 +745,20 @@ impl Collector {
         }
         for &i in &busy {
             let c = &self.clients[i];
+            let _lent = if self.lend { crate::priority::Lent::to(c.os_thread.load(Ordering::Relaxed)) } else { None };
             c.take(&mut c.periods(), grid, b, p, &mut self.shares[i]);
         }
         self.busy = busy;
         self.longest_ns = self.longest_ns.max(p.latency.max_ns);
         self.cumulative.merge(p);
         into.merge(p);
+    }
+
+    /// Lends the collecting thread's raised priority to a client whose lock
+    /// it waits for (see [`crate::priority`]): for a thread that could raise
+    /// its own.
+    pub fn lend_priority(&mut self) {
+        self.lend = true;
     }
 
     /// Starts the cumulative figures and the clients' shares afresh (end of
@@ -930,6 +1012,18 @@ mod tests {
         assert_eq!((p.get(Counter::Event), p.latency.count), (2, 2));
         assert_eq!(col.late_events(), 1);
         assert_eq!(col.cumulative().get(Counter::Event), 3);
+    }
+
+    /// A client counts as running at every instant before its loop ended,
+    /// whenever that is asked.
+    #[test]
+    fn a_client_runs_until_it_has_finished() {
+        let c = ClientStats::with_room();
+        assert!(c.running_at(0) && c.running_at(u64::MAX));
+        let before = crate::clock::now_ns();
+        c.set_finished();
+        assert!(c.running_at(before.saturating_sub(1)));
+        assert!(!c.running_at(crate::clock::now_ns()));
     }
 
     /// A client that holds its lock when a line is due (preempted while

@@ -28,6 +28,8 @@ struct Tick {
     at: Instant,
     label: u64,
     events: f64,
+    /// `thds:`, the clients running at the tick.
+    threads: u64,
 }
 
 /// One reading of the server's counter: a value the counter held at some
@@ -96,11 +98,12 @@ fn rise_bounds(readings: &[Reading], a: Instant, b: Instant) -> (Option<u64>, Op
     (least, most)
 }
 
-/// `[ 3s ] thds: 512 tps: 20123.00 qps: ...` → (3, 20123.0).
-fn parse_line(l: &str) -> Option<(u64, f64)> {
+/// `[ 3s ] thds: 512 tps: 20123.00 qps: ...` → (3, 20123.0, 512).
+fn parse_line(l: &str) -> Option<(u64, f64, u64)> {
     let label = l.strip_prefix("[ ")?.split('s').next()?.trim().parse().ok()?;
     let tps = l.split("tps: ").nth(1)?.split_whitespace().next()?.parse().ok()?;
-    Some((label, tps))
+    let threads = l.split("thds: ").nth(1)?.split_whitespace().next()?.parse().ok()?;
+    Some((label, tps, threads))
 }
 
 /// Runs oltp_point_select at `clients` clients for `secs` seconds with
@@ -132,8 +135,8 @@ fn check_intervals(
         if line.starts_with("Threads started!") {
             started = Some(at);
         }
-        if let Some((label, events)) = parse_line(&line) {
-            ticks.push(Tick { at, label, events });
+        if let Some((label, events, threads)) = parse_line(&line) {
+            ticks.push(Tick { at, label, events, threads });
         }
         if line.starts_with("SQL statistics:") {
             break;
@@ -158,6 +161,12 @@ fn check_intervals(
     // The line at --time is left out: it comes when thousands of clients
     // end together, which can hold the process up (its figures are checked
     // below all the same).
+    // Every client runs until --time: each line before it says so, however
+    // late it was printed (they were once counted when printed: a line
+    // printed after the clients had ended said `thds: 0`).
+    for t in ticks.iter().take(secs as usize - 1) {
+        assert_eq!(t.threads, clients as u64, "{name}: line {} thds", t.label);
+    }
     for t in ticks.iter().take(secs as usize - 1) {
         let late = t.at.duration_since(started).as_secs_f64() - t.label as f64;
         assert!((-0.5..3.0).contains(&late), "{name}: line {} arrived {late:+.3}s off its tick", t.label);
