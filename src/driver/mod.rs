@@ -22,7 +22,6 @@
 
 pub mod cancel;
 pub mod mysql;
-mod mysql_wire;
 mod pg_tls;
 pub mod pgsql;
 pub mod sqlite;

@@ -10,30 +10,33 @@
 //! socket. Unlike libmysqlclient, host `localhost` is reached by TCP on
 //! 127.0.0.1 (the client has no compiled-in default socket path); give
 //! `--mysql-socket` to use a unix socket.
+//!
+//! The folder: `protocol.rs` what both clients share (error classes, LOAD
+//! DATA, literals); `crate_conn.rs` the connection on the `mysql` crate;
+//! dbbench's own protocol client in `native.rs` (handshake, commands, the
+//! `Connection`), `wire.rs` (packet framing), `auth.rs` (password
+//! scrambles) and `rows.rs` (result rows, binary parameters).
+
+mod auth;
+mod crate_conn;
+mod native;
+mod protocol;
+mod rows;
+mod wire;
 
 use std::collections::VecDeque;
-use std::fmt::{self, Write as _};
-use std::io::{self, Write as _};
+use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
-use mysql::consts::ColumnType;
-use mysql::prelude::{Protocol, Queryable};
-use mysql::{
-    ClientIdentity, Column, Conn, DriverError, LocalInfileHandler, Opts, OptsBuilder, Params, QueryResult, SslOpts,
-    Statement,
-};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
-use super::sqlite::{closed_stmt, f64_cell, param_count_error, ps_mode_disabled, push_f64, Emulated, Slots};
-use super::{
-    insert_rows, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId,
-    Value,
-};
+use crate::driver::sqlite::{ps_mode_disabled, Slots};
+use crate::driver::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
-
-/// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
-pub(super) const ER_UNSUPPORTED_PS: u16 = 1295;
+use crate_conn::{connect_error, MysqlConnection};
+use protocol::quote_literal;
 
 /// Options of the MySQL driver, with sysbench 1.0.20's defaults.
 pub fn options() -> Vec<OptionSpec> {
@@ -208,7 +211,7 @@ struct Config {
     ignore: Option<Vec<i64>>,
     ps_disabled: bool,
     dry_run: bool,
-    /// Connect with [`super::mysql_wire`] ([`native_protocol`]); it falls back
+    /// Connect with [`native`] ([`native_protocol`]); it falls back
     /// to the crate for what it cannot serve (other auth plugins).
     native: bool,
 }
@@ -255,7 +258,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
 }
 
 /// Whether connections use dbbench's own protocol client
-/// (`driver/mysql_wire.rs`), whose socket waits go through `crate::sched`
+/// (`driver/mysql/native.rs`), whose socket waits go through `crate::sched`
 /// and so can be multiplexed; TLS and compression need the `mysql` crate.
 pub fn native_protocol(opts: &Options) -> bool {
     opts.str("mysql_client") == "native" && !opts.bool("mysql_ssl") && !opts.bool("mysql_compression")
@@ -303,7 +306,7 @@ impl Driver for MysqlDriver {
         }
         let ep = self.next_endpoint().clone();
         if self.cfg.native {
-            let params = super::mysql_wire::Params {
+            let params = native::Params {
                 endpoint: &ep,
                 user: &self.cfg.user,
                 password: &self.cfg.password,
@@ -311,11 +314,11 @@ impl Driver for MysqlDriver {
                 ps_disabled: self.cfg.ps_disabled,
                 local_infile: true,
             };
-            match super::mysql_wire::NativeConnection::connect(&params) {
+            match native::NativeConnection::connect(&params) {
                 Ok(c) => return Ok(Box::new(c)),
-                Err(super::mysql_wire::ConnectError::Failed(e)) => return Err(e),
+                Err(native::ConnectError::Failed(e)) => return Err(e),
                 // e.g. an auth plugin we do not speak: the crate does.
-                Err(super::mysql_wire::ConnectError::Unsupported(_)) => {}
+                Err(native::ConnectError::Unsupported(_)) => {}
             }
         }
         let opts = self.cfg.opts(&ep);
@@ -342,629 +345,6 @@ impl Driver for MysqlDriver {
             (true, ErrorKind::ConnectionLost) => ErrorAction::Reconnect,
             (true, _) => ErrorAction::Restart,
         }
-    }
-}
-
-/// A lost connection, with libmysqlclient's client error numbers so that
-/// ignore lists written for sysbench (2006, 2013) keep working.
-pub(super) fn lost(e: &dyn fmt::Display, broken_pipe: bool) -> DbError {
-    let (code, what) = if broken_pipe {
-        (2006, "MySQL server has gone away")
-    } else {
-        (2013, "Lost connection to MySQL server during query")
-    };
-    DbError { kind: ErrorKind::ConnectionLost, code, sqlstate: "HY000".into(), message: format!("{what} ({e})") }
-}
-
-/// Maps a `mysql` crate error: server errors keep errno and SQLSTATE.
-fn map_err(e: mysql::Error) -> DbError {
-    let other = |code: i64, message: String| DbError { kind: ErrorKind::Other, code, sqlstate: String::new(), message };
-    match e {
-        mysql::Error::MySqlError(me) => {
-            DbError { kind: kind_for_code(me.code), code: me.code.into(), sqlstate: me.state, message: me.message }
-        }
-        mysql::Error::IoError(io) => lost(&io, io.kind() == io::ErrorKind::BrokenPipe),
-        mysql::Error::CodecError(c) => lost(&c, false),
-        mysql::Error::TlsError(t) => lost(&t, false),
-        mysql::Error::DriverError(DriverError::MismatchedStmtParams(want, got)) => param_count_error(want.into(), got),
-        mysql::Error::DriverError(d @ DriverError::PacketOutOfSync) => other(2014, d.to_string()),
-        // The inner error reads better than the wrapper's `DriverError { .. }`.
-        mysql::Error::DriverError(d) => other(0, d.to_string()),
-        other_err => other(0, other_err.to_string()),
-    }
-}
-
-/// The error class of a server (or client library) error number.
-pub(super) fn kind_for_code(code: u16) -> ErrorKind {
-    match code {
-        // Client-side "gone" codes, plus the server telling us it is killing
-        // the connection (MariaDB 1927, shutdown 1053, MySQL 8 idle timeout 4031).
-        2006 | 2013 | 2011 | 2055 | 1927 | 1053 | 4031 => ErrorKind::ConnectionLost,
-        1213 => ErrorKind::Deadlock,
-        1205 => ErrorKind::LockTimeout,
-        1062 => ErrorKind::UniqueViolation,
-        // ER_QUERY_INTERRUPTED (KILL QUERY), MySQL's max_execution_time and
-        // MariaDB's max_statement_time.
-        1317 | 3024 | 1969 => ErrorKind::Cancelled,
-        _ => ErrorKind::Other,
-    }
-}
-
-/// The LOAD DATA statement of `bulk_load` (both clients): our in-memory
-/// stream in the line format of [`super::RowSource`], which has no
-/// backslashes and no NULLs, so no escape character (`ESCAPED BY ''`); text
-/// in utf8mb4 as the connection sends it, or with `binary` (`bulk_load_ascii`
-/// into a table whose text columns keep ASCII as its own bytes: see
-/// `load_ascii`) no conversion at all (`CHARACTER SET binary`). Both cut the
-/// server's per-character parsing and well-formedness checks, its main cost
-/// in a load (TPC-H SF 1 into MariaDB 10.11 on 2 cores: 22.2 s → 19.3–20.0 s).
-pub(super) fn load_data_sql(table: &str, columns: &[&str], binary: bool) -> String {
-    format!(
-        "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} CHARACTER SET {} FIELDS TERMINATED BY '|' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
-        super::mysql_wire::INFILE_NAME,
-        if binary { "binary" } else { "utf8mb4" },
-        columns.join(", ")
-    )
-}
-
-/// Whether the server refused LOAD DATA LOCAL as such (local_infile=OFF, or
-/// the client did not offer it): ER_NOT_ALLOWED_COMMAND 1148, MySQL 8's
-/// ER_CLIENT_LOCAL_FILES_DISABLED 3948, MariaDB 10.5+'s
-/// ER_LOAD_INFILE_CAPABILITY_DISABLED 4166. `bulk_load` then uses INSERTs.
-pub(super) fn local_infile_refused(e: &DbError) -> bool {
-    matches!(e.code, 1148 | 3948 | 4166)
-}
-
-/// The error for a LOAD DATA LOCAL request we refused with an empty file:
-/// one for another file than our stream (`in_bulk_load`), or one caused by
-/// a statement's own LOAD DATA LOCAL (dbbench never sends local files).
-/// 2068 is libmysqlclient's CR_LOAD_DATA_LOCAL_INFILE_REJECTED.
-pub(super) fn foreign_infile_error(name: &str, in_bulk_load: bool) -> DbError {
-    let message = if in_bulk_load {
-        let ours = super::mysql_wire::INFILE_NAME;
-        format!("LOAD DATA LOCAL: the server asked for file '{name}', not for the stream dbbench sent ('{ours}'); it got no data")
-    } else {
-        format!("LOAD DATA LOCAL INFILE '{name}': dbbench sends no local files (the server got an empty file)")
-    };
-    DbError { kind: ErrorKind::Other, code: 2068, sqlstate: "HY000".into(), message }
-}
-
-/// The error for a LOAD DATA whose row count is not the number of lines sent.
-pub(super) fn rows_mismatch_error(table: &str, loaded: u64, lines: u64) -> DbError {
-    DbError {
-        kind: ErrorKind::Other,
-        code: 0,
-        sqlstate: String::new(),
-        message: format!("LOAD DATA into {table}: the server loaded {loaded} rows of the {lines} lines sent"),
-    }
-}
-
-/// The error for a load statement that left `count` warnings: a value was
-/// truncated or converted (or a row skipped), so the table does not hold
-/// the data given. Names the first warning, from `SHOW WARNINGS LIMIT 3`,
-/// with its code.
-pub(super) fn warnings_error(c: &mut dyn Connection, what: &str, count: u16) -> DbError {
-    let first = match c.query("SHOW WARNINGS LIMIT 3") {
-        Ok(Outcome::Rows(rs)) => rs
-            .row(0)
-            .map(|r| r.map(|c| String::from_utf8_lossy(c.unwrap_or_default()).into_owned()).collect::<Vec<_>>()),
-        _ => None,
-    };
-    let (code, detail) = match first.as_deref() {
-        Some([level, code, message]) => (code.parse().unwrap_or(0), format!("{level} {code}: {message}")),
-        _ => (0, "(SHOW WARNINGS returned nothing)".to_string()),
-    };
-    DbError {
-        kind: ErrorKind::Other,
-        code,
-        sqlstate: "HY000".into(),
-        message: format!(
-            "{what}: {count} warning(s): the server truncated or converted values or skipped rows; the first: {detail}"
-        ),
-    }
-}
-
-/// A failed connection attempt, naming where and as whom. Network-level
-/// failures get libmysqlclient's 2002 (socket) / 2003 (TCP). On reconnect
-/// those are reported as ConnectionLost (the server may come back), while
-/// a refusal by the server (bad password, unknown database) stays ConnectFailed.
-fn connect_error(ep: &Endpoint, user: &str, e: mysql::Error, reconnect: bool) -> DbError {
-    let network = |detail: String| {
-        let kind = if reconnect { ErrorKind::ConnectionLost } else { ErrorKind::ConnectFailed };
-        (kind, if matches!(ep, Endpoint::Socket(_)) { 2002 } else { 2003 }, "HY000".to_string(), detail)
-    };
-    let (kind, code, sqlstate, detail) = match e {
-        mysql::Error::MySqlError(me) => (ErrorKind::ConnectFailed, i64::from(me.code), me.state, me.message),
-        // 2026 = CR_SSL_CONNECTION_ERROR.
-        mysql::Error::DriverError(DriverError::TlsNotSupported) => (
-            ErrorKind::ConnectFailed,
-            2026,
-            "HY000".to_string(),
-            "the server does not support TLS, which --mysql-ssl=on requires".to_string(),
-        ),
-        mysql::Error::TlsError(t) => {
-            (ErrorKind::ConnectFailed, 2026, "HY000".to_string(), format!("TLS handshake failed: {t}"))
-        }
-        mysql::Error::DriverError(d @ (DriverError::CouldNotConnect(_) | DriverError::ConnectTimeout)) => {
-            network(d.to_string())
-        }
-        mysql::Error::IoError(io) => network(io.to_string()),
-        mysql::Error::CodecError(c) => network(c.to_string()),
-        mysql::Error::DriverError(d) => (ErrorKind::ConnectFailed, 0, String::new(), d.to_string()),
-        other => (ErrorKind::ConnectFailed, 0, String::new(), other.to_string()),
-    };
-    DbError { kind, code, sqlstate, message: format!("cannot connect to MySQL at {ep} as '{user}': {detail}") }
-}
-
-#[derive(Debug)]
-enum Stmt {
-    Server { sql: String, stmt: Statement },
-    Emulated(Emulated),
-}
-
-/// One MySQL connection and its statements (indexed by [`StmtId`]).
-pub struct MysqlConnection {
-    conn: Conn,
-    /// Kept for reconnect(): same endpoint and settings.
-    opts: Opts,
-    endpoint: Endpoint,
-    cfg: Arc<Config>,
-    stmts: Slots<Stmt>,
-    /// The session's id, shared with cancellers and updated on reconnect.
-    conn_id: Arc<AtomicU32>,
-    /// Results of the last query after its first (`next_result`).
-    pending: VecDeque<Outcome>,
-}
-
-/// Prepares server-side, or `None` when the server cannot prepare this statement.
-fn prep(conn: &mut Conn, sql: &str) -> Result<Option<Statement>, DbError> {
-    match conn.prep(sql) {
-        Ok(s) => Ok(Some(s)),
-        Err(mysql::Error::MySqlError(me)) if me.code == ER_UNSUPPORTED_PS => Ok(None),
-        Err(e) => Err(map_err(e)),
-    }
-}
-
-fn to_mysql(v: &Value) -> mysql::Value {
-    match v {
-        Value::Null => mysql::Value::NULL,
-        Value::Int(i) => mysql::Value::Int(*i),
-        Value::Double(d) => mysql::Value::Double(*d),
-        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-    }
-}
-
-/// Fully buffers every result of a query (rows, or the affected count):
-/// the first, and the others in order. An error in any of them is the
-/// query's error, as with the native client.
-fn collect<P: Protocol>(mut qr: QueryResult<'_, '_, '_, P>) -> Result<(Outcome, VecDeque<Outcome>), mysql::Error> {
-    let mut results = VecDeque::new();
-    while let Some(set) = qr.iter() {
-        let ncols = set.columns().as_ref().len();
-        if ncols == 0 {
-            let affected = set.affected_rows();
-            // An errored set has no columns either: its error comes from the rows.
-            for row in set {
-                row?;
-            }
-            results.push_back(Outcome::Affected(affected));
-            continue;
-        }
-        let mut rs = ResultSet::new(ncols);
-        for row in set {
-            let row = row?;
-            let cols = row.columns();
-            rs.push_row(row.unwrap_raw().into_iter().zip(cols.iter()).map(|(v, c)| cell(v, c)));
-        }
-        results.push_back(Outcome::Rows(rs));
-    }
-    let first = results.pop_front().unwrap_or(Outcome::Affected(0));
-    Ok((first, results))
-}
-
-/// A cell in MySQL's text representation; text/binary values are moved, not copied.
-fn cell(v: Option<mysql::Value>, col: &Column) -> Option<Vec<u8>> {
-    use mysql::Value as V;
-    Some(match v? {
-        V::NULL => return None,
-        V::Bytes(b) => b,
-        V::Int(i) => i.to_string().into_bytes(),
-        V::UInt(u) => u.to_string().into_bytes(),
-        V::Float(f) => f.to_string().into_bytes(),
-        V::Double(d) => f64_cell(d),
-        V::Date(y, mo, d, h, mi, s, us) => {
-            let mut t = format!("{y:04}-{mo:02}-{d:02}");
-            if !matches!(col.column_type(), ColumnType::MYSQL_TYPE_DATE | ColumnType::MYSQL_TYPE_NEWDATE) {
-                let _ = write!(t, " {h:02}:{mi:02}:{s:02}");
-                push_fraction(&mut t, us, col.decimals());
-            }
-            t.into_bytes()
-        }
-        V::Time(neg, days, h, m, s, us) => {
-            let mut t = format!("{}{:02}:{m:02}:{s:02}", if neg { "-" } else { "" }, days * 24 + u32::from(h));
-            push_fraction(&mut t, us, col.decimals());
-            t.into_bytes()
-        }
-    })
-}
-
-/// Appends `.ffffff` cut to the column's scale (31 = unspecified scale).
-pub(super) fn push_fraction(t: &mut String, us: u32, decimals: u8) {
-    let digits = match decimals {
-        0..=6 => usize::from(decimals),
-        _ if us != 0 => 6,
-        _ => 0,
-    };
-    if digits > 0 {
-        let f = format!("{us:06}");
-        t.push('.');
-        t.push_str(&f[..digits]);
-    }
-}
-
-/// A string as a MySQL literal, escaped for the server's mode.
-pub(super) fn quote_literal(s: &str, no_backslash_escapes: bool) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    push_literal(&mut out, &Value::Text(s.to_string()), no_backslash_escapes);
-    out
-}
-
-/// Appends a MySQL literal; strings are escaped for the server's mode.
-pub(super) fn push_literal(out: &mut String, v: &Value, no_backslash_escapes: bool) {
-    match v {
-        // MySQL has no literal for NaN or infinities and would store 0: send NULL.
-        Value::Null => out.push_str("NULL"),
-        Value::Double(d) if !d.is_finite() => out.push_str("NULL"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Double(d) => push_f64(out, *d),
-        Value::Text(s) => {
-            out.push('\'');
-            for c in s.chars() {
-                match c {
-                    '\'' if no_backslash_escapes => out.push_str("''"),
-                    _ if no_backslash_escapes => out.push(c),
-                    '\0' => out.push_str("\\0"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\x1a' => out.push_str("\\Z"),
-                    '\\' | '\'' | '"' => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push('\'');
-        }
-    }
-}
-
-impl Connection for MysqlConnection {
-    fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
-        self.pending.clear();
-        let qr = self.conn.query_iter(sql).map_err(map_err)?;
-        let (first, rest) = collect(qr).map_err(map_err)?;
-        self.pending = rest;
-        Ok(first)
-    }
-
-    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        let server = if self.cfg.ps_disabled { None } else { prep(&mut self.conn, sql)? };
-        let stmt = match server {
-            Some(stmt) => Stmt::Server { sql: sql.to_string(), stmt },
-            None => Stmt::Emulated(Emulated::new(sql, true)),
-        };
-        Ok(self.stmts.insert(stmt))
-    }
-
-    fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
-        match self.stmts.get(id) {
-            Some(Stmt::Server { stmt, .. }) => {
-                let params = if params.is_empty() {
-                    Params::Empty
-                } else {
-                    Params::Positional(params.iter().map(to_mysql).collect())
-                };
-                self.pending.clear();
-                let qr = self.conn.exec_iter(stmt, params).map_err(map_err)?;
-                let (first, rest) = collect(qr).map_err(map_err)?;
-                self.pending = rest;
-                Ok(first)
-            }
-            Some(Stmt::Emulated(e)) => {
-                let nbe = self.conn.no_backslash_escape();
-                let text = e.render(params, |out, v| push_literal(out, v, nbe))?;
-                self.query(&text)
-            }
-            None => Err(closed_stmt(id)),
-        }
-    }
-
-    fn close_statement(&mut self, id: StmtId) {
-        if let Some(Stmt::Server { stmt, .. }) = self.stmts.remove(id) {
-            // Best effort: on a dead connection the statement is gone anyway.
-            let _ = self.conn.close(stmt);
-        }
-    }
-
-    fn more_results(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    fn next_result(&mut self) -> Option<Outcome> {
-        self.pending.pop_front()
-    }
-
-    fn reconnect(&mut self) -> Result<(), DbError> {
-        self.pending.clear();
-        self.conn = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.cfg.user, e, true))?;
-        self.conn_id.store(self.conn.connection_id(), Ordering::Relaxed);
-        for slot in self.stmts.iter_mut() {
-            if let Stmt::Server { sql, stmt } = slot {
-                match prep(&mut self.conn, sql)? {
-                    Some(s) => *stmt = s,
-                    None => *slot = Stmt::Emulated(Emulated::new(sql, true)),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn quote(&self, s: &str) -> String {
-        quote_literal(s, self.conn.no_backslash_escape())
-    }
-
-    /// `LOAD DATA LOCAL INFILE` through the crate's local-infile handler;
-    /// multi-row INSERTs when the server refuses LOCAL INFILE.
-    fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
-        self.load(table, columns, rows, false)
-    }
-
-    fn bulk_load_ascii(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
-        load_ascii(self, table, columns, rows, |c, t, cols, r, binary| c.load(t, cols, r, binary))
-    }
-
-    /// `KILL QUERY <this session's id>` from a fresh connection with the same options (TLS included).
-    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(CrateCanceller {
-            conn_id: self.conn_id.clone(),
-            opts: self.opts.clone(),
-            endpoint: self.endpoint.clone(),
-            user: self.cfg.user.clone(),
-        }))
-    }
-
-    fn server_version(&mut self) -> String {
-        match self.conn.query_first::<String, _>("SELECT VERSION()") {
-            Ok(Some(v)) => v,
-            _ => {
-                let (a, b, c) = self.conn.server_version();
-                format!("{a}.{b}.{c}")
-            }
-        }
-    }
-}
-
-/// `bulk_load_ascii` for both clients: `load` is the client's LOAD DATA
-/// (with INSERT fallback), told whether to send `CHARACTER SET binary`.
-/// Binary only when every text column of `table` is in a character set
-/// where ASCII is one byte per character (a utf16 column would take two
-/// ASCII bytes as one character); the rows are checked to be ASCII either
-/// way, and only whole lines reach the server, so a non-ASCII byte ends the
-/// load before any part of its line is sent.
-pub(super) fn load_ascii<C: Connection + ?Sized>(
-    conn: &mut C,
-    table: &str,
-    columns: &[&str],
-    rows: RowSource,
-    load: impl FnOnce(&mut C, &str, &[&str], RowSource, bool) -> Result<u64, DbError>,
-) -> Result<u64, DbError> {
-    let binary = ascii_is_bytes(conn, table);
-    let mut source = AsciiLines { rows, carry: Vec::new(), non_ascii: false };
-    let loaded = load(conn, table, columns, &mut |buf: &mut Vec<u8>| source.take(buf), binary);
-    if source.non_ascii {
-        return Err(DbError {
-            kind: ErrorKind::Other,
-            code: 0,
-            sqlstate: String::new(),
-            message: format!("bulk load into {table}: a row holds a non-ASCII byte, but the rows were declared ASCII; the whole rows before it may be in the table"),
-        });
-    }
-    loaded
-}
-
-/// Whether `table`'s text columns all use a character set in which ASCII
-/// text is its own bytes. False when that cannot be found out (a name
-/// needing quotes, a failed lookup): the caller then converts from utf8mb4.
-fn ascii_is_bytes<C: Connection + ?Sized>(conn: &mut C, table: &str) -> bool {
-    if table.is_empty() || !table.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        return false;
-    }
-    let sql = format!(
-        "SELECT DISTINCT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}' AND CHARACTER_SET_NAME IS NOT NULL"
-    );
-    match conn.query(&sql) {
-        Ok(Outcome::Rows(rs)) => {
-            let sets = rs.text_rows();
-            sets.iter().all(|r| {
-                matches!(
-                    r.first().and_then(|c| c.as_deref()),
-                    Some("utf8mb4" | "utf8mb3" | "utf8" | "latin1" | "ascii" | "binary")
-                )
-            })
-        }
-        _ => false,
-    }
-}
-
-/// A row source declared ASCII, as the client sees it: only whole lines
-/// (a line's start is held back until its end has arrived and been
-/// checked), and nothing more once a non-ASCII byte appears.
-struct AsciiLines<'s> {
-    rows: RowSource<'s>,
-    /// Checked bytes of a line whose end has not arrived yet.
-    carry: Vec<u8>,
-    non_ascii: bool,
-}
-
-impl AsciiLines<'_> {
-    fn take(&mut self, buf: &mut Vec<u8>) -> bool {
-        let start = buf.len();
-        buf.extend_from_slice(&self.carry);
-        self.carry.clear();
-        let fresh = buf.len();
-        let more = (self.rows)(buf);
-        if !buf[fresh..].is_ascii() {
-            self.non_ascii = true;
-            buf.truncate(start);
-            return false;
-        }
-        if more {
-            let cut = buf[start..].iter().rposition(|&b| b == b'\n').map_or(start, |i| start + i + 1);
-            self.carry.extend_from_slice(&buf[cut..]);
-            buf.truncate(cut);
-        }
-        more
-    }
-}
-
-/// How a LOAD DATA through the crate ended.
-enum Loaded<'a> {
-    /// Loaded, this many rows.
-    Rows(u64),
-    /// The server refused LOCAL INFILE before any row was taken: the rows, for INSERTs.
-    Refused(RowSource<'a>),
-}
-
-/// What the thread running the crate's LOAD DATA tells the thread that owns the rows.
-enum InfileEvent {
-    /// The server asked for our stream: send the data.
-    Ready,
-    /// The server asked for another file; it got an empty one.
-    Foreign(String),
-    /// The statement ended: affected rows and warnings, or the error.
-    Done(Result<(u64, u16), mysql::Error>),
-}
-
-/// Bytes taken from the row source per chunk handed to the crate's handler.
-const CRATE_INFILE_CHUNK: usize = 256 * 1024;
-
-impl MysqlConnection {
-    /// LOAD DATA LOCAL, or multi-row INSERTs when the server refuses LOCAL INFILE.
-    fn load(&mut self, table: &str, columns: &[&str], rows: RowSource, binary: bool) -> Result<u64, DbError> {
-        match self.load_data(table, columns, rows, binary)? {
-            Loaded::Rows(n) => Ok(n),
-            Loaded::Refused(rows) => {
-                insert_rows(self, table, columns, rows, &mut |c: &mut MysqlConnection| match c.conn.warnings() {
-                    0 => Ok(()),
-                    n => Err(warnings_error(c, "INSERT", n)),
-                })
-            }
-        }
-    }
-
-    /// LOAD DATA LOCAL with the crate. Its handler must be `Send + 'static`
-    /// and runs inside `query_drop`, but the row source is neither, so the
-    /// statement runs on a scoped thread whose handler receives the chunks
-    /// this thread reads from `rows` over a channel (one chunk in flight:
-    /// reading the next overlaps sending the last). No row is taken before
-    /// the server asks for the stream, so a refusal can fall back to INSERTs.
-    fn load_data<'r>(
-        &mut self,
-        table: &str,
-        columns: &[&str],
-        rows: RowSource<'r>,
-        binary: bool,
-    ) -> Result<Loaded<'r>, DbError> {
-        let (event_tx, events) = mpsc::channel::<InfileEvent>();
-        let (data_tx, data_rx) = mpsc::sync_channel::<Vec<u8>>(1);
-        let handler_events = event_tx.clone();
-        self.conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |name, out| {
-            if name != super::mysql_wire::INFILE_NAME.as_bytes() {
-                // An empty file: the protocol has no other way to say no.
-                let _ = handler_events.send(InfileEvent::Foreign(String::from_utf8_lossy(name).into_owned()));
-                return Ok(());
-            }
-            let _ = handler_events.send(InfileEvent::Ready);
-            while let Ok(chunk) = data_rx.recv() {
-                out.write_all(&chunk)?;
-            }
-            Ok(())
-        })));
-        let sql = load_data_sql(table, columns, binary);
-        let conn = &mut self.conn;
-        let (result, lines, foreign, started) = std::thread::scope(|s| {
-            s.spawn(move || {
-                let r = conn.query_drop(&sql).map(|()| (conn.affected_rows(), conn.warnings()));
-                // Dropping the handler drops the data receiver, so a send waiting on it returns.
-                conn.set_local_infile_handler(None);
-                let _ = event_tx.send(InfileEvent::Done(r));
-            });
-            let (mut lines, mut ends_with_newline, mut foreign, mut started) = (0u64, true, None, false);
-            let mut data_tx = Some(data_tx);
-            loop {
-                match events.recv() {
-                    Ok(InfileEvent::Ready) => {
-                        started = true;
-                        let mut more = true;
-                        while more {
-                            let mut buf = Vec::with_capacity(CRATE_INFILE_CHUNK + 64 * 1024);
-                            while more && buf.len() < CRATE_INFILE_CHUNK {
-                                more = rows(&mut buf);
-                            }
-                            if let Some(&last) = buf.last() {
-                                lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-                                ends_with_newline = last == b'\n';
-                            }
-                            if data_tx.as_ref().is_none_or(|tx| tx.send(buf).is_err()) {
-                                break;
-                            }
-                        }
-                        // The end of the data: the handler returns and the crate sends the empty packet.
-                        data_tx = None;
-                        lines += u64::from(!ends_with_newline);
-                    }
-                    Ok(InfileEvent::Foreign(name)) => foreign = Some(name),
-                    Ok(InfileEvent::Done(r)) => return (r, lines, foreign, started),
-                    // The statement thread is gone without a word: it panicked, and the scope re-raises that.
-                    Err(_) => {
-                        return (Err(mysql::Error::DriverError(DriverError::PacketOutOfSync)), lines, foreign, started)
-                    }
-                }
-            }
-        });
-        if let Some(name) = foreign {
-            return Err(foreign_infile_error(&name, true));
-        }
-        let (loaded, warnings) = match result.map_err(map_err) {
-            Ok(r) => r,
-            Err(e) if !started && local_infile_refused(&e) => return Ok(Loaded::Refused(rows)),
-            Err(e) => return Err(e),
-        };
-        if warnings > 0 {
-            return Err(warnings_error(self, &format!("LOAD DATA into {table}"), warnings));
-        }
-        if loaded != lines {
-            return Err(rows_mismatch_error(table, loaded, lines));
-        }
-        Ok(Loaded::Rows(loaded))
-    }
-}
-
-/// Cancels a crate connection's statement with `KILL QUERY` over a new connection.
-struct CrateCanceller {
-    conn_id: Arc<AtomicU32>,
-    opts: Opts,
-    endpoint: Endpoint,
-    user: String,
-}
-
-impl Canceller for CrateCanceller {
-    fn cancel(&self) -> Result<(), DbError> {
-        let mut c = Conn::new(self.opts.clone()).map_err(|e| connect_error(&self.endpoint, &self.user, e, false))?;
-        c.query_drop(format!("KILL QUERY {}", self.conn_id.load(Ordering::Relaxed))).map_err(map_err)
     }
 }
 
@@ -998,12 +378,14 @@ impl Connection for DryRunConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mysql_wire::{NativeConnection, Params as WireParams};
     use super::super::test_support::{
         check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path,
         own_bulk_load, rows, test_env, txt,
     };
+    use super::native::{NativeConnection, Params as WireParams};
+    use super::protocol::{kind_for_code, load_data_sql, local_infile_refused};
     use super::*;
+    use crate::driver::ResultSet;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
         driver_opts(options(), extra)
