@@ -1,6 +1,12 @@
 //! Backends: a connection to the store's SQLite file or PostgreSQL/MariaDB/MySQL server.
 
-use super::*;
+use super::location::ServerUrl;
+use super::sql::{int_at, translate, Dialect, Row, Val};
+use super::PASSWORD_ENV;
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// A connection to the store's database.
 pub(super) enum Backend {

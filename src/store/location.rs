@@ -1,6 +1,7 @@
 //! Locations: a store's file path or server URL, parsed; redaction for messages.
 
-use super::*;
+use super::sql::Dialect;
+use std::path::PathBuf;
 
 /// Whether a store location is a server URL rather than a file path.
 pub fn is_url(location: &str) -> bool {
@@ -111,6 +112,7 @@ pub(super) fn parse_location(text: &str) -> Result<Location, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
 
     #[test]
     fn store_urls_are_parsed_and_passwords_hidden() {

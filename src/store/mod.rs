@@ -23,17 +23,12 @@ mod sql;
 mod read;
 mod write;
 
-use backend::*;
+use backend::Backend;
 pub use location::*;
 pub use read::*;
-use sql::*;
 
 use crate::tpch::document::TpchDocument;
-use rusqlite::Connection;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// Schema migrations, oldest first. Never edit a released entry: add one.
 ///

@@ -1,6 +1,9 @@
 //! Reading, for reports.
 
-use super::*;
+use super::sql::{int_at, text_at, Row, Val};
+use super::Store;
+use crate::tpch::document::TpchDocument;
+use std::collections::HashMap;
 
 /// An experiment as reports read it.
 #[derive(Debug, Clone)]
@@ -329,6 +332,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{Report, RunRecord};
 
     /// A stored document or overhead record that lacks a field (written by
     /// a build whose field had another name, or edited) is an error naming

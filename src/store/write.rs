@@ -1,6 +1,14 @@
 //! The store: opening and migrating it, and writing experiments and runs.
 
-use super::*;
+use super::backend::{open_server, open_sqlite, open_sqlite_read_only, Backend};
+use super::location::{parse_location, redact, Location};
+use super::read::{json_at, opt_int, opt_text};
+use super::sql::{int_at, migration_statements, text_at, Dialect, Row, Val};
+use super::{now, ExperimentRow, Overhead, Report, RunRecord, Store, MIGRATIONS, SCHEMA_VERSION};
+use crate::tpch::document::TpchDocument;
+use rusqlite::Connection;
+use std::cell::RefCell;
+use std::time::Duration;
 
 impl Store {
     /// Opens (creating and migrating as needed) the store at `location`: a
@@ -606,6 +614,9 @@ fn migrate_mysql(db: &mut Backend) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::backend::IDLE_CHECK;
+    use crate::store::Product;
+    use std::time::Instant;
 
     /// A test server's address from the environment, or None (skipped)
     /// outside CI, as tests/common's `server_env`.

@@ -1,6 +1,6 @@
 //! SQL helpers and password hashes: administrative statements on the server.
 
-use super::*;
+use super::logs::one_line;
 
 /// An admin connection (MariaDB/MySQL root, PostgreSQL postgres), kept for
 /// repeated samples: connecting per sample would fork a PostgreSQL backend

@@ -1,6 +1,16 @@
 //! `dbbench server`.
 
-use super::*;
+use super::admin::shell_quote;
+use super::init::{check, initialize};
+use super::layout::{is_empty_dir, is_initialised};
+use super::process::{is_root, process_matches};
+use super::{ManagedServer, ServerKind, ServerSpec, DEFAULT_CLI_TIMEOUT, PASSWORD_FILE, STATE_FILE};
+use crate::exit::Exit;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// What `dbbench server start` leaves in DIR/server.json for later calls.
 #[derive(Clone, Debug, Serialize, Deserialize)]

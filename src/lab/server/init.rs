@@ -1,6 +1,14 @@
 //! Initialise: creating a server's data directory.
 
-use super::*;
+use super::layout::{config_file, is_empty_dir, make_dir, mysql_option_args, option_args, Layout};
+use super::process::{
+    check_reachable, check_readable, chown_tree, detached_command, pick_port, run_bounded, server_account,
+};
+use super::programs::{mysql_leading_args, Flavor, Programs};
+use super::{ManagedServer, ServerKind, ServerSpec};
+use crate::secret::Secret;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// Checks, without starting anything, that `spec`'s programs exist and its
 /// options are acceptable: the lab calls this for every configuration

@@ -1,6 +1,8 @@
 //! Layout and options: where a managed server's files go; its options as arguments.
 
-use super::*;
+use super::{ServerKind, ServerSpec, FILES_DIR, MAX_SOCKET_PATH, PG_SOCKET_DIR};
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// Files of a server inside its run directory, named after the kind.
 pub(super) struct Layout {

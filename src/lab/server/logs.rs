@@ -1,6 +1,8 @@
 //! Logs: excerpts of a server's log and its error lines.
 
-use super::*;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 pub(super) fn file_len(path: &Path) -> u64 {
     fs::symlink_metadata(path).map(|m| m.len()).unwrap_or(0)

@@ -68,14 +68,11 @@
 //! point `basedir` at a MySQL build; every started MariaDB/MySQL server is
 //! asked what it is (`lab::product`) and refused when that is not its kind.
 
-use crate::exit::Exit;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::Child;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -89,14 +86,16 @@ mod logs;
 mod process;
 mod programs;
 
-use admin::*;
+use admin::{
+    my_err, mysql_native_hash, pg_err, run_admin_query, scram_sha256_verifier, split_pg_statements, AdminConn, Rows,
+};
 pub use cli::*;
 pub use init::*;
 pub use layout::run_dir_fits;
-use layout::*;
-use logs::*;
+use layout::{config_file, is_initialised, option_args, Layout};
+use logs::{file_len, is_port_conflict, is_socket_conflict, last_error_line, log_tail, one_line, read_log_from};
 pub use process::*;
-use programs::*;
+use programs::{mysql_leading_args, Flavor, Programs};
 
 /// The benchmark account and database every managed server gets.
 const BENCH_USER: &str = "sbtest";
@@ -936,6 +935,7 @@ fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     /// Whether a kind's binaries are here; without them a test is skipped,
     /// except under CI=true, where that is a failure.

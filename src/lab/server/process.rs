@@ -1,6 +1,14 @@
 //! Processes: finding, signalling and running server processes, OS accounts, ports.
 
-use super::*;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+
+use super::logs::{file_len, last_error_line, read_log_from};
+use super::{ServerKind, KILL_WAIT, POLL, PORT_FIRST, PORT_LAST};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 pub(super) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -356,6 +364,7 @@ pub(super) fn pick_port() -> Result<u16, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::server::admin::shell_quote;
 
     #[test]
     fn ports_are_free_and_in_range() {

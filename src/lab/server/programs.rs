@@ -1,6 +1,11 @@
 //! Programs: finding a kind's server binaries and tools.
 
-use super::*;
+use std::os::unix::fs::PermissionsExt;
+
+use super::{ServerKind, ServerSpec};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// What a found server binary actually is: kind `mysql` may find MariaDB's `mysqld`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
