@@ -24,11 +24,12 @@ use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
-use super::sqlite::{closed_stmt, placeholders, ps_mode_disabled, push_f64, Emulated, Slots};
+use super::sqlite::{closed_stmt, ps_mode_disabled, push_f64, Emulated, Slots};
 use super::{
     Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
 use crate::options::{OptKind, OptionSpec, Options};
+use crate::sqltext::{self, Dialect};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
@@ -540,7 +541,7 @@ fn push_literal(out: &mut String, v: &Value) {
 fn translate(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 8);
     let mut last = 0;
-    for (n, pos) in placeholders(sql, false).into_iter().enumerate() {
+    for (n, pos) in sqltext::placeholders(sql, Dialect::PostgreSql).into_iter().enumerate() {
         out.push_str(&sql[last..pos]);
         let _ = write!(out, "${}", n + 1);
         last = pos + 1;
@@ -631,7 +632,7 @@ impl Connection for PgsqlConnection {
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let stmt = if self.cfg.ps_disabled {
-            Stmt::Emulated(Emulated::new(sql, false))
+            Stmt::Emulated(Emulated::new(sql, Dialect::PostgreSql))
         } else {
             let sql = translate(sql);
             let stmt = self.client.prepare(&sql).map_err(map_err)?;

@@ -20,6 +20,7 @@ use super::{
     StmtId, Value,
 };
 use crate::options::{OptKind, OptionSpec, Options};
+use crate::sqltext::Dialect;
 
 /// Options shared by all drivers (declared once, here): `--db-ps-mode`.
 pub fn generic_options() -> Vec<OptionSpec> {
@@ -77,49 +78,6 @@ pub(crate) fn ps_mode_disabled(opts: &Options) -> Result<bool, String> {
     }
 }
 
-/// Byte offsets of the `?` placeholders in `sql`, skipping string literals,
-/// quoted identifiers and comments. `mysql` enables MySQL's lexical rules:
-/// backslash escapes inside strings and `#` comments.
-pub(crate) fn placeholders(sql: &str, mysql: bool) -> Vec<usize> {
-    let b = sql.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'?' => out.push(i),
-            q @ (b'\'' | b'"' | b'`') => {
-                // A doubled quote closes and reopens the literal, so it needs no special case.
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    if mysql && q != b'`' && b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_line(b, i),
-            b'#' if mysql => i = skip_line(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
-
-fn skip_line(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'\n' {
-        i += 1;
-    }
-    i
-}
-
 /// A statement emulated client-side: the SQL and where its `?`s are.
 #[derive(Debug, Clone)]
 pub(crate) struct Emulated {
@@ -130,9 +88,10 @@ pub(crate) struct Emulated {
 }
 
 impl Emulated {
-    /// Scans `sql` once so that [`Emulated::render`] is a plain copy.
-    pub fn new(sql: &str, mysql: bool) -> Emulated {
-        Emulated { holes: placeholders(sql, mysql), sql: sql.to_string() }
+    /// Scans `sql` once (under `dialect`'s lexical rules) so that
+    /// [`Emulated::render`] is a plain copy.
+    pub fn new(sql: &str, dialect: Dialect) -> Emulated {
+        Emulated { holes: crate::sqltext::placeholders(sql, dialect), sql: sql.to_string() }
     }
 
     /// Substitutes the parameters as literals; `literal` appends one value.
@@ -747,7 +706,7 @@ impl Connection for SqliteConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let sql = self.rewrite(sql);
         let stmt = if self.cfg.ps_disabled {
-            Stmt::Emulated(Emulated::new(sql, false))
+            Stmt::Emulated(Emulated::new(sql, Dialect::Sqlite))
         } else {
             self.warm(sql)?;
             Stmt::Cached(sql.to_string())
@@ -895,15 +854,6 @@ mod tests {
             }
         }
         remove_db(&path);
-    }
-
-    #[test]
-    fn placeholders_skip_quotes_and_comments() {
-        assert_eq!(placeholders("a=? and b='?' and c=\"?\" and `?`=?", false), vec![2, 32]);
-        assert_eq!(placeholders("x='\\'?', ?", true), vec![9]);
-        assert_eq!(placeholders("x='\\'?', ?", false), vec![5]);
-        assert_eq!(placeholders("-- ?\n? /* ? */ ?", false), vec![5, 15]);
-        assert_eq!(placeholders("# ?\n?", true), vec![4]);
     }
 
     #[test]

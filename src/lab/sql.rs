@@ -3,6 +3,7 @@
 //! the runs get. One path for managed, external and SQLite targets.
 
 use crate::driver::{Connection, Outcome};
+use crate::sqltext::{self, Comments, Dialect};
 
 /// An open connection to a configuration's database.
 pub struct LabConnection {
@@ -40,13 +41,15 @@ impl SamplerConnection {
 }
 
 impl LabConnection {
-    /// Runs every statement of `script` (separated by `;` outside quotes)
-    /// and returns what the statements that return rows returned: per
+    /// Runs every statement of `script` (separated by `;` outside strings
+    /// and comments, under the server's lexical rules; `--` comments left
+    /// out) and returns what the statements that return rows returned: per
     /// statement a `-- statement` line, then one line per row, cells
     /// separated by tabs (NULL as `NULL`). Empty when none returned rows.
     pub fn execute_script(&mut self, script: &str) -> Result<String, String> {
         let mut out = String::new();
-        for stmt in crate::sqltext::split_statements(script) {
+        let dialect = Dialect::of_driver(self.driver).unwrap_or(Dialect::MySql);
+        for stmt in sqltext::split(script, dialect, Comments::DropDoubleDash) {
             if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))? {
                 out.push_str(&format!("-- {}\n", one_line(&stmt)));
                 for row in rs.text_rows() {

@@ -22,6 +22,7 @@ pub mod text;
 use crate::driver::{Connection, Driver, ErrorKind, Outcome};
 use crate::dsn::Dsn;
 use crate::exit::Exit;
+use crate::sqltext::{self, Comments, Dialect};
 use counters::{Counters, Probe};
 use filter::Filter;
 use record::{Line, PlanAgreement, Record, RunInfo, Server, Side, Summary, Temperature};
@@ -218,8 +219,60 @@ fn natural_key(s: &str) -> (Vec<(String, usize, String)>, String) {
     (out, s.to_string())
 }
 
-/// The queries of `--queries` (a directory's `*.sql` files or one file).
-pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
+/// The lexings a run's statements are read under: each server's dialect
+/// (both MySQL's and PostgreSQL's for a driver without one).
+fn lexings(dsns: &[Dsn]) -> Vec<Dialect> {
+    let mut out = Vec::new();
+    for dsn in dsns {
+        let driver = dsn.driver_args.iter().find_map(|a| a.strip_prefix("--db-driver=")).unwrap_or("");
+        let dialects = match Dialect::of_driver(driver) {
+            Some(d) => vec![d],
+            None => vec![Dialect::MySql, Dialect::PostgreSql],
+        };
+        for d in dialects {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// The statements of a query file, `--` comments left out, as every one of
+/// `lexings` (not empty) reads them: the same text runs on both servers,
+/// so a file whose statements two servers would split differently (a `;`
+/// after a backslash in a string, in a `#` comment, in a dollar quote) is
+/// refused rather than run as two different things. A statement that only
+/// holds comments under any lexing is left out.
+fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> Result<Vec<String>, String> {
+    let read: Vec<Vec<String>> = lexings
+        .iter()
+        .map(|&d| {
+            let stmts = sqltext::split(text, d, Comments::DropDoubleDash);
+            stmts.into_iter().filter(|s| !lexings.iter().any(|&l| sqltext::is_blank(s, l))).collect()
+        })
+        .collect();
+    for (k, other) in read.iter().enumerate().skip(1) {
+        if *other != read[0] {
+            let i = read[0].iter().zip(other).position(|(a, b)| a != b).unwrap_or(read[0].len().min(other.len()));
+            let shown = |v: &Vec<String>| v.get(i).map_or("nothing".into(), |s| format!("'{}'", text::one_line(s, 60)));
+            return Err(format!(
+                "{}: {} and {} split it into different statements (statement {}: {} vs {}): a backslash in a string, a `#` or `--` comment, a dollar quote or a nested comment means different things to them; write it so that both read it the same",
+                file.display(),
+                lexings[0].name(),
+                lexings[k].name(),
+                i + 1,
+                shown(&read[0]),
+                shown(other)
+            ));
+        }
+    }
+    Ok(read.into_iter().next().unwrap_or_default())
+}
+
+/// The queries of `--queries` (a directory's `*.sql` files or one file),
+/// read under `lexings` (the servers' dialects, not empty).
+pub fn read_queries(path: &std::path::Path, lexings: &[Dialect]) -> Result<Vec<Query>, String> {
     let files: Vec<std::path::PathBuf> = if path.is_dir() {
         let mut f: Vec<_> = std::fs::read_dir(path)
             .map_err(|e| format!("cannot read directory {}: {e}", path.display()))?
@@ -239,16 +292,15 @@ pub fn read_queries(path: &std::path::Path) -> Result<Vec<Query>, String> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        let stmts: Vec<String> =
-            crate::sqltext::split_statements(&text).into_iter().filter(|s| !sqlscan::is_only_comments(s)).collect();
+        let stmts = file_statements(&f, &text, lexings)?;
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
         // Setup statements before the first query and after the last one
         // (Q15's CREATE VIEW and DROP VIEW) belong to every query of the
         // file; anything else that is not a query is skipped, as before.
-        let is_query = |s: &String| sqlscan::why_not_read_only(s).is_none();
+        let is_query = |s: &String| sqlscan::why_not_read_only(s, lexings).is_none();
         let (first, last) = (stmts.iter().position(is_query), stmts.iter().rposition(is_query));
         let around = |i: usize| match (first, last) {
-            (Some(a), Some(b)) => (i < a || i > b) && sqlscan::is_setup(&stmts[i]),
+            (Some(a), Some(b)) => (i < a || i > b) && sqlscan::is_setup(&stmts[i], lexings),
             _ => false,
         };
         let setup: Vec<String> =
@@ -290,7 +342,8 @@ impl Endpoint {
     fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> Result<(Endpoint, Option<String>), String> {
         let driver =
             crate::connect::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
-        let init = init.map(crate::sqltext::split_statements).unwrap_or_default();
+        let dialect = Dialect::of_driver(driver.name()).unwrap_or(Dialect::MySql);
+        let init = init.map(|i| sqltext::split(i, dialect, Comments::DropDoubleDash)).unwrap_or_default();
         let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
         let warning = ep.connect().map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
         Ok((ep, warning))
@@ -422,6 +475,8 @@ struct Settings {
     cold_command: Option<String>,
     timeout: Option<Duration>,
     explain: bool,
+    /// The servers' dialects, under which queries are read (`sqlscan`).
+    lexings: Vec<Dialect>,
 }
 
 fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String> {
@@ -442,7 +497,7 @@ fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String>
 
 /// Runs one query on both servers at every temperature; the records.
 fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec<Record>, String> {
-    let ordered = sqlscan::has_top_level_order_by(&q.sql);
+    let ordered = sqlscan::has_top_level_order_by(&q.sql, &s.lexings);
     let temps: Vec<(Temperature, u32)> =
         [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
     let mut out = Vec::new();
@@ -550,6 +605,7 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
         cold_command: a.cold_command.clone().filter(|c| !c.is_empty()),
         timeout: a.timeout,
         explain: a.explain.unwrap_or(true),
+        lexings: lexings(&dsns),
     };
     if settings.cold + settings.warm == 0 {
         return Err("--cold=0 and --warm=0: nothing would run; give at least one execution".into());
@@ -560,7 +616,7 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
             settings.cold
         );
     }
-    let queries = read_queries(std::path::Path::new(queries_arg))?;
+    let queries = read_queries(std::path::Path::new(queries_arg), &settings.lexings)?;
     let labels =
         [a.name1.clone().unwrap_or_else(|| "server1".into()), a.name2.clone().unwrap_or_else(|| "server2".into())];
     let (ep1, w1) = Endpoint::open(1, labels[0].clone(), &dsns[0], a.init1.as_deref())?;
@@ -612,7 +668,7 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
     let total = queries.len();
     let mut stopped = None;
     for (i, q) in queries.iter().enumerate() {
-        if let Some(why) = sqlscan::why_not_read_only(&q.sql) {
+        if let Some(why) = sqlscan::why_not_read_only(&q.sql, &settings.lexings) {
             sum.skipped += 1;
             eprintln!("[{}/{total}] {}: skipped: {why}; querydiff runs only read-only queries (each several times on both servers)", i + 1, q.name);
             continue;
@@ -745,12 +801,12 @@ mod tests {
         {
             std::fs::write(d.join(f), t).unwrap();
         }
-        let q = read_queries(&d).unwrap();
+        let q = read_queries(&d, &[Dialect::MySql, Dialect::PostgreSql]).unwrap();
         let names: Vec<&str> = q.iter().map(|q| q.name.as_str()).collect();
         assert_eq!(names, ["2.sql#1", "2.sql#2", "10.sql"]);
         assert_eq!(q[1].sql, "select 22");
         std::fs::remove_dir_all(&d).unwrap();
-        assert!(read_queries(&d).unwrap_err().contains("no such file or directory"));
+        assert!(read_queries(&d, &[Dialect::MySql]).unwrap_err().contains("no such file or directory"));
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! The same text runs on two servers that may lex it differently: `#` is a
 //! comment and `\` escapes in strings on MySQL/MariaDB, while on
 //! PostgreSQL `#` is an operator and `'C:\'` a complete string. Each
-//! question is therefore answered under both lexings, in the direction
-//! that cannot hide anything: a statement counts as read-only only when
-//! it is under both, and as ordered when it is under either (a false
+//! question is therefore answered under the lexing of each server's
+//! dialect (`lexings`, `sqltext`), in the direction that cannot hide
+//! anything: a statement counts as read-only only when it is under every
+//! lexing, and as ordered when it is under any (a false
 //! "ordered" at worst reports rows in another order as `other_order`; a
 //! false "unordered" would hide such a difference).
+
+use crate::sqltext::{self, Dialect, Kind};
 
 /// A piece of a statement: a word (lower-cased) at its parenthesis depth,
 /// or anything else that separates words (a string, an operator, a paren).
@@ -19,77 +22,34 @@ enum Token {
     Other,
 }
 
-/// The statement's tokens; comments are dropped like whitespace.
-/// `mysql`: MySQL's lexing (`#` comments, backslash escapes in strings).
-fn tokens(sql: &str, mysql: bool) -> Vec<Token> {
-    let b = sql.as_bytes();
-    let (mut i, mut depth) = (0usize, 0i32);
+/// The statement's tokens under `dialect`'s lexing (`sqltext`); comments
+/// are dropped like whitespace.
+fn tokens(sql: &str, dialect: Dialect) -> Vec<Token> {
+    let mut depth = 0;
     let mut out = Vec::new();
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' | b'"' | b'`' => {
-                i += 1;
-                while i < b.len() && b[i] != c {
-                    if mysql && b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
+    for t in sqltext::tokens(sql, dialect) {
+        match t.kind {
+            Kind::Comment | Kind::Space => continue,
+            Kind::Word => out.push(Token::Word(t.text(sql).to_ascii_lowercase(), depth)),
+            _ if t.is_punct(sql, b'(') => {
+                depth += 1;
                 out.push(Token::Other);
             }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'#' if mysql => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'(' | b')' => {
-                depth += if c == b'(' { 1 } else { -1 };
-                i += 1;
+            _ if t.is_punct(sql, b')') => {
+                depth -= 1;
                 out.push(Token::Other);
             }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
-                    i += 1;
-                }
-                out.push(Token::Word(sql[start..i].to_ascii_lowercase(), depth));
-            }
-            c => {
-                if !c.is_ascii_whitespace() {
-                    out.push(Token::Other);
-                }
-                i += 1;
-            }
+            _ => out.push(Token::Other),
         }
     }
     out
 }
 
-/// Whether the text holds nothing but comments and blanks (`--`, `#` and
-/// `/* */` comments: a file's trailing notes are not a statement).
-pub fn is_only_comments(sql: &str) -> bool {
-    tokens(sql, true).is_empty()
-}
-
 /// Whether the query has an ORDER BY outside parentheses, strings and
-/// comments under either lexing (then its row order is part of the answer).
-pub fn has_top_level_order_by(sql: &str) -> bool {
-    [true, false].into_iter().any(|mysql| {
-        tokens(sql, mysql)
+/// comments under any of the lexings (then its row order is part of the answer).
+pub fn has_top_level_order_by(sql: &str, lexings: &[Dialect]) -> bool {
+    lexings.iter().any(|&dialect| {
+        tokens(sql, dialect)
             .windows(2)
             .any(|w| matches!(w, [Token::Word(a, 0), Token::Word(b, 0)] if a == "order" && b == "by"))
     })
@@ -102,9 +62,9 @@ pub fn has_top_level_order_by(sql: &str) -> bool {
 /// MERGE or UPDATE (except in FOR UPDATE / FOR NO KEY UPDATE) anywhere,
 /// which also catches PostgreSQL's data-modifying WITH. Functions with
 /// side effects (`nextval`, `GET_LOCK`) cannot be seen in the text.
-pub fn why_not_read_only(sql: &str) -> Option<String> {
-    for mysql in [true, false] {
-        let t = tokens(sql, mysql);
+pub fn why_not_read_only(sql: &str, lexings: &[Dialect]) -> Option<String> {
+    for &dialect in lexings {
+        let t = tokens(sql, dialect);
         let words: Vec<(usize, &str)> = t
             .iter()
             .enumerate()
@@ -136,12 +96,12 @@ pub fn why_not_read_only(sql: &str) -> Option<String> {
 /// changing no data: a view (`CREATE [OR REPLACE] VIEW`, `DROP VIEW`, as
 /// TPC-H's Q15 needs), a temporary table (`CREATE TEMPORARY|TEMP TABLE`,
 /// `DROP TEMPORARY TABLE`) or a session setting (`SET`, not `SET GLOBAL`
-/// or `PERSIST`). Under both lexings, like `why_not_read_only`. A query
+/// or `PERSIST`). Under every lexing, like `why_not_read_only`. A query
 /// file's such statements before its first query and after its last run
 /// around each execution of its queries, untimed.
-pub fn is_setup(sql: &str) -> bool {
-    [true, false].into_iter().all(|mysql| {
-        let words: Vec<String> = tokens(sql, mysql)
+pub fn is_setup(sql: &str, lexings: &[Dialect]) -> bool {
+    lexings.iter().all(|&dialect| {
+        let words: Vec<String> = tokens(sql, dialect)
             .into_iter()
             .filter_map(|t| if let Token::Word(w, _) = t { Some(w) } else { None })
             .collect();
@@ -185,6 +145,9 @@ pub fn is_setup(sql: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The servers' dialects when querydiff compares MariaDB/MySQL with PostgreSQL.
+    const BOTH: &[Dialect] = &[Dialect::MySql, Dialect::PostgreSql];
+
     #[test]
     fn setup_statements_are_views_temporary_tables_and_session_settings() {
         for yes in [
@@ -199,7 +162,7 @@ mod tests {
             "SET SESSION optimizer_switch='semijoin=off'",
             "SET max_parallel_workers_per_gather = 0",
         ] {
-            assert!(is_setup(yes), "{yes}");
+            assert!(is_setup(yes, BOTH), "{yes}");
         }
         for no in [
             "SELECT 1",
@@ -213,30 +176,30 @@ mod tests {
             "CREATE TEMPORARY TABLE t SELECT 1 INTO OUTFILE '/tmp/x'",
             "-- CREATE VIEW v AS SELECT 1\nDELETE FROM t",
         ] {
-            assert!(!is_setup(no), "{no}");
+            assert!(!is_setup(no, BOTH), "{no}");
         }
     }
 
     #[test]
     fn order_by_is_found_only_at_the_top_level() {
-        assert!(has_top_level_order_by("select a from t order  by a"));
-        assert!(has_top_level_order_by("SELECT a FROM t ORDER\nBY a LIMIT 3"));
-        assert!(!has_top_level_order_by("select * from (select a from t order by a limit 3) d"));
-        assert!(!has_top_level_order_by("select 'order by' from t -- order by x"));
-        assert!(!has_top_level_order_by("select a /* order by */ from t"));
-        assert!(!has_top_level_order_by("select row_number() over (order by a) from t"));
-        assert!(!has_top_level_order_by("select `order` by_x from t"));
-        assert!(!has_top_level_order_by("select a, b from t group by a order_by"));
+        assert!(has_top_level_order_by("select a from t order  by a", BOTH));
+        assert!(has_top_level_order_by("SELECT a FROM t ORDER\nBY a LIMIT 3", BOTH));
+        assert!(!has_top_level_order_by("select * from (select a from t order by a limit 3) d", BOTH));
+        assert!(!has_top_level_order_by("select 'order by' from t -- order by x", BOTH));
+        assert!(!has_top_level_order_by("select a /* order by */ from t", BOTH));
+        assert!(!has_top_level_order_by("select row_number() over (order by a) from t", BOTH));
+        assert!(!has_top_level_order_by("select `order` by_x from t", BOTH));
+        assert!(!has_top_level_order_by("select a, b from t group by a order_by", BOTH));
     }
 
     #[test]
     fn order_by_hidden_by_one_engines_lexing_is_still_found() {
         // PostgreSQL: `#` is XOR, and `'C:\'` ends at its second quote.
-        assert!(has_top_level_order_by("select a # b from t order by a"));
-        assert!(has_top_level_order_by("select 'C:\\' p from t order by a"));
+        assert!(has_top_level_order_by("select a # b from t order by a", BOTH));
+        assert!(has_top_level_order_by("select 'C:\\' p from t order by a", BOTH));
         // MySQL: the ORDER BY is inside a comment; PostgreSQL's lexing sees
         // it, so the order counts (at worst: other_order, never hidden).
-        assert!(has_top_level_order_by("select a from t # order by a"));
+        assert!(has_top_level_order_by("select a from t # order by a", BOTH));
     }
 
     #[test]
@@ -250,7 +213,7 @@ mod tests {
             "values (1)",
             "table t",
         ] {
-            assert_eq!(why_not_read_only(sql), None, "{sql}");
+            assert_eq!(why_not_read_only(sql, BOTH), None, "{sql}");
         }
         for (sql, why) in [
             ("delete from t", "does not start"),
@@ -264,21 +227,13 @@ mod tests {
             ("with u as (update t set a = 1 returning a) select * from u", "UPDATE"),
             ("with i as (insert into t values (1) returning a) select * from i", "INTO"),
         ] {
-            let r = why_not_read_only(sql);
+            let r = why_not_read_only(sql, BOTH);
             assert!(r.as_deref().is_some_and(|r| r.contains(why)), "{sql}: {r:?}");
         }
         assert_eq!(
-            why_not_read_only("select 'delete from t', \"into\" from t"),
+            why_not_read_only("select 'delete from t', \"into\" from t", BOTH),
             None,
             "strings and quoted names are not words"
         );
-    }
-
-    #[test]
-    fn comment_only_text_is_not_a_statement() {
-        assert!(is_only_comments("-- a note\n# another\n/* and\n more */  \n"));
-        assert!(is_only_comments(""));
-        assert!(!is_only_comments("-- q\nselect 1"));
-        assert!(!is_only_comments("/* x */ ()"));
     }
 }

@@ -1,5 +1,7 @@
 //! The SQL layer: dialects, values (`Val`), statement translation and the schema's DDL per dialect.
 
+use crate::sqltext::{self, Comments, Dialect as Lexing, Kind};
+
 /// SQL dialects the store speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Dialect {
@@ -154,20 +156,17 @@ pub(super) fn translate(dialect: Dialect, sql: &str) -> String {
     };
     let mut out = String::with_capacity(full.len() + 16);
     let mut n = 0;
-    let mut in_literal = false;
-    for ch in full.chars() {
-        match ch {
-            '\'' => {
-                // '' inside a literal toggles twice: still inside, as it should.
-                in_literal = !in_literal;
-                out.push(ch);
-            }
-            '?' if !in_literal && dialect == Dialect::Postgres => {
+    for t in sqltext::tokens(&full, Lexing::Sqlite) {
+        let text = t.text(&full);
+        match dialect {
+            Dialect::Postgres if t.is_punct(&full, b'?') => {
                 n += 1;
                 out.push_str(&format!("${n}"));
             }
-            '"' if !in_literal && dialect == Dialect::Mysql => out.push('`'),
-            _ => out.push(ch),
+            Dialect::Mysql if t.kind == Kind::QuotedName && text.starts_with('"') => {
+                out.push_str(&text.replace('"', "`"))
+            }
+            _ => out.push_str(text),
         }
     }
     out
@@ -183,23 +182,22 @@ fn quote_ident(dialect: Dialect, name: &str) -> String {
     }
 }
 
-/// Splits at commas outside parentheses.
+/// Splits at commas outside parentheses, strings and quoted names.
 fn split_top_level(s: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut depth = 0i32;
     let mut cur = String::new();
-    for ch in s.chars() {
-        match ch {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
+    for t in sqltext::tokens(s, Lexing::Sqlite) {
+        if t.is_punct(s, b'(') {
+            depth += 1;
+        } else if t.is_punct(s, b')') {
+            depth -= 1;
+        } else if t.is_punct(s, b',') && depth == 0 {
+            parts.push(cur.trim().to_string());
+            cur.clear();
+            continue;
         }
-        cur.push(ch);
+        cur.push_str(t.text(s));
     }
     if !cur.trim().is_empty() {
         parts.push(cur.trim().to_string());
@@ -254,38 +252,17 @@ fn column_ddl(dialect: Dialect, def: &str, key: bool) -> String {
     s
 }
 
-/// Removes `-- comments` (outside quotes) from DDL text.
-fn strip_comments(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    for line in sql.lines() {
-        let mut in_literal = false;
-        let mut cut = line.len();
-        let b = line.as_bytes();
-        for i in 0..b.len() {
-            match b[i] {
-                b'\'' => in_literal = !in_literal,
-                b'-' if !in_literal && b.get(i + 1) == Some(&b'-') => {
-                    cut = i;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        out.push_str(&line[..cut]);
-        out.push('\n');
-    }
-    out
-}
-
 /// The statements that apply migration `sql` in `dialect`. SQLite gets the
 /// text unchanged (one batch), so its stores are what they always were.
 pub(super) fn migration_statements(dialect: Dialect, sql: &str) -> Vec<String> {
     if dialect == Dialect::Sqlite {
         return vec![sql.to_string()];
     }
-    let text = strip_comments(sql);
-    let statements: Vec<String> =
-        text.split(';').map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).collect();
+    // The neutral text is SQLite's: its lexing splits it; `--` notes go.
+    let statements: Vec<String> = sqltext::split(sql, Lexing::Sqlite, Comments::DropDoubleDash)
+        .into_iter()
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
     // Columns in an index of this migration (table, column).
     let mut keys: Vec<(String, String)> = Vec::new();
     for st in &statements {

@@ -526,8 +526,9 @@ fn queries_cmd(a: &QueriesArgs) -> Result<Exit, String> {
     let mut out = String::new();
     for q in run::stream_queries(&QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22"))?, stream) {
         let p = run::parameters(q.number, params, sf, stream);
-        let text = queries::substitute(&run::template(&q, dialect, a.params.query_dir.as_deref())?, &p, stream)
-            .map_err(|e| format!("{}: {e}", q.label()))?;
+        let text =
+            queries::substitute(&run::template(&q, dialect, a.params.query_dir.as_deref())?, &p, stream, dialect)
+                .map_err(|e| format!("{}: {e}", q.label()))?;
         out.push_str(&format!("-- {} {} (stream {stream})\n", q.label(), queries::name(q.number)));
         for sql in text.before.iter().chain([&text.query]).chain(&text.after) {
             out.push_str(sql.trim());

@@ -28,6 +28,7 @@
 
 use super::params::QueryParams;
 use super::schema::Dialect;
+use crate::sqltext::{self, Comments, Kind};
 
 /// A query's text for one run: statements before it (Q15's CREATE VIEW), the measured query, statements after it (DROP VIEW).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,118 +132,30 @@ pub fn explain(dialect: Dialect, sql: &str) -> String {
     }
 }
 
-/// Where the template scanner is: placeholders are replaced in code and in
-/// quoted text (qgen's templates put them inside quotes), never in comments;
-/// `;` ends a statement only in code.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Scan {
-    Code,
-    Quoted(char),
-    LineComment,
-    BlockComment,
-}
-
 /// Substitutes the parameters into a template (built-in or a user's variant file in the same syntax): `:N` becomes the
 /// value's text (dates as YYYY-MM-DD, decimals as written, text as is: quotes are in the template, as in qgen templates),
 /// `:s` the stream; splits Q15-style multi-statement templates into before/query/after.
 ///
 /// Rules: a placeholder is `:` followed by digits (all of them: `:10` is the tenth value) or by `s` that is not followed
 /// by a letter, digit or `_`; any other `:` (PostgreSQL's `::` casts, MySQL's `:=`) stays as it is. Placeholders are
-/// replaced in code and inside quotes, but not in `--` or `/* */` comments. Statements are split at `;` outside quotes
-/// and comments; empty and comment-only statements are dropped. The measured query is the one statement whose first
-/// word (after comments and opening parentheses) is SELECT or WITH: the statements before it go to `before`, those
-/// after it to `after`. Values the template does not use are ignored.
+/// replaced in code and inside quotes, but not in comments. Statements are split at `;` outside quotes and comments,
+/// under `dialect`'s lexical rules (`sqltext`); empty and comment-only statements are dropped. The measured query is
+/// the one statement whose first word (after comments and opening parentheses) is SELECT or WITH: the statements before
+/// it go to `before`, those after it to `after`. Values the template does not use are ignored.
 ///
 /// Errors: a placeholder with no value (`:0`, or `:N` beyond the parameters), no statement that returns rows, or more
 /// than one.
-pub fn substitute(template: &str, p: &QueryParams, stream: u32) -> Result<QueryText, String> {
-    let chars: Vec<char> = template.chars().collect();
-    let mut statements: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut state = Scan::Code;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        match state {
-            Scan::LineComment => {
-                if c == '\n' {
-                    state = Scan::Code;
-                }
-            }
-            Scan::BlockComment => {
-                if c == '*' && next == Some('/') {
-                    current.push_str("*/");
-                    i += 2;
-                    state = Scan::Code;
-                    continue;
-                }
-            }
-            Scan::Code | Scan::Quoted(_) if c == ':' => {
-                let digits = chars[i + 1..].iter().take_while(|ch| ch.is_ascii_digit()).count();
-                if digits > 0 {
-                    let number: String = chars[i + 1..i + 1 + digits].iter().collect();
-                    let value = number.parse::<usize>().ok().filter(|&n| n >= 1).and_then(|n| p.values.get(n - 1));
-                    match value {
-                        Some(v) => current.push_str(&v.to_string()),
-                        None => {
-                            return Err(format!(
-                                "Q{}: placeholder :{number} has no value (the query has {} parameters)",
-                                p.query,
-                                p.values.len()
-                            ))
-                        }
-                    }
-                    i += 1 + digits;
-                    continue;
-                }
-                let after_s = chars.get(i + 2).copied();
-                if next == Some('s') && !after_s.is_some_and(|ch| ch.is_alphanumeric() || ch == '_') {
-                    current.push_str(&stream.to_string());
-                    i += 2;
-                    continue;
-                }
-            }
-            Scan::Quoted(q) => {
-                if c == q {
-                    if next == Some(q) {
-                        // A doubled quote is an escaped quote inside the text.
-                        current.push(c);
-                        current.push(c);
-                        i += 2;
-                        continue;
-                    }
-                    state = Scan::Code;
-                }
-            }
-            Scan::Code => match c {
-                '\'' | '"' | '`' => state = Scan::Quoted(c),
-                '-' if next == Some('-') => state = Scan::LineComment,
-                '/' if next == Some('*') => {
-                    current.push_str("/*");
-                    i += 2;
-                    state = Scan::BlockComment;
-                    continue;
-                }
-                ';' => {
-                    statements.push(std::mem::take(&mut current));
-                    i += 1;
-                    continue;
-                }
-                _ => {}
-            },
-        }
-        current.push(c);
-        i += 1;
-    }
-    statements.push(current);
-    let statements: Vec<String> =
-        statements.into_iter().map(|s| s.trim().to_string()).filter(|s| first_word(s).is_some()).collect();
+pub fn substitute(template: &str, p: &QueryParams, stream: u32, dialect: Dialect) -> Result<QueryText, String> {
+    let lexing = dialect.lexing();
+    let statements = sqltext::split(template, lexing, Comments::Keep)
+        .iter()
+        .map(|s| fill_statement(s, p, stream, lexing))
+        .collect::<Result<Vec<String>, String>>()?;
     let queries: Vec<usize> = statements
         .iter()
         .enumerate()
         .filter(|(_, s)| {
-            first_word(s).is_some_and(|w| w.eq_ignore_ascii_case("select") || w.eq_ignore_ascii_case("with"))
+            first_word(s, lexing).is_some_and(|w| w.eq_ignore_ascii_case("select") || w.eq_ignore_ascii_case("with"))
         })
         .map(|(i, _)| i)
         .collect();
@@ -261,27 +174,66 @@ pub fn substitute(template: &str, p: &QueryParams, stream: u32) -> Result<QueryT
     }
 }
 
-/// The first word of a statement after whitespace, comments and opening
-/// parentheses; None for a statement that is only comments and whitespace.
-fn first_word(statement: &str) -> Option<&str> {
-    let mut rest = statement;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(comment) = rest.strip_prefix("--") {
-            rest = comment.split_once('\n').map_or("", |(_, after)| after);
-        } else if let Some(comment) = rest.strip_prefix("/*") {
-            rest = comment.split_once("*/").map_or("", |(_, after)| after);
-        } else {
-            break;
+/// One statement with its placeholders replaced outside its comments.
+fn fill_statement(statement: &str, p: &QueryParams, stream: u32, lexing: sqltext::Dialect) -> Result<String, String> {
+    let mut out = String::with_capacity(statement.len());
+    // The text since the last comment: a placeholder may span tokens (`:` and `12`).
+    let mut run = 0;
+    for t in sqltext::tokens(statement, lexing) {
+        if t.kind == Kind::Comment {
+            fill_placeholders(&statement[run..t.start], p, stream, &mut out)?;
+            out.push_str(t.text(statement));
+            run = t.end;
         }
     }
-    if rest.is_empty() {
-        return None;
+    fill_placeholders(&statement[run..], p, stream, &mut out)?;
+    Ok(out)
+}
+
+/// Appends `text` with its `:N` and `:s` placeholders replaced.
+fn fill_placeholders(text: &str, p: &QueryParams, stream: u32, out: &mut String) -> Result<(), String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ':' {
+            let digits = chars[i + 1..].iter().take_while(|ch| ch.is_ascii_digit()).count();
+            if digits > 0 {
+                let number: String = chars[i + 1..i + 1 + digits].iter().collect();
+                let value = number.parse::<usize>().ok().filter(|&n| n >= 1).and_then(|n| p.values.get(n - 1));
+                match value {
+                    Some(v) => out.push_str(&v.to_string()),
+                    None => {
+                        return Err(format!(
+                            "Q{}: placeholder :{number} has no value (the query has {} parameters)",
+                            p.query,
+                            p.values.len()
+                        ))
+                    }
+                }
+                i += 1 + digits;
+                continue;
+            }
+            let after_s = chars.get(i + 2).copied();
+            if chars.get(i + 1) == Some(&'s') && !after_s.is_some_and(|ch| ch.is_alphanumeric() || ch == '_') {
+                out.push_str(&stream.to_string());
+                i += 2;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
     }
-    // A statement that starts with punctuation (a stray `)`) has an empty first word: it is still sent, so that
-    // the server reports the error.
-    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-    Some(&rest[..end])
+    Ok(())
+}
+
+/// The first word of a statement after blanks, comments and opening
+/// parentheses; None for a statement that is only comments and blanks.
+/// A statement that starts with punctuation (a stray `)`) has an empty first
+/// word: it is still sent, so that the server reports the error.
+fn first_word(statement: &str, lexing: sqltext::Dialect) -> Option<&str> {
+    let t = sqltext::tokens(statement, lexing).find(|t| !t.is_blank() && !t.is_punct(statement, b'('))?;
+    Some(if matches!(t.kind, Kind::Word | Kind::Number) { t.text(statement) } else { "" })
 }
 
 // The templates. Layout: keywords right-aligned on a river, comma joins and
@@ -963,10 +915,10 @@ mod tests {
 
     /// The placeholder numbers a template uses (outside comments), found by
     /// substituting a marker for every possible value.
-    fn placeholders(template: &str) -> BTreeSet<usize> {
+    fn placeholders(template: &str, d: Dialect) -> BTreeSet<usize> {
         let markers =
             QueryParams { query: 0, values: (1..=99).map(|n| Value::Text(format!("\u{1}{n}\u{2}"))).collect() };
-        let text = substitute(template, &markers, 0).expect("substitutes");
+        let text = substitute(template, &markers, 0, d).expect("substitutes");
         let all = [text.before.join(";"), text.query, text.after.join(";")].join(";");
         all.split('\u{1}').skip(1).map(|m| m.split('\u{2}').next().unwrap().parse().unwrap()).collect()
     }
@@ -989,9 +941,9 @@ mod tests {
             let arity = validation(n, 1.0).values.len();
             for d in DIALECTS {
                 let t = template(n, d);
-                assert_eq!(placeholders(t), (1..=arity).collect::<BTreeSet<_>>(), "Q{n} {d:?}");
+                assert_eq!(placeholders(t, d), (1..=arity).collect::<BTreeSet<_>>(), "Q{n} {d:?}");
                 assert_eq!(t.contains(":s"), n == 15, "Q{n} {d:?}: only Q15 names its stream");
-                let text = substitute(t, &validation(n, 1.0), 0).unwrap();
+                let text = substitute(t, &validation(n, 1.0), 0, d).unwrap();
                 assert!(text.query.starts_with("select "), "Q{n} {d:?}");
                 let limit = match n {
                     2 | 18 | 21 => Some(100),
@@ -1034,7 +986,8 @@ mod tests {
                 let mut sets = vec![validation(n, 0.01), validation(n, 1.0)];
                 sets.extend((0..40u64).map(|seed| generate(n, 1.0, seed, seed as u32 % 5)));
                 for (i, p) in sets.iter().enumerate() {
-                    let text = substitute(template(n, d), p, 7).unwrap_or_else(|e| panic!("Q{n} {d:?} set {i}: {e}"));
+                    let text =
+                        substitute(template(n, d), p, 7, d).unwrap_or_else(|e| panic!("Q{n} {d:?} set {i}: {e}"));
                     for sql in text.before.iter().chain([&text.query]).chain(&text.after) {
                         assert_eq!(leftover_placeholder(sql), None, "Q{n} {d:?} set {i}: {sql}");
                         assert!(!sql.contains(';') && !sql.trim().is_empty(), "Q{n} {d:?}");
@@ -1042,7 +995,7 @@ mod tests {
                 }
             }
         }
-        let q6 = substitute(template(6, Dialect::Mysql), &validation(6, 1.0), 0).unwrap();
+        let q6 = substitute(template(6, Dialect::Mysql), &validation(6, 1.0), 0, Dialect::Mysql).unwrap();
         assert!(
             q6.query
                 .contains("l_shipdate >= date '1994-01-01'\n   and l_shipdate < date '1994-01-01' + interval 1 year"),
@@ -1050,21 +1003,21 @@ mod tests {
             q6.query
         );
         assert!(q6.query.contains("between 0.06 - 0.01 and 0.06 + 0.01\n   and l_quantity < 24"), "{}", q6.query);
-        let q16 = substitute(template(16, Dialect::Pgsql), &validation(16, 1.0), 0).unwrap();
+        let q16 = substitute(template(16, Dialect::Pgsql), &validation(16, 1.0), 0, Dialect::Pgsql).unwrap();
         assert!(
             q16.query.contains("p_brand <> 'Brand#45'") && q16.query.contains("not like 'MEDIUM POLISHED%'"),
             "{}",
             q16.query
         );
         assert!(q16.query.contains("p_size in (49, 14, 23, 45, 19, 3, 36, 9)"), "{}", q16.query);
-        let q1 = substitute(template(1, Dialect::Sqlite), &validation(1, 1.0), 0).unwrap();
+        let q1 = substitute(template(1, Dialect::Sqlite), &validation(1, 1.0), 0, Dialect::Sqlite).unwrap();
         assert!(q1.query.contains("date('1998-12-01', '-90 days')"), "{}", q1.query);
     }
 
     #[test]
     fn q15_splits_into_view_query_and_drop() {
         for d in DIALECTS {
-            let text = substitute(template(15, d), &validation(15, 1.0), 3).unwrap();
+            let text = substitute(template(15, d), &validation(15, 1.0), 3, d).unwrap();
             assert_eq!(text.before.len(), 1, "{d:?}");
             assert!(
                 text.before[0].starts_with("create view revenue3 (supplier_no, total_revenue) as\nselect l_suppkey,"),
@@ -1079,7 +1032,7 @@ mod tests {
             );
             assert!(text.query.contains("(select max(total_revenue) from revenue3)"), "{}", text.query);
             assert_eq!(text.after, vec!["drop view revenue3".to_string()]);
-            let other = substitute(template(15, d), &validation(15, 1.0), 12).unwrap();
+            let other = substitute(template(15, d), &validation(15, 1.0), 12, d).unwrap();
             assert_eq!(other.after, vec!["drop view revenue12".to_string()]);
         }
     }
@@ -1090,10 +1043,10 @@ mod tests {
             query: 4,
             values: vec![Value::Date(1994, 1, 1), Value::Int(7), Value::Decimal("0.0100".into())],
         };
-        let one = |t: &str| substitute(t, &p, 5).map(|q| q.query);
+        let one = |t: &str| substitute(t, &p, 5, Dialect::Sqlite).map(|q| q.query);
         // Multi-digit numbers are one placeholder; `:s` only stands alone.
         let ten = QueryParams { query: 16, values: (1..=10).map(Value::Int).collect() };
-        assert_eq!(substitute("select :10, :1, :1s", &ten, 2).unwrap().query, "select 10, 1, 1s");
+        assert_eq!(substitute("select :10, :1, :1s", &ten, 2, Dialect::Sqlite).unwrap().query, "select 10, 1, 1s");
         let others = one("select ':1', :2 * :3, x:s, :sx, a::text, @v := 1").unwrap();
         assert_eq!(others, "select '1994-01-01', 7 * 0.0100, x5, :sx, a::text, @v := 1");
         // Comments are left alone; quotes may hold `;` and doubled quotes.
@@ -1105,11 +1058,13 @@ mod tests {
         assert!(one("select :4").unwrap_err().contains(":4 has no value"), "{:?}", one("select :4"));
         assert!(one("select :0").is_err());
         // Exactly one statement returns rows; comment-only and empty statements are dropped.
-        let text = substitute("set x = :2;\n-- the query\n(select 1) union (select 2);\n;\n-- done\n", &p, 0).unwrap();
+        let text =
+            substitute("set x = :2;\n-- the query\n(select 1) union (select 2);\n;\n-- done\n", &p, 0, Dialect::Sqlite)
+                .unwrap();
         assert_eq!(text.before, vec!["set x = 7".to_string()]);
         assert_eq!(text.query, "-- the query\n(select 1) union (select 2)");
         assert!(text.after.is_empty());
-        let with = substitute("WITH r AS (select 1) SELECT * FROM r", &p, 0).unwrap();
+        let with = substitute("WITH r AS (select 1) SELECT * FROM r", &p, 0, Dialect::Sqlite).unwrap();
         assert_eq!(with.query, "WITH r AS (select 1) SELECT * FROM r");
         assert!(one("create view v as select 1; drop view v").unwrap_err().contains("no statement returns rows"));
         assert!(one("select 1; select 2").unwrap_err().contains("2 statements"));
@@ -1156,7 +1111,7 @@ mod tests {
                 std::fs::create_dir_all(&out).unwrap();
                 for n in 1..=22u8 {
                     let p = params(n);
-                    let text = substitute(template(n, d), &p, *stream).unwrap();
+                    let text = substitute(template(n, d), &p, *stream, d).unwrap();
                     let values: Vec<String> = p.values.iter().map(|v| v.to_string()).collect();
                     let mut file = format!(
                         "-- TPC-H Q{n} ({}), {dialect}, {set}, stream {stream}: {}\n",

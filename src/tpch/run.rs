@@ -337,7 +337,7 @@ pub fn run_query(
     o: &RunOptions,
 ) -> Result<QueryResult, String> {
     let p = parameters(q.number, o.params, o.sf, stream);
-    let text = queries::substitute(&template(q, dialect, o.query_dir.as_deref())?, &p, stream)
+    let text = queries::substitute(&template(q, dialect, o.query_dir.as_deref())?, &p, stream, dialect)
         .map_err(|e| format!("{}: {e}", q.label()))?;
     let canceller = conn.canceller();
     let mut result = QueryResult {

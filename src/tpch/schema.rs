@@ -17,6 +17,15 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// The lexical rules of the dialect's SQL text (`sqltext`).
+    pub fn lexing(self) -> crate::sqltext::Dialect {
+        match self {
+            Dialect::Mysql => crate::sqltext::Dialect::MySql,
+            Dialect::Pgsql => crate::sqltext::Dialect::PostgreSql,
+            Dialect::Sqlite => crate::sqltext::Dialect::Sqlite,
+        }
+    }
+
     /// The dialect of a dbbench driver name (`mysql`, `pgsql`, `sqlite`).
     pub fn of_driver(name: &str) -> Option<Dialect> {
         match name {

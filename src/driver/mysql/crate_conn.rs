@@ -20,6 +20,7 @@ use crate::driver::sqlite::{closed_stmt, f64_cell, param_count_error, Emulated, 
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
+use crate::sqltext::Dialect;
 
 /// Maps a `mysql` crate error: server errors keep errno and SQLSTATE.
 fn map_err(e: mysql::Error) -> DbError {
@@ -176,7 +177,7 @@ impl Connection for MysqlConnection {
         let server = if self.cfg.ps_disabled { None } else { prep(&mut self.conn, sql)? };
         let stmt = match server {
             Some(stmt) => Stmt::Server { sql: sql.to_string(), stmt },
-            None => Stmt::Emulated(Emulated::new(sql, true)),
+            None => Stmt::Emulated(Emulated::new(sql, Dialect::MySql)),
         };
         Ok(self.stmts.insert(stmt))
     }
@@ -227,7 +228,7 @@ impl Connection for MysqlConnection {
             if let Stmt::Server { sql, stmt } = slot {
                 match prep(&mut self.conn, sql)? {
                     Some(s) => *stmt = s,
-                    None => *slot = Stmt::Emulated(Emulated::new(sql, true)),
+                    None => *slot = Stmt::Emulated(Emulated::new(sql, Dialect::MySql)),
                 }
             }
         }

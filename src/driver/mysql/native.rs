@@ -33,6 +33,7 @@ use crate::driver::sqlite::{closed_stmt, param_count_error, Emulated, Slots};
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
+use crate::sqltext::Dialect;
 
 /// The server needs something this module does not implement; the caller
 /// falls back to the `mysql` crate.
@@ -657,7 +658,7 @@ impl Connection for NativeConnection {
         let server = if self.ps_disabled { None } else { self.prepare_server(sql)? };
         let stmt = match server {
             Some((id, nparams, cols)) => Stmt::Server { sql: sql.to_string(), id, nparams, sent_types: None, cols },
-            None => Stmt::Emulated(Emulated::new(sql, true)),
+            None => Stmt::Emulated(Emulated::new(sql, Dialect::MySql)),
         };
         Ok(self.stmts.insert(stmt))
     }
@@ -753,7 +754,7 @@ impl Connection for NativeConnection {
                 let Some((p, sql)) = prepared.next() else { break };
                 *s = match p {
                     Some((id, nparams, cols)) => Stmt::Server { sql, id, nparams, sent_types: None, cols },
-                    None => Stmt::Emulated(Emulated::new(&sql, true)),
+                    None => Stmt::Emulated(Emulated::new(&sql, Dialect::MySql)),
                 };
             }
         }

@@ -77,6 +77,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::secret::Secret;
+use crate::sqltext::{self, Comments, Dialect};
 
 mod admin;
 mod cli;
@@ -86,9 +87,7 @@ mod logs;
 mod process;
 mod programs;
 
-use admin::{
-    my_err, mysql_native_hash, pg_err, run_admin_query, scram_sha256_verifier, split_pg_statements, AdminConn, Rows,
-};
+use admin::{my_err, mysql_native_hash, pg_err, run_admin_query, scram_sha256_verifier, AdminConn, Rows};
 pub use cli::*;
 pub use init::*;
 pub use layout::run_dir_fits;
@@ -621,8 +620,10 @@ impl ManagedServer {
     /// Connects as the benchmark account and runs SQL, possibly several
     /// statements (used by SQL hooks). MariaDB/MySQL get the whole text as
     /// one multi-statement query, so the server's parser handles BEGIN...END
-    /// blocks; PostgreSQL gets one statement at a time (see
-    /// `split_pg_statements`), so VACUUM and CREATE DATABASE work. No read
+    /// blocks; PostgreSQL gets one statement at a time (split by
+    /// `sqltext::split` under its rules: a multi-statement simple query is one
+    /// implicit transaction, in which VACUUM, CREATE DATABASE and friends
+    /// fail), so they work. No read
     /// timeout: a hook may legitimately run long.
     pub fn execute_sql(&self, sql: &str) -> Result<(), String> {
         if sql.trim().is_empty() {
@@ -634,7 +635,7 @@ impl ManagedServer {
                 let mut c = self.pg_config(BENCH_USER, BENCH_DB).connect(postgres::NoTls).map_err(|e| {
                     format!("cannot connect to {label} at {} as {BENCH_USER}: {}", self.socket.display(), pg_err(&e))
                 })?;
-                for stmt in split_pg_statements(sql) {
+                for stmt in sqltext::split(sql, Dialect::PostgreSql, Comments::Keep) {
                     c.batch_execute(&stmt).map_err(|e| {
                         format!(
                             "SQL failed on {label} (port {}): {} in: {}",
