@@ -810,6 +810,34 @@ mod tests {
     }
 
     #[test]
+    fn query_files_split_under_every_servers_rules() {
+        let f = std::path::Path::new("q.sql");
+        let both = [Dialect::MySql, Dialect::PostgreSql];
+        // Comments that one server reads as comments and the other not, but that split alike.
+        let text = "-- note\nselect a # b\nfrom t;\n# mine\n;select 2 /* x; */";
+        assert_eq!(file_statements(f, text, &both).unwrap(), ["select a # b\nfrom t", "select 2 /* x; */"]);
+        // A `;` inside a backslash-escaped string: MySQL reads one statement, PostgreSQL two.
+        let e = file_statements(f, r"select 'a\'; select 2; -- '", &both).unwrap_err();
+        assert!(e.starts_with("q.sql: MySQL and PostgreSQL split it into different statements (statement 1:"), "{e}");
+        assert_eq!(file_statements(f, r"select 'a\'; select 2; -- '", &[Dialect::PostgreSql]).unwrap().len(), 2);
+        assert_eq!(file_statements(f, r"select 'a\'; select 2; -- '", &[Dialect::MySql]).unwrap().len(), 1);
+        // A dollar quote holding `;`, on PostgreSQL servers.
+        let pg = file_statements(f, "select $$a;b$$; select 2", &[Dialect::PostgreSql]).unwrap();
+        assert_eq!(pg, ["select $$a;b$$", "select 2"]);
+        assert!(file_statements(f, "select $$a;b$$; select 2", &both).is_err());
+    }
+
+    #[test]
+    fn lexings_follow_the_servers_drivers() {
+        let dsn = |s: &str| Dsn::parse(s).unwrap();
+        let my = dsn("mysql://u@127.0.0.1/db");
+        let pg = dsn("postgresql://u@127.0.0.1/db");
+        assert_eq!(lexings(&[my.clone(), my.clone()]), [Dialect::MySql]);
+        assert_eq!(lexings(&[my, pg]), [Dialect::MySql, Dialect::PostgreSql]);
+        assert_eq!(lexings(&[dsn("sqlite:/tmp/x.db"), dsn("sqlite:/tmp/y.db")]), [Dialect::Sqlite]);
+    }
+
+    #[test]
     fn natural_order_takes_any_number_and_breaks_ties_by_name() {
         let mut names =
             vec!["q20261125000000000001.sql", "q3.sql", "1.sql", "01.sql", "q20261125000000000000.sql", "0.sql"];

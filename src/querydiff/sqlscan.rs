@@ -236,4 +236,19 @@ mod tests {
             "strings and quoted names are not words"
         );
     }
+
+    #[test]
+    fn one_servers_lexing_reads_only_what_that_server_reads() {
+        // MariaDB/MySQL alone: a backticked name is not a word, `#` starts a comment.
+        let my = &[Dialect::MySql][..];
+        assert_eq!(why_not_read_only("select `delete` from t", my), None);
+        assert!(!has_top_level_order_by("select a from t # order by a", my));
+        assert!(has_top_level_order_by("select a from t # order by a", BOTH));
+        // PostgreSQL alone: a dollar quote is a string; `#` an operator.
+        let pg = &[Dialect::PostgreSql][..];
+        assert_eq!(why_not_read_only("select $$delete from t$$", pg), None);
+        assert!(why_not_read_only("select $$delete from t$$", &[Dialect::Sqlite]).is_some());
+        assert!(!has_top_level_order_by("select $q$ order by $q$ from t", pg));
+        assert!(has_top_level_order_by("select a # b from t order by a", pg));
+    }
 }
