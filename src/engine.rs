@@ -252,6 +252,11 @@ struct RateQueue {
     ready: Condvar,
     dropped: AtomicU64,
     generated: AtomicU64,
+    /// (boundary, queue length, clients in an event) as the generator saw
+    /// them at its first wake-up after each boundary of the grid (within
+    /// 10 ms unless the host starves it): what an interval line under
+    /// `--rate` prints, whenever the line itself is printed.
+    at_boundaries: Mutex<VecDeque<(u64, u64, u64)>>,
 }
 
 /// What the clients share during `run`.
@@ -518,6 +523,8 @@ fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
     // uniform_double() < 1, so the gap is finite.
     let gap = |u: f64| (-(1.0 - u).ln() / rate * 1e9) as u64;
     next = next.saturating_add(gap(rand::uniform_double()));
+    let grid = ctl.grid.get();
+    let mut boundary = grid.map_or(u64::MAX, |g| g.next_after(crate::clock::now_ns()));
     while !ctl.shared.past_deadline() {
         let now = crate::clock::now_ns();
         if next <= now {
@@ -533,6 +540,22 @@ fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
             }
             drop(q);
             rq.ready.notify_all();
+        }
+        if let Some(g) = grid.filter(|_| now >= boundary) {
+            // The queue as of the boundary: arrivals due by then and not
+            // yet taken (the queue is in order of arrival).
+            let waiting = {
+                let q = rq.queue.lock().unwrap_or_else(|p| p.into_inner());
+                q.partition_point(|&t| t <= boundary) as u64
+            };
+            let busy = in_events(&ctl.stats);
+            let mut at = rq.at_boundaries.lock().unwrap_or_else(|p| p.into_inner());
+            // Every boundary passed since the last wake-up (one, unless the
+            // host starved this thread).
+            while boundary <= now {
+                at.push_back((boundary, waiting, busy));
+                boundary = g.next_after(boundary);
+            }
         }
         // Sleep to the next arrival, at most 10 ms, so the deadline is noticed.
         let wait = Duration::from_nanos(next.saturating_sub(crate::clock::now_ns())).min(Duration::from_millis(10));
@@ -622,6 +645,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             ready: Condvar::new(),
             dropped: AtomicU64::new(0),
             generated: AtomicU64::new(0),
+            at_boundaries: Mutex::new(VecDeque::new()),
         }),
         all_done: Mutex::new(false),
         done: Condvar::new(),
@@ -1008,11 +1032,20 @@ impl<'a> Reporter<'a> {
 
     /// The row of the figures since the last row, ending at boundary `b`.
     fn row(&mut self, time: f64, b: u64) -> IntervalRow {
-        let queue = self
-            .ctl
-            .rate
-            .as_ref()
-            .map(|rq| (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&self.stats)));
+        // Under --rate: the queue and the clients in an event at the
+        // boundary, as the arrival generator saw them (a line printed late
+        // once showed them as of its printing); read now only where the
+        // generator has none (it stops at --time).
+        let queue = self.ctl.rate.as_ref().map(|rq| {
+            let mut at = rq.at_boundaries.lock().unwrap_or_else(|p| p.into_inner());
+            while at.front().is_some_and(|&(t, ..)| t < b) {
+                at.pop_front();
+            }
+            match at.front() {
+                Some(&(t, waiting, busy)) if t == b => (waiting, busy),
+                _ => (rq.queue.lock().map(|q| q.len()).unwrap_or(0) as u64, in_events(&self.stats)),
+            }
+        });
         let row = IntervalRow::new(
             time,
             (b - self.row_from) as f64 / 1e9,

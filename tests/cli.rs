@@ -1391,3 +1391,36 @@ fn completions_cover_every_subcommand() {
     assert_eq!(r.code, 1);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
+
+/// Under --rate, an interval line's queue length and concurrency are those
+/// at its tick, whenever the line is printed: here the script's report hook
+/// holds the reporting thread past the end of the run, and lines 2 and 3
+/// were once printed with the figures of that moment (no client in an
+/// event, `concurrency 0`; and `thds 0`).
+#[test]
+fn late_lines_under_rate_show_the_queue_and_concurrency_of_their_tick() {
+    let (_d, s) = script(&format!(
+        "{SLEEPY}\nlocal held = false\nsysbench.hooks.report_intermediate = function(stat)\n  \
+         if not held then held = true; ffi.C.usleep(4000000) end\n  \
+         print(string.format('LINE %d thds=%d conc=%d', stat.time_total, stat.threads_running, stat.concurrency))\nend\n"
+    ));
+    // 200 events/s of 40 ms: 8 clients in an event on average.
+    let r = dbbench(&[&s, "run", "--time=3", "--threads=32", "--rate=200", "--ms=40", "--report-interval=1"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<(u64, u64, u64)> = r
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("LINE ")?.split(' ');
+            let t = w.next()?.parse().ok()?;
+            let thds = w.next()?.strip_prefix("thds=")?.parse().ok()?;
+            let conc = w.next()?.strip_prefix("conc=")?.parse().ok()?;
+            Some((t, thds, conc))
+        })
+        .collect();
+    assert!(lines.len() >= 2, "{}", r.stdout);
+    for &(t, thds, conc) in lines.iter().filter(|l| l.0 < 3) {
+        assert_eq!(thds, 32, "line {t}: {}", r.stdout);
+        assert!(conc > 0, "line {t} concurrency 0 (its figures are of when it was printed): {}", r.stdout);
+    }
+}
