@@ -34,6 +34,11 @@ pub(super) struct Col {
     pub(super) decimals: u8,
 }
 
+// `#[inline]` on both row decoders: called once per result row from
+// `native::read_one_result`, in another module since the driver became a
+// folder, where the compiler stopped inlining them; oltp_read_only then cost
+// 6% more instructions per query (4335 -> 4596-4639, callgrind).
+#[inline]
 pub(super) fn decode_text_row(p: &[u8], ncols: usize, rs: &mut ResultSet) -> io::Result<()> {
     let mut b = Buf(p);
     for _ in 0..ncols {
@@ -48,6 +53,7 @@ pub(super) fn decode_text_row(p: &[u8], ncols: usize, rs: &mut ResultSet) -> io:
     Ok(())
 }
 
+#[inline]
 pub(super) fn decode_binary_row(p: &[u8], cols: &[Col], rs: &mut ResultSet) -> io::Result<()> {
     let mut b = Buf(p);
     b.u8()?; // 0x00 header
