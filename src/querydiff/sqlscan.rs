@@ -23,26 +23,45 @@ enum Token {
 }
 
 /// The statement's tokens under `dialect`'s lexing (`sqltext`); comments
-/// are dropped like whitespace.
+/// are dropped like whitespace, except what MariaDB and MySQL execute.
 fn tokens(sql: &str, dialect: Dialect) -> Vec<Token> {
-    let mut depth = 0;
     let mut out = Vec::new();
+    push_tokens(sql, dialect, &mut 0, &mut out);
+    out
+}
+
+/// The code inside a MariaDB/MySQL executable comment (`/*! … */`,
+/// `/*!50110 … */`, MariaDB's `/*M! … */` and `/*M!100100 … */`), which the
+/// server runs as part of the statement (when its version is at least the
+/// one given; taken as always here, the direction that cannot hide a
+/// write). None for any other comment, optimizer hints `/*+ … */` included.
+fn executable_comment(comment: &str) -> Option<&str> {
+    let body = comment.strip_prefix("/*!").or_else(|| comment.strip_prefix("/*M!"))?;
+    let body = body.strip_suffix("*/").unwrap_or(body);
+    Some(body.trim_start_matches(|c: char| c.is_ascii_digit()))
+}
+
+fn push_tokens(sql: &str, dialect: Dialect, depth: &mut i32, out: &mut Vec<Token>) {
     for t in sqltext::tokens(sql, dialect) {
         match t.kind {
+            Kind::Comment if dialect == Dialect::MySql => {
+                if let Some(code) = executable_comment(t.text(sql)) {
+                    push_tokens(code, dialect, depth, out);
+                }
+            }
             Kind::Comment | Kind::Space => continue,
-            Kind::Word => out.push(Token::Word(t.text(sql).to_ascii_lowercase(), depth)),
+            Kind::Word => out.push(Token::Word(t.text(sql).to_ascii_lowercase(), *depth)),
             _ if t.is_punct(sql, b'(') => {
-                depth += 1;
+                *depth += 1;
                 out.push(Token::Other);
             }
             _ if t.is_punct(sql, b')') => {
-                depth -= 1;
+                *depth -= 1;
                 out.push(Token::Other);
             }
             _ => out.push(Token::Other),
         }
     }
-    out
 }
 
 /// Whether the query has an ORDER BY outside parentheses, strings and
@@ -250,5 +269,34 @@ mod tests {
         assert!(why_not_read_only("select $$delete from t$$", &[Dialect::Sqlite]).is_some());
         assert!(!has_top_level_order_by("select $q$ order by $q$ from t", pg));
         assert!(has_top_level_order_by("select a # b from t order by a", pg));
+    }
+
+    #[test]
+    fn mysql_runs_what_is_inside_executable_comments() {
+        // MariaDB and MySQL execute `/*! … */` (and MariaDB `/*M! … */`), with
+        // or without a version number, as part of the statement: what they hold
+        // is read as code, never dropped like a comment.
+        let my = &[Dialect::MySql][..];
+        for sql in [
+            "select * from t /*! into outfile '/tmp/x' */",
+            "select * from t /*!50000 into outfile '/tmp/x' */",
+            "select * from t /*!50000into outfile '/tmp/x'*/",
+            "select * from t /*M!100100 into @v */",
+            "/*! delete from t */ select 1",
+        ] {
+            assert!(why_not_read_only(sql, my).is_some(), "{sql}");
+            assert!(why_not_read_only(sql, BOTH).is_some(), "{sql}");
+        }
+        // Common in logged queries and harmless: still read-only.
+        assert_eq!(why_not_read_only("select /*!40001 SQL_NO_CACHE */ * from t", BOTH), None);
+        assert_eq!(why_not_read_only("select /*+ NO_INDEX(t) */ * from t", BOTH), None);
+        assert_eq!(why_not_read_only("select * from t /* into outfile */", BOTH), None);
+        // Row order: an ORDER BY the server runs counts.
+        assert!(has_top_level_order_by("select a from t /*!50000 order by a */", my));
+        assert!(!has_top_level_order_by("select a from t /* order by a */", my));
+        // Setup statements: `SET /*! GLOBAL */` changes the server, not the session.
+        assert!(!is_setup("set /*! global */ max_connections = 10", my));
+        assert!(!is_setup("set /*!50000 global */ max_connections = 10", BOTH));
+        assert!(is_setup("set /*!50000 session */ sql_mode = ''", BOTH));
     }
 }
