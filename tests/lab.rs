@@ -973,3 +973,56 @@ fn mysql_kind_refuses_a_mysqld_that_is_mariadb() {
     assert!(processes_mentioning(&srv.display().to_string()).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A managed MariaDB that is restarted meets its data cold. InnoDB's
+/// buffer pool dump (on by default: a quarter of the pool's page list
+/// written at shutdown, those pages read back at startup in the background)
+/// would warm a run the lab records as cold.
+#[test]
+fn a_restarted_managed_mariadb_starts_with_a_cold_buffer_pool() {
+    if !have_server_binaries() {
+        return;
+    }
+    let dir = tempdir("lab-cold-pool");
+    let srv = dir.join("srv");
+    let server = common::Managed::start(&srv, "mariadb", &[]);
+    let driver = server.driver_args();
+    for command in ["prepare", "run"] {
+        let r = dbbench_in(
+            &dir,
+            &common::args(&driver, &["oltp_read_only", "--tables=1", "--table-size=20000", "--time=1", command]),
+        );
+        assert_eq!(r.code, 0, "{command}: {}{}", r.stdout, r.stderr);
+    }
+    let table_pages = |conn: &mut mysql::Conn| -> u64 {
+        use mysql::prelude::Queryable;
+        // By tablespace: pages read back from a dump show no TABLE_NAME until
+        // the table is opened.
+        conn.query_first(
+            "SELECT count(*) FROM information_schema.INNODB_BUFFER_PAGE p \
+             JOIN information_schema.INNODB_SYS_TABLES t ON p.SPACE = t.SPACE WHERE t.NAME = 'sbtest/sbtest1'",
+        )
+        .unwrap()
+        .unwrap()
+    };
+    assert!(table_pages(&mut server.mysql()) > 10, "the run read the table through the pool");
+    drop(server);
+    let server = common::Managed::start(&srv, "mariadb", &[]);
+    let mut conn = server.mysql();
+    // A load from the dump ("Loading…", "Loaded n/m pages") ends within seconds on this table.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        use mysql::prelude::Queryable;
+        let status: Option<(String, String)> =
+            conn.query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'").unwrap();
+        let status = status.map(|(_, v)| v).unwrap_or_default();
+        let settled = status.is_empty() || status.contains("completed") || status.contains("aborted");
+        if settled || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(table_pages(&mut conn), 0, "no page of the table is in the pool before anything reads it");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
