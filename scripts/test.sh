@@ -22,8 +22,9 @@ cd "$REPO"
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # chromium renders the HTML report in a test; python3-openpyxl reads the
-# spreadsheet export back.
-PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl)
+# spreadsheet export back; fonts-dejavu-core gives the PNG charts (report
+# --export-charts) their text.
+PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl fonts-dejavu-core)
 log() { echo "test.sh: $*" >&2; }
 die() { echo "test.sh: error: $*" >&2; exit 1; }
 
@@ -67,6 +68,7 @@ missing_tools() {
     [ -x /usr/bin/time ] || echo /usr/bin/time
     [ -x /usr/bin/chromium ] || echo chromium
     /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1 || echo python3-openpyxl
+    [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || echo fonts-dejavu-core
 }
 
 phase packages

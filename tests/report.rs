@@ -1054,3 +1054,258 @@ fn compare_follows_the_spec_order_and_pools_latency_as_report_does() {
     assert!(row(p95, "off")[0].starts_with("285."), "{p95}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Stores samples for the runs of `fixture`'s experiment `name` (warmup 10 s):
+/// per repeat r of `off`, OS samples at 9 s (warmup), 11 s (1 s interval) and
+/// 12 s (0.5 s) with every field the sampler has, and cumulative server
+/// samples; `32`'s runs as an older sampler wrote them (no client/server CPU,
+/// interrupts or IPIs, no server samples); `64` none at all.
+fn add_samples(store: &Path, name: &str) {
+    let c = Connection::open(store).unwrap();
+    let spec: String =
+        c.query_row("SELECT spec_text FROM experiments WHERE name = ?1", params![name], |r| r.get(0)).unwrap();
+    let spec =
+        format!("{spec}\n[report]\nserver_counters = [\"Innodb_rows_read\", \"Threads_running\", \"Nope_counter\"]\n");
+    c.execute("UPDATE experiments SET spec_text = ?1 WHERE name = ?2", params![spec, name]).unwrap();
+    let mut q = c
+        .prepare(
+            "SELECT r.id, cf.name, r.\"repeat\" FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN configurations cf ON cl.configuration_id = cf.id
+             JOIN experiments e ON cl.experiment_id = e.id WHERE e.name = ?1",
+        )
+        .unwrap();
+    let runs: Vec<(i64, String, i64)> =
+        q.query_map(params![name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    let insert = |run: i64, source: &str, t: f64, data: serde_json::Value| {
+        c.execute(
+            "INSERT INTO samples (run_id, source, time_s, data) VALUES (?1, ?2, ?3, ?4)",
+            params![run, source, t, data.to_string()],
+        )
+        .unwrap();
+    };
+    for (run, conf, repeat) in runs {
+        let r = (repeat - 1) as f64;
+        let os = |t: f64, interval: f64, user: f64, full: bool| {
+            let mut s = serde_json::json!({
+                "time_s": t, "interval_s": interval, "cpu_user_pct": user, "cpu_system_pct": 20.0, "cpu_iowait_pct": 1.0,
+                "cpu_idle_pct": 79.0 - user, "cpu_steal_pct": 0.0, "mem_used_bytes": 1073741824u64, "mem_available_bytes": 2147483648u64,
+                "page_cache_bytes": 524288000u64, "disk_read_bytes_per_s": 1048576.0, "disk_write_bytes_per_s": 2097152.0,
+                "disk_reads_per_s": 10.0, "disk_writes_per_s": 20.0, "context_switches_per_s": 5000.0, "procs_running": 3,
+            });
+            if full {
+                let more = serde_json::json!({
+                    "cpus_online": 2, "interrupts_per_s": 3000.0, "resched_ipis_per_s": 1000.0, "swap_in_pages_per_s": 0.0,
+                    "swap_out_pages_per_s": 0.0, "net_rx_bytes_per_s": 0.0, "net_tx_bytes_per_s": 0.0, "loopback_bytes_per_s": 4194304.0,
+                    "client_cpu_pct": 5.0, "server_cpu_pct": 30.0, "other_cpu_pct": 1.0, "cpu_mhz": null,
+                });
+                s.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+            }
+            s
+        };
+        match conf.as_str() {
+            "off" => {
+                insert(run, "os", 9.0, os(9.0, 1.0, 99.0, true));
+                insert(run, "os", 11.0, os(11.0, 1.0, 10.0 + r, true));
+                insert(run, "os", 11.5, os(11.5, 0.5, 40.0 + r, true));
+                insert(
+                    run,
+                    "server",
+                    0.0,
+                    serde_json::json!({"Innodb_rows_read": "0", "Threads_running": "1", "Key_reads": "7"}),
+                );
+                insert(run, "server", 10.0, serde_json::json!({"Innodb_rows_read": "1000", "Threads_running": "3"}));
+                insert(
+                    run,
+                    "server",
+                    12.0,
+                    serde_json::json!({"Innodb_rows_read": format!("{}", 5000.0 + 1000.0 * r), "Threads_running": "5"}),
+                );
+            }
+            "32" => {
+                insert(run, "os", 11.0, os(11.0, 1.0, 50.0, false));
+                insert(run, "os", 12.0, os(12.0, 1.0, 50.0, false));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn samples_in_every_layout_and_charts_as_files() {
+    let dir = tempdir("report-samples");
+    let store = fixture(&dir, "sampled", CONFIGS, "points");
+    // Before samples: no samples section, no sample columns, --samples says there are none.
+    let r = report(&dir, &store, &["--experiment=sampled", "--samples", "--export-csv=before.csv"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("samples: no run of this experiment has stored samples"), "{}", r.stdout);
+    assert!(!std::fs::read_to_string(dir.join("before.csv")).unwrap().contains("os_"));
+    add_samples(&store, "sampled");
+
+    // Text: only with --samples.
+    let plain = report(&dir, &store, &["--experiment=sampled"]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(!plain.stdout.contains("OS samples"), "{}", plain.stdout);
+    let r = report(&dir, &store, &["--experiment=sampled", "--samples"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = &r.stdout;
+    assert!(
+        t.contains("note: server counters no server of this experiment reported, not shown: Nope_counter\n"),
+        "{t}"
+    );
+    assert_eq!(t.matches("Nope_counter").count(), 1, "said once: {t}");
+    let cpu = &t[t.find("OS samples: CPU and scheduler per cell").expect(t)..];
+    let head: Vec<&str> = cpu.lines().nth(2).unwrap().split_whitespace().collect();
+    // The columns some cell has (cpu_mhz is null everywhere: left out).
+    assert_eq!(
+        head,
+        [
+            "runs",
+            "usr%",
+            "sys%",
+            "iowait%",
+            "steal%",
+            "idle%",
+            "client%",
+            "server%",
+            "other%",
+            "runq",
+            "cpus",
+            "cswch/s",
+            "intr/s",
+            "resched/s",
+            "resched/q"
+        ],
+        "{cpu}"
+    );
+    // off at 1 thread: per repeat r the mean of 10+r (1 s) and 40+r (0.5 s), the 9 s sample
+    // being warmup: (10+r + 0.5·(40+r))/1.5 = 20+r; median over r = 0, 1, 2: 21.
+    // resched/q: 1000 IPI/s over qps 1000, 1100, 1200: median 1000/1100 = 0.909.
+    assert_eq!(
+        row(cpu, "off, 1 thread"),
+        [
+            "3", "21.00", "20.00", "1.00", "0", "58.00", "5.00", "30.00", "1.00", "3.00", "2.00", "5000", "3000",
+            "1000", "0.909"
+        ],
+        "{cpu}"
+    );
+    // 32: an older sampler's store: what it lacks is a dash, never 0.
+    assert_eq!(
+        row(cpu, "32, 4 threads"),
+        ["3", "50.00", "20.00", "1.00", "0", "29.00", "-", "-", "-", "3.00", "-", "5000", "-", "-", "-"],
+        "{cpu}"
+    );
+    // 64: no samples at all.
+    assert_eq!(row(cpu, "64, 4 threads")[..3], ["0", "-", "-"], "{cpu}");
+    let io = &t[t.find("OS samples: memory, swap, disk and network per cell").expect(t)..];
+    assert_eq!(
+        row(io, "off, 1 thread"),
+        ["3", "1024", "2048", "500.0", "0", "0", "1.00", "2.00", "10.00", "20.00", "0", "0", "4.00"],
+        "{io}"
+    );
+    // Server counters: rows per counter, a column per configuration and thread count.
+    // Innodb_rows_read over the window after the 10 s warmup: (5000 + 1000 r − 1000) / 2 s,
+    // median over r: 2500/s. Threads_running: its mean after the warmup, 5.
+    let server = &t[t.find("server counters: points").expect(t)..];
+    assert_eq!(row(server, "Innodb_rows_read/s"), ["2500", "-", "-", "2500", "-", "-"], "{server}");
+    assert_eq!(row(server, "Threads_running (mean)"), ["5.00", "-", "-", "5.00", "-", "-"], "{server}");
+    assert!(!server.contains("Key_reads"), "not chosen: {server}");
+
+    // Markdown, JSON, CSV, spreadsheet and the page.
+    let r = report(
+        &dir,
+        &store,
+        &[
+            "--experiment=sampled",
+            "--samples",
+            "--quiet",
+            "--export-markdown=out/r.md",
+            "--export-json=out/r.json",
+            "--export-csv=out/r.csv",
+            "--export-html=out/r.html",
+            "--export-charts=out/charts",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let md = std::fs::read_to_string(dir.join("out/r.md")).unwrap();
+    assert!(md.contains("OS samples: CPU and scheduler per cell") && md.contains("| off, 1 thread |"), "{md}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/r.json")).unwrap()).unwrap();
+    let s = &doc["samples"];
+    let cell = |c: &str, t: u64| {
+        s["cells"].as_array().unwrap().iter().find(|x| x["configuration"] == c && x["threads"] == t).unwrap().clone()
+    };
+    assert_eq!(cell("off", 1)["os"]["cpu_user_pct"], 21.0);
+    assert_eq!(cell("off", 1)["server"]["Innodb_rows_read_per_s"], 2500.0);
+    assert_eq!(cell("32", 1)["os"]["client_cpu_pct"], serde_json::Value::Null);
+    assert_eq!(cell("64", 4)["runs"], 0);
+    assert_eq!(s["notes"].as_array().unwrap().len(), 1);
+    let run = s["runs"].as_array().unwrap().iter().find(|x| x["os_samples"] == 3).unwrap();
+    assert_eq!(run["os_series"].as_array().unwrap().len(), 3);
+    assert_eq!(run["os_series"][0]["time_s"], -1.0, "seconds since the end of the warmup");
+    assert_eq!(run["server_series"][1]["Innodb_rows_read_per_s"].as_f64().unwrap() % 500.0, 0.0);
+    let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let line = csv.lines().find(|l| l.starts_with("sampled,points,off,1,")).unwrap();
+    let f: Vec<&str> = line.split(',').collect();
+    let col = |name: &str| f[head.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {head:?}"))];
+    assert_eq!(
+        (col("os_cpu_user_pct"), col("server_Innodb_rows_read_per_s"), col("os_mem_used_bytes")),
+        ("21", "2500", "1073741824")
+    );
+    let line = csv.lines().find(|l| l.starts_with("sampled,points,32,1,")).unwrap();
+    let f: Vec<&str> = line.split(',').collect();
+    assert_eq!(f[head.iter().position(|h| *h == "os_client_cpu_pct").unwrap()], "", "not measured: empty");
+    let html = std::fs::read_to_string(dir.join("out/r.html")).unwrap();
+    assert!(html.contains("<h2 id=\"samples\">samples</h2>"), "section");
+    for title in [
+        "points, 1 threads, off: CPU, stacked (idle the rest)",
+        "points, 1 threads: run queue",
+        "points, 1 threads: client and server CPU",
+        "points, 1 threads: Innodb_rows_read/s",
+    ] {
+        assert!(html.contains(&format!("<title>{title}</title>")), "{title}");
+    }
+    // No chart for 64, which has no samples: its configuration is in no samples chart's legend.
+    let samples_part = &html[html.find("<h2 id=\"samples\">").unwrap()..];
+    assert!(!samples_part.contains("points, 1 threads, 64: CPU"), "no data, no chart");
+
+    // Charts as files: every <svg> of the page, named by place and title, as SVG and PNG.
+    let charts = dir.join("out/charts");
+    let page_charts = html.matches("<svg ").count();
+    let written: Vec<String> = r.stderr.lines().filter_map(|l| l.strip_prefix("wrote ")).map(str::to_string).collect();
+    let mut files: Vec<String> =
+        std::fs::read_dir(&charts).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files.len(), 2 * page_charts, "{files:?}");
+    for f in &files {
+        assert!(written.contains(&charts.join(f).display().to_string()), "{f} listed: {}", r.stderr);
+    }
+    assert!(files.iter().any(|f| f.ends_with("-points-1-threads-off-cpu-stacked-idle-the-rest.svg")), "{files:?}");
+    for svg_name in files.iter().filter(|f| f.ends_with(".svg")) {
+        let text = std::fs::read_to_string(charts.join(svg_name)).unwrap();
+        let xml = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{svg_name}: {e}"));
+        let root = xml.root_element();
+        assert_eq!(root.tag_name().name(), "svg");
+        let dim = |a: &str| root.attribute(a).unwrap().parse::<f64>().unwrap() as u32;
+        let png = std::fs::read(charts.join(svg_name.replace(".svg", ".png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{svg_name}");
+        let pixmap = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
+        assert_eq!((pixmap.width(), pixmap.height()), (dim("width"), dim("height")), "{svg_name}");
+        let dark = pixmap.pixels().iter().filter(|p| p.red() < 160 && p.alpha() > 0).count();
+        assert!(dark > 100, "{svg_name}: {dark} dark pixels");
+    }
+    // Same report, same names; a symlink as DIR is refused in one line.
+    let again = report(&dir, &store, &["--experiment=sampled", "--quiet", "--export-charts=out/charts2"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let mut files2: Vec<String> = std::fs::read_dir(dir.join("out/charts2"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files2.sort();
+    assert_eq!(files, files2);
+    std::os::unix::fs::symlink(dir.join("out/charts2"), dir.join("out/link")).unwrap();
+    let refused = report(&dir, &store, &["--experiment=sampled", "--quiet", "--export-charts=out/link"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("symlink"), "{}", refused.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

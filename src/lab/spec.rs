@@ -268,6 +268,18 @@ struct RawSpec {
     workloads: Vec<RawWorkload>,
     #[serde(default)]
     hooks: RawHooks,
+    #[serde(default)]
+    report: RawReport,
+}
+
+/// `[report]`: what reports show. Validated here; reports read it from the
+/// spec text stored with the experiment (report::samples::spec_counters).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawReport {
+    /// Server status names shown as rates (or levels) in the samples'
+    /// tables and charts, instead of the defaults.
+    server_counters: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -449,6 +461,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         format!("{}:{line}: {}: {msg}", path.display(), key_path(keys))
     };
 
+    if let Some(names) = &raw.report.server_counters {
+        check_server_counters(names).map_err(|(i, m)| err(&[K("report"), K("server_counters"), Seg::Index(i)], m))?;
+    }
     let e = &raw.experiment;
     if e.name.trim().is_empty() {
         return Err(err(&[K("experiment"), K("name")], "must not be empty".into()));
@@ -1206,6 +1221,24 @@ fn key_path(keys: &[Seg]) -> String {
     s
 }
 
+/// `[report] server_counters`: status names as the server reports them
+/// (`Innodb_rows_read`, PostgreSQL's `db.xact_commit`, `bgwriter.buffers_alloc`),
+/// each once. Err: (index, why).
+fn check_server_counters(names: &[String]) -> Result<(), (usize, String)> {
+    for (i, n) in names.iter().enumerate() {
+        if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            return Err((
+                i,
+                format!("'{n}' is not a status name; use names as the server reports them, e.g. \"Innodb_rows_read\" or \"db.xact_commit\""),
+            ));
+        }
+        if names[..i].contains(n) {
+            return Err((i, format!("'{n}' is listed twice")));
+        }
+    }
+    Ok(())
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
@@ -1315,6 +1348,27 @@ options = { table-size = 500 }
         assert!(e.contains("experiment.options.threads: cannot be set here"), "{e}");
         let e = parse_str(&GOOD.replace("test = \"oltp_point_select\"", "test = \"no_such\"")).unwrap_err();
         assert!(e.starts_with("spec.toml:22: workload[1].test: 'no_such' is neither"), "{e}");
+    }
+
+    #[test]
+    fn report_server_counters_are_checked_with_file_line_and_key() {
+        let with = |list: &str| {
+            parse_str(&format!("{GOOD}\n[report]\nserver_counters = [\n  \"Innodb_rows_read\",\n  {list}\n]\n"))
+        };
+        let last = GOOD.lines().count();
+        assert!(with("\"db.xact_commit\"").is_ok());
+        let e = with("\"Innodb rows\"").unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "spec.toml:{}: report.server_counters[2]: 'Innodb rows' is not a status name",
+                last + 5
+            )),
+            "{e}"
+        );
+        let e = with("\"Innodb_rows_read\"").unwrap_err();
+        assert!(e.contains("report.server_counters[2]: 'Innodb_rows_read' is listed twice"), "{e}");
+        let e = parse_str(&format!("{GOOD}\n[report]\ncounters = []\n")).unwrap_err();
+        assert!(e.contains("unknown field `counters`"), "{e}");
     }
 
     #[test]

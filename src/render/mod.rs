@@ -1,6 +1,7 @@
 //! What the reports share with querydiff's pages: SVG charts, the pages'
 //! CSS, and writing a page or an export to its file.
 
+pub mod charts;
 pub mod style;
 pub mod svg;
 

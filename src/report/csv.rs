@@ -63,6 +63,8 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
     .map(String::from)
     .collect::<Vec<_>>();
     head.extend(r.percentiles.iter().map(|p| format!("latency_p{}_ms_pooled", crate::output::pct_label(*p))));
+    // The samples' summary (docs/report.md): one column per figure some cell has, raw units.
+    head.extend(r.samples.cell_fields((usize::MAX, usize::MAX, 0)).into_iter().map(|(name, _)| name));
     let mut rows = Vec::new();
     for (w, wl) in d.workloads.iter().enumerate() {
         for &t in &wl.threads {
@@ -104,6 +106,7 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
                 ];
                 let pooled = r.pooled.get(&(c, w, t));
                 row.extend((0..r.percentiles.len()).map(|i| num(pooled.and_then(|v| v.get(i).copied().flatten()))));
+                row.extend(r.samples.cell_fields((c, w, t)).into_iter().map(|(_, v)| num(v)));
                 rows.push(row);
             }
         }

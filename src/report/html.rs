@@ -826,6 +826,7 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     } else {
         format!("<p class=\"legend\">Transactions per second in each report interval: the mean over a cell's ok repeats (the k-th interval of each repeat together), the band their minimum to maximum. The shaded warmup is in no other figure.</p>\n<div class=\"charts\">{ts}</div>\n")
     };
+    let samples = r.samples.html_section(d, table_html);
     let mut rest = Vec::new();
     if d.configurations.len() > 1 {
         rest.extend(tables::intervals(a, r.format));
@@ -838,6 +839,7 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
         ("summary", "summary", &summary),
         ("charts", "charts", &charts),
         ("series", "time series", &time_series),
+        ("samples", "samples", &samples),
         ("tables", "tables", &more_tables),
     ]
     .into_iter()

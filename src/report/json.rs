@@ -101,6 +101,7 @@ pub fn document(r: &Report) -> String {
         "cells": cells,
         "comparisons": comparisons,
         "runs": runs,
+        "samples": r.samples.json(d),
         "warnings": r.warnings,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"

@@ -19,6 +19,7 @@ pub mod json;
 pub mod latency;
 pub mod markdown;
 pub mod model;
+pub mod samples;
 pub mod tables;
 pub mod text;
 pub mod workbook;
@@ -47,6 +48,11 @@ pub struct Report<'a> {
     pub warnings: Vec<String>,
     /// TPC-H answers of each configuration against the baseline's.
     pub answers: tables::AnswerChecks,
+    /// The runs' OS and server samples, summarised (HTML, exports; text and
+    /// Markdown with `samples_in_text`).
+    pub samples: samples::Samples,
+    /// Whether the text and Markdown layouts show the samples' tables (`--samples`).
+    pub samples_in_text: bool,
 }
 
 impl<'a> Report<'a> {
@@ -103,7 +109,8 @@ impl<'a> Report<'a> {
             }
         }
         warnings.sort();
-        Ok(Report { analysis, pooled, percentiles, format, warnings, answers })
+        let samples = samples::Samples::load(store, data)?;
+        Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false })
     }
 
     /// Every table, in reading order: TPC-H queries, compared, intervals,
@@ -135,6 +142,31 @@ impl<'a> Report<'a> {
             o.push('\n');
             o.push_str(&text::table(&t));
         }
+        if self.samples_in_text {
+            o.push_str(&self.samples_text(text::table, |l| format!("{l}\n")));
+        }
+        o
+    }
+
+    /// The samples' tables for `--samples` in a layout (`table` renders one,
+    /// `line` one line of text), or a line saying there are none.
+    fn samples_text(&self, table: impl Fn(&Table) -> String, line: impl Fn(&str) -> String) -> String {
+        let data = self.analysis.data;
+        let mut o = String::new();
+        let tables = self.samples.tables(data);
+        if tables.is_empty() {
+            o.push('\n');
+            o.push_str(&line("samples: no run of this experiment has stored samples"));
+            return o;
+        }
+        o.push('\n');
+        for n in &self.samples.notes {
+            o.push_str(&line(&format!("note: {n}")));
+        }
+        for t in tables {
+            o.push('\n');
+            o.push_str(&table(&t));
+        }
         o
     }
 
@@ -151,6 +183,9 @@ impl<'a> Report<'a> {
         for t in self.tables() {
             o.push('\n');
             o.push_str(&markdown::table(&t));
+        }
+        if self.samples_in_text {
+            o.push_str(&self.samples_text(markdown::table, |l| format!("- {}\n", markdown::escape(l))));
         }
         o
     }
@@ -362,6 +397,12 @@ pub struct Args {
     /// A spreadsheet: absolute, relative and runs sheets
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     export_xlsx: Option<PathBuf>,
+    /// Every chart of the HTML page as a standalone SVG and a PNG, into DIR (created if missing)
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    export_charts: Option<PathBuf>,
+    /// Add the OS and server samples' tables (sar-like) to the text or Markdown layout
+    #[arg(long, help_heading = "Output")]
+    samples: bool,
     /// Nothing on stdout (exports only)
     #[arg(long, short, help_heading = "Output")]
     quiet: bool,
@@ -447,12 +488,12 @@ impl Args {
 pub fn cli_main(args: &[String]) -> ExitCode {
     // `--export-pdf`: say which exports there are, not just "unknown option".
     let normalized = crate::subcommand::normalize_argv(args);
-    let exports = ["html", "json", "csv", "markdown", "xlsx"];
+    let exports = ["html", "json", "csv", "markdown", "xlsx", "charts"];
     if let Some(k) = normalized.iter().take_while(|a| *a != "--").find_map(|a| {
         let name = a.split('=').next().unwrap_or(a);
         name.strip_prefix("--export-").filter(|w| !exports.contains(w)).map(|_| name.to_string())
     }) {
-        eprintln!("dbbench report: unknown export {k}; use --export-html, --export-json, --export-csv, --export-markdown or --export-xlsx");
+        eprintln!("dbbench report: unknown export {k}; use --export-html, --export-json, --export-csv, --export-markdown, --export-xlsx or --export-charts");
         return Exit::Error.into();
     }
     // `dbbench report help`, as before (also `dbbench help report`).
@@ -509,8 +550,9 @@ fn run(a: Args) -> Result<(), String> {
         cv_limit: a.cv_limit.unwrap_or(defaults.cv_limit),
     };
     let format = tables::Format { style: a.style.unwrap_or(Style::Relative), decimals: a.decimals };
-    let report =
+    let mut report =
         Report::new(&store, &data, settings, format, a.percentiles.clone().map_or_else(|| vec![95.0, 99.0], |p| p.0))?;
+    report.samples_in_text = a.samples;
     if let Some(m) = &a.metric {
         if !report.analysis.has_figures() && data.runs.iter().any(|r| r.ok()) {
             let mut named: Vec<&str> =
@@ -542,6 +584,12 @@ fn run(a: Args) -> Result<(), String> {
         };
         write_file(path, &bytes)?;
         eprintln!("wrote {}", path.display());
+    }
+    if let Some(dir) = &a.export_charts {
+        let page = html::page(&report, &store)?;
+        for line in crate::render::charts::export(&page, dir)? {
+            eprintln!("{line}");
+        }
     }
     if !a.quiet {
         crate::term::print_out(&if a.markdown == Some(true) { report.markdown() } else { report.text() });

@@ -123,6 +123,21 @@ pub struct IntervalPoint {
     pub latency_p95_ms: Option<f64>,
 }
 
+/// One stored sample of a run (`samples` table): OS figures over the interval
+/// ending at `time_s`, or the server's cumulative status (the first sample
+/// whole, later ones only what changed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplePoint {
+    /// The run's row id.
+    pub run_id: i64,
+    /// `os` or `server`.
+    pub source: String,
+    /// Seconds since the sampler started (just before the run's child).
+    pub time_s: f64,
+    /// The sample (a JSON object; `Null` if the stored text is not JSON).
+    pub data: serde_json::Value,
+}
+
 pub(super) fn json_at(row: &Row, i: usize) -> serde_json::Value {
     row.get(i).and_then(Val::text).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(serde_json::Value::Null)
 }
@@ -305,6 +320,27 @@ impl Store {
                 Ok((id, TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))?))
             })
             .collect()
+    }
+
+    /// Every stored OS and server sample of an experiment's runs, by run,
+    /// source and time.
+    pub fn samples(&self, experiment: i64) -> Result<Vec<SamplePoint>, String> {
+        let rows = self.rows(
+            "SELECT s.run_id, s.source, s.time_s, s.data FROM samples s JOIN runs r ON s.run_id = r.id
+             JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? ORDER BY s.run_id, s.source, s.time_s",
+            &vals![experiment],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(SamplePoint {
+                    run_id: opt_int(r, 0)?,
+                    source: opt_text(r, 1)?,
+                    time_s: opt_real(r, 2)?,
+                    data: json_at(r, 3),
+                })
+            })
+            .collect())
     }
 
     /// Every run's per-interval series, by run and time.
