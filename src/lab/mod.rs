@@ -8,6 +8,7 @@
 //! See ARCHITECTURE.md and docs/lab.md.
 
 pub mod cli;
+pub mod cpus;
 pub mod datadir;
 pub mod hostlock;
 pub mod plan;

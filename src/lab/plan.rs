@@ -462,7 +462,9 @@ pub fn describe(spec: &Spec, plan: &[PlannedRun]) -> String {
     }
     let _ = writeln!(o, "configurations ({}; baseline first):", spec.configurations.len());
     for c in &spec.configurations {
-        let _ = writeln!(o, "  {:<20} {:<10} prepare={}", c.name, c.target.kind_name(), c.prepare.name());
+        let cpus = c.cpus.describe();
+        let cpus = if cpus.is_empty() { String::new() } else { format!(" cpus: {cpus}") };
+        let _ = writeln!(o, "  {:<20} {:<10} prepare={}{cpus}", c.name, c.target.kind_name(), c.prepare.name());
     }
     let _ = writeln!(o, "workloads ({}):", spec.workloads.len());
     for w in &spec.workloads {
@@ -485,6 +487,9 @@ pub fn describe(spec: &Spec, plan: &[PlannedRun]) -> String {
             what.trim(),
             if w.writes { "" } else { " (read-only)" }
         );
+        if !w.cpus.is_empty() {
+            let _ = writeln!(o, "  {:<20} cpus: {}", "", w.cpus.describe());
+        }
         for (c, extra) in spec.configurations.iter().zip(&w.server_options).filter(|(_, e)| !e.is_empty()) {
             let _ = writeln!(o, "  {:<20} on {}: server restarted with {}", "", c.name, extra.join(" "));
         }

@@ -18,6 +18,7 @@
 //! a kill loses at most the run in flight.
 
 use crate::exit::Exit;
+use crate::lab::cpus::CpuSet;
 use crate::lab::datadir;
 use crate::lab::hostlock::{self, Acquired, HostLock};
 use crate::lab::plan::{self, PlannedRun};
@@ -574,6 +575,9 @@ struct ChildResult {
     interrupted: bool,
     stdout: String,
     stderr: String,
+    /// The CPUs the kernel allowed it at its start (/proc/PID/status
+    /// `Cpus_allowed_list`), None when it could not be read.
+    cpus: Option<String>,
 }
 
 impl ChildResult {
@@ -790,7 +794,9 @@ impl Lab<'_> {
                 }
                 HookStep::Shell(cmd) => {
                     let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
-                    let r = run_child(&argv, &self.env(run, c, w, datadir), self.spec.run_timeout, None);
+                    let other = self.spec.placement(c, w).other;
+                    let r =
+                        run_child(&argv, &self.env(run, c, w, datadir), self.spec.run_timeout, None, other.as_ref());
                     if r.code != Some(0) {
                         return Err(format!(
                             "{what} hook `{cmd}` {}: {}",
@@ -1063,12 +1069,16 @@ impl Lab<'_> {
     fn prepare_data(&mut self, c: usize, w: usize, datadir: &Path, external: bool) -> Result<(), String> {
         let env = self.env(None, c, w, datadir);
         let timeout = Duration::from_secs(6 * 3600);
+        let other = self.spec.placement(c, w).other;
         match &self.spec.workloads[w].kind {
             WorkloadKind::Test { test, options } => {
                 let threads = if matches!(self.spec.configurations[c].target, Target::Sqlite { .. }) {
                     1
                 } else {
-                    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+                    match &other {
+                        Some(set) => set.cpus().len(),
+                        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+                    }
                 };
                 let commands: &[&str] = if external { &["cleanup", "prepare"] } else { &["prepare"] };
                 for cmd in commands {
@@ -1077,7 +1087,7 @@ impl Lab<'_> {
                     argv.push(format!("--rand-seed={}", self.spec.seed));
                     argv.extend(self.driver_args(c, datadir));
                     argv.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
-                    let r = run_child(&argv, &env, timeout, None);
+                    let r = run_child(&argv, &env, timeout, None, other.as_ref());
                     if r.interrupted {
                         return Err("interrupted".into());
                     }
@@ -1088,7 +1098,7 @@ impl Lab<'_> {
             }
             WorkloadKind::Command { prepare: Some(p), .. } => {
                 let argv = self.expand(p, None, c, w, datadir);
-                let r = run_child(&argv, &env, timeout, None);
+                let r = run_child(&argv, &env, timeout, None, other.as_ref());
                 if r.interrupted {
                     return Err("interrupted".into());
                 }
@@ -1101,7 +1111,7 @@ impl Lab<'_> {
                 let mut argv = vec![self.exe.display().to_string(), "tpch".into(), "load".into()];
                 argv.extend(load.iter().cloned());
                 argv.extend(self.driver_args(c, datadir));
-                let r = run_child(&argv, &env, timeout, None);
+                let r = run_child(&argv, &env, timeout, None, other.as_ref());
                 if r.interrupted {
                     return Err("interrupted".into());
                 }
@@ -1283,7 +1293,15 @@ impl Lab<'_> {
                 })
             });
             let mut beside = self.check_beside()?;
-            let r = run_child(&argv, &env, run_timeout, None);
+            let clients = self.spec.placement(c, w).clients;
+            // Where the server really runs, as the kernel says (not the spec's text).
+            rec.server_cpus = self
+                .live
+                .as_ref()
+                .and_then(|l| l.server.as_ref())
+                .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
+            let r = run_child(&argv, &env, run_timeout, None, clients.as_ref());
+            rec.client_cpus = r.cpus.clone();
             beside.extend(self.check_beside()?);
             if !beside.is_empty() {
                 beside.sort_unstable();
@@ -1573,7 +1591,16 @@ fn lua_path_for(test: &str, user: Option<&str>) -> String {
 /// never reach its argv (`secret_env`; a command's `{driver_args}` are
 /// filtered by `expand`), and no password variable of the lab's own
 /// environment reaches any child: only the configuration's (`env`).
-fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin: Option<&str>) -> ChildResult {
+///
+/// With `cpus`, the child runs on those CPUs (docs/lab.md#pinning); what
+/// the kernel allows it is read back at its start (`ChildResult::cpus`).
+fn run_child(
+    argv: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+    stdin: Option<&str>,
+    cpus: Option<&CpuSet>,
+) -> ChildResult {
     use std::os::unix::process::CommandExt;
     let ours = std::env::current_exe().is_ok_and(|e| Path::new(&argv[0]) == e);
     let (argv, secrets) = if ours { secret_env(argv) } else { (argv.to_vec(), Vec::new()) };
@@ -1596,6 +1623,9 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
             Ok(())
         });
     }
+    if let Some(set) = cpus {
+        set.apply_to(&mut cmd);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -1606,9 +1636,14 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
                 interrupted: false,
                 stdout: String::new(),
                 stderr: format!("cannot run {}: {e}", argv[0]),
+                cpus: None,
             }
         }
     };
+    // spawn returns once exec has succeeded, so the affinity set before it
+    // is in place; a child that has already exited is a zombie until waited
+    // for, and its status is still there.
+    let cpus_allowed = crate::lab::cpus::allowed_list_of(child.id());
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let _ = pipe.write_all(text.as_bytes());
     }
@@ -1652,6 +1687,7 @@ fn run_child(argv: &[String], env: &[(String, String)], timeout: Duration, stdin
         interrupted: interrupted || INTERRUPTED.load(Ordering::SeqCst),
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
+        cpus: cpus_allowed,
     }
 }
 
@@ -1758,6 +1794,7 @@ mod tests {
             interrupted: false,
             stdout: String::new(),
             stderr: String::new(),
+            cpus: None,
         };
         assert_eq!(r(Some(1), None).exit(), "exited with status 1");
         assert_eq!(r(None, Some(libc::SIGKILL)).exit(), "was killed by signal 9 (SIGKILL)");

@@ -6,6 +6,7 @@
 //! Every error names the file, the line and the key, found by walking the
 //! spanned TOML tree (`locate`).
 
+use crate::lab::cpus::Placement;
 use crate::lab::server::{ServerKind, ServerSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -104,6 +105,9 @@ pub struct Configuration {
     pub hooks: Hooks,
     /// The configuration as given, passwords removed, for the store.
     pub definition: serde_json::Value,
+    /// Where its processes run: its own `cpus` over the experiment's `[cpus]`
+    /// (docs/lab.md#pinning).
+    pub cpus: Placement,
 }
 
 /// The database a configuration runs against.
@@ -166,6 +170,8 @@ pub struct Workload {
     /// seeds' per-query STARTUP_PARAMS); the server is restarted when they
     /// change. Empty: none anywhere.
     pub server_options: Vec<Vec<String>>,
+    /// This workload's own `cpus` (clients, other), over its configuration's.
+    pub cpus: Placement,
 }
 
 impl Workload {
@@ -176,6 +182,11 @@ impl Workload {
 }
 
 impl Spec {
+    /// Where the processes of workload `w`'s runs on configuration `c` run.
+    pub fn placement(&self, c: usize, w: usize) -> Placement {
+        self.workloads[w].cpus.over(&self.configurations[c].cpus)
+    }
+
     /// Whether some workload runs for the experiment's `time` (TPC-H queries
     /// run as long as they take: for them `time` and `warmup` mean nothing).
     pub fn has_timed_workloads(&self) -> bool {
@@ -270,6 +281,7 @@ struct RawSpec {
     hooks: RawHooks,
     #[serde(default)]
     report: RawReport,
+    cpus: Option<toml::Table>,
 }
 
 /// `[report]`: what reports show. Validated here; reports read it from the
@@ -342,6 +354,7 @@ struct RawConfiguration {
     options: BTreeMap<String, toml::Value>,
     #[serde(default)]
     hooks: RawHooks,
+    cpus: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -360,6 +373,7 @@ struct RawWorkload {
     #[serde(default)]
     metrics: toml::Table,
     tpch: Option<RawTpch>,
+    cpus: Option<toml::Table>,
 }
 
 /// `tpch = { sf = 1, queries = "1-22", ... }` on a workload.
@@ -539,6 +553,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     let common_options = options_list(&e.options).map_err(|(k, m)| err(&[K("experiment"), K("options"), K(&k)], m))?;
 
     let experiment_hooks = hooks(&raw.hooks).map_err(|(which, i, m)| err(&[K("hooks"), K(which), I(i)], m))?;
+    // Checked against the host here, so a CPU that is not online stops `lab plan` too.
+    let cpus_at = |at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]| -> Result<Placement, String> {
+        let Some(t) = t else { return Ok(Placement::default()) };
+        crate::lab::cpus::placement_from_toml(t, allowed).map_err(|(keys, m)| {
+            let mut path: Vec<Seg> = at
+                .iter()
+                .map(|s| match s {
+                    Seg::Key(k) => K(k),
+                    Seg::Index(i) => I(*i),
+                })
+                .collect();
+            path.push(K("cpus"));
+            path.extend(keys.iter().map(|k| K_owned(k)));
+            err(&path, m)
+        })
+    };
+    let experiment_cpus = cpus_at(&[], &raw.cpus, &["server", "clients", "other"])?;
 
     // Configurations.
     if raw.configurations.is_empty() {
@@ -614,6 +645,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     config_file,
                     timeout,
                     superuser: c.superuser.unwrap_or(false),
+                    // Set below, from `cpus`.
+                    cpus: None,
+                    init_cpus: None,
                 };
                 (Target::Managed(spec), PreparePolicy::Restore)
             }
@@ -669,6 +703,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             .map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
         let hooks =
             hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
+        let own_cpus = cpus_at(&[K("configuration"), I(i)], &c.cpus, &["server", "clients", "other"])?;
+        if own_cpus.server.is_some() && !matches!(target, Target::Managed(_)) {
+            return Err(err(
+                &[K("configuration"), I(i), K("cpus"), K("server")],
+                format!("applies to servers dbbench starts, not server = \"{}\"", c.server),
+            ));
+        }
+        let mut cpus = own_cpus.over(&experiment_cpus);
+        if !matches!(target, Target::Managed(_)) {
+            cpus.server = None;
+        }
+        let mut target = target;
+        if let Target::Managed(s) = &mut target {
+            s.cpus = cpus.server.clone();
+            s.init_cpus = cpus.other.clone();
+        }
         let mut definition = serde_json::json!({
             "server": c.server, "basedir": c.basedir, "server_options": c.server_options,
             "config_file": c.config_file, "prepare": prepare.name(),
@@ -681,9 +731,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         if let Target::Managed(s) = &target {
             definition["superuser"] = serde_json::Value::Bool(s.superuser);
         }
+        if !cpus.is_empty() {
+            definition["cpus"] = cpus.to_json();
+        }
         // Passwords (in the DSN, in `mysql-password` options) never reach the store.
         let definition = crate::secret::redact_json(&definition);
-        configurations.push(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition });
+        configurations.push(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition, cpus });
     }
     if let Some(b) = &e.baseline {
         let Some(pos) = configurations.iter().position(|c| &c.name == b) else {
@@ -705,6 +758,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     for (i, w) in raw.workloads.iter().enumerate() {
         let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
         let werr = |key: &str, m: String| err(&at(key), m);
+        let workload_cpus = cpus_at(&[K("workload"), I(i)], &w.cpus, &["clients", "other"])?;
         let threads = match &w.threads {
             Some(t) => {
                 check_threads(t).map_err(|m| werr("threads", m))?;
@@ -745,7 +799,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             if name.is_empty() || name.contains(['/', ':']) {
                 return Err(werr("name", "must be non-empty and must not contain '/' or ':'".into()));
             }
-            for q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations)
+            for mut q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations)
                 .map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))?
             {
                 if workloads.iter().any(|x| x.name == q.name) {
@@ -754,6 +808,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                         format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name),
                     ));
                 }
+                q.cpus = workload_cpus.clone();
                 workloads.push(q);
             }
             continue;
@@ -865,6 +920,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             run_timeout: None,
             estimate_s: None,
             server_options: Vec::new(),
+            cpus: workload_cpus,
         });
     }
 
@@ -1160,6 +1216,7 @@ fn tpch_workloads(
             run_timeout: Some(Duration::from_secs((warmups as u64 + 1) * timeout_s + 300)),
             estimate_s: Some(estimate_s * (warmups as f64 + 1.0)),
             server_options: server_options.get(q.label().trim_start_matches('Q')).cloned().unwrap_or_default(),
+            cpus: Placement::default(),
         })
         .collect())
 }

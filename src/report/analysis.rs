@@ -499,6 +499,7 @@ pub(crate) mod tests {
                 server_version: None,
                 variables: None,
                 products: Vec::new(),
+                cpus: Vec::new(),
             })
             .collect();
         let mut runs = Vec::new();

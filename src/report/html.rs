@@ -640,14 +640,15 @@ fn configuration_diff(r: &Report) -> String {
     let d = r.analysis.data;
     let mut o = String::new();
     // Definitions as given in the spec (passwords removed when stored).
-    o.push_str("<h3>definitions</h3>\n<table>\n<tr><th class=\"l\">configuration</th><th class=\"l\">kind</th><th class=\"l\">server version</th><th class=\"l\">definition</th></tr>\n");
+    o.push_str("<h3>definitions</h3>\n<table>\n<tr><th class=\"l\">configuration</th><th class=\"l\">kind</th><th class=\"l\">server version</th><th class=\"l\">CPUs (read back)</th><th class=\"l\">definition</th></tr>\n");
     for c in &d.configurations {
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\"><code>{}</code></td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\"><code>{}</code></td></tr>",
             escape(&c.name),
             escape(&c.kind),
             escape(c.server_version.as_deref().unwrap_or("")),
+            escape(&c.cpus.join(" / ")),
             escape(&c.definition.to_string())
         );
     }

@@ -95,7 +95,7 @@ pub fn document(r: &Report) -> String {
             "latency_percentiles": r.percentiles,
         },
         "configurations": d.configurations.iter().map(|c| json!({
-            "name": c.name, "position": c.position, "kind": c.kind, "server_version": c.server_version, "definition": c.definition,
+            "name": c.name, "position": c.position, "kind": c.kind, "server_version": c.server_version, "definition": c.definition, "cpus": c.cpus,
         })).collect::<Vec<_>>(),
         "workloads": d.workloads.iter().map(|w| json!({"name": w.name, "what": w.what, "threads": w.threads, "metrics": w.metrics})).collect::<Vec<_>>(),
         "cells": cells,

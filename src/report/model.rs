@@ -239,7 +239,11 @@ impl Dataset {
                 } else {
                     format!(": {}", c.products.join("; "))
                 };
-                format!("{} ({}{what})", c.name, c.kind)
+                // Where a pinned configuration's runs ran, as the kernel said
+                // (docs/lab.md#pinning); unpinned ones: in the HTML page's definitions.
+                let pinned = c.definition.get("cpus").is_some() && !c.cpus.is_empty();
+                let cpus = if pinned { format!("; CPUs {}", c.cpus.join(" / ")) } else { String::new() };
+                format!("{} ({}{what}{cpus})", c.name, c.kind)
             })
             .collect();
         l.push(format!("configurations: {}", configs.join(", ")));

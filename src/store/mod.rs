@@ -153,6 +153,10 @@ CREATE TABLE events (                       -- lab events worth keeping: prepare
 ALTER TABLE runs ADD COLUMN server_product TEXT;  -- MariaDB | MySQL | Percona Server | PostgreSQL | SQLite, as the server said
 ALTER TABLE runs ADD COLUMN server_version TEXT;  -- the server's version string when the run ran
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN client_cpus TEXT;  -- Cpus_allowed_list of the run's child, read back at its start
+ALTER TABLE runs ADD COLUMN server_cpus TEXT;  -- Cpus_allowed_list of the managed server during the run
+"#,
 ];
 
 /// The schema version this build writes.
@@ -297,6 +301,11 @@ pub struct RunRecord {
     /// The product and version of the server the run ran on, as it said
     /// (`lab::product`); None when no server answered.
     pub server: Option<Product>,
+    /// The CPUs the run's child (dbbench or the command) was allowed, read
+    /// back from /proc/PID/status `Cpus_allowed_list` at its start.
+    pub client_cpus: Option<String>,
+    /// The same for the managed server during the run; None for other targets.
+    pub server_cpus: Option<String>,
 }
 
 /// A server product and its version string, as the server reports it.

@@ -53,6 +53,10 @@ pub struct ConfigurationInfo {
     /// 10.11.19-MariaDB-...`), in order of first use; empty for stores
     /// written before runs recorded them.
     pub products: Vec<String>,
+    /// Where its runs' processes ran, as read back from the kernel
+    /// (`server 0, client 1`: `Cpus_allowed_list`), each distinct placement
+    /// in order of first use; empty for stores written before schema 3.
+    pub cpus: Vec<String>,
 }
 
 /// One stored run's figures (everything but its series, samples and histogram).
@@ -199,11 +203,13 @@ impl Store {
             &vals![experiment],
         )?;
         let products = self.server_products(experiment)?;
+        let cpus = self.run_cpus(experiment)?;
         rows.iter()
             .map(|r| {
                 let id = int_at(r, 0)?;
                 Ok(ConfigurationInfo {
                     products: products.iter().filter(|p| p.0 == id).map(|p| p.1.clone()).collect(),
+                    cpus: cpus.iter().filter(|p| p.0 == id).map(|p| p.1.clone()).collect(),
                     id,
                     position: int_at(r, 1)?,
                     name: text_at(r, 2)?,
@@ -290,6 +296,27 @@ impl Store {
                     opt_int(r, 0)?,
                     format!("{} {}", opt_text(r, 1)?, opt_text(r, 2).unwrap_or_default()).trim_end().to_string(),
                 ))
+            })
+            .collect())
+    }
+
+    /// Per configuration (row id), the distinct CPU placements its runs
+    /// read back (`server 0, client 1`), in order of first use.
+    pub fn run_cpus(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+        let rows = self.rows(
+            "SELECT cl.configuration_id, r.server_cpus, r.client_cpus, min(r.seq) FROM runs r JOIN cells cl ON r.cell_id = cl.id
+             WHERE cl.experiment_id = ? AND (r.server_cpus IS NOT NULL OR r.client_cpus IS NOT NULL)
+             GROUP BY cl.configuration_id, r.server_cpus, r.client_cpus ORDER BY 4",
+            &vals![experiment],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let parts: Vec<String> = [("server", opt_text(r, 1)), ("client", opt_text(r, 2))]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+                    .collect();
+                Some((opt_int(r, 0)?, parts.join(", ")))
             })
             .collect())
     }

@@ -427,6 +427,12 @@ impl Store {
                     &vals![&p.name, &p.version, run_id],
                 )?;
             }
+            if r.client_cpus.is_some() || r.server_cpus.is_some() {
+                db.execute(
+                    "UPDATE runs SET client_cpus = ?, server_cpus = ? WHERE id = ?",
+                    &vals![r.client_cpus.as_deref(), r.server_cpus.as_deref(), run_id],
+                )?;
+            }
             for (name, value) in &metrics {
                 db.execute("INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)", &vals![run_id, *name, *value])?;
             }

@@ -6,6 +6,7 @@ use super::layout::{is_empty_dir, is_initialised};
 use super::process::{is_root, process_matches};
 use super::{ManagedServer, ServerKind, ServerSpec, DEFAULT_CLI_TIMEOUT, PASSWORD_FILE, STATE_FILE};
 use crate::exit::Exit;
+use crate::lab::cpus::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,10 @@ enum Action {
         /// docs/security.md]
         #[arg(long)]
         superuser: bool,
+        /// Run the server (and its initialisation) on these CPUs, a kernel CPU list such as 0 or 0-3,6
+        /// (sched_setaffinity; memory placement is not set) [not pinned]
+        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+        cpus: Option<CpuSet>,
         /// After --: MariaDB/MySQL --name=value options; PostgreSQL name=value settings. dbbench adds no
         /// tuning; note max_connections (MariaDB 151, PostgreSQL 100) for runs with many threads
         #[arg(last = true, value_name = "SERVER-OPTIONS")]
@@ -145,13 +150,15 @@ fn cli(args: &[String]) -> Result<ExitCode, String> {
 
 fn run_action(action: Action) -> Result<ExitCode, String> {
     match action {
-        Action::Start { kind, dir, basedir, config_file, timeout, superuser, server_options } => {
+        Action::Start { kind, dir, basedir, config_file, timeout, superuser, cpus, server_options } => {
             let spec = ServerSpec {
                 basedir,
                 options: server_options,
                 config_file,
                 timeout: timeout.timeout.unwrap_or(DEFAULT_CLI_TIMEOUT),
                 superuser,
+                init_cpus: cpus.clone(),
+                cpus,
                 ..ServerSpec::new(kind)
             };
             cli_start(spec, &dir.dir)
@@ -159,6 +166,12 @@ fn run_action(action: Action) -> Result<ExitCode, String> {
         Action::Stop { dir, timeout } => cli_stop(timeout.timeout, &dir.dir),
         Action::Status { dir } => cli_status(&dir.dir),
     }
+}
+
+/// `--cpus=LIST`: a kernel CPU list, checked against the CPUs online and
+/// the ones this process may use.
+fn parse_cpus(s: &str) -> Result<CpuSet, String> {
+    CpuSet::parse_list(s)?.check_on_host()
 }
 
 fn state_path(dir: &Path) -> PathBuf {
@@ -250,6 +263,10 @@ fn cli_start(spec: ServerSpec, dir: &Path) -> Result<ExitCode, String> {
     }
     println!("status=running");
     print_server(&server);
+    if spec.cpus.is_some() {
+        // What the kernel allows it, not what was asked.
+        println!("cpus={}", crate::lab::cpus::allowed_list_of(server.pid()).unwrap_or_default());
+    }
     let args: Vec<String> = server.driver_args().iter().map(|s| shell_quote(s)).collect();
     println!("dbbench_args={}", args.join(" "));
     println!("# e.g.: dbbench oltp_read_only {} prepare", args.join(" "));

@@ -112,6 +112,9 @@ fn initialize_in(
     match progs.flavor {
         Flavor::Mariadb => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
+            if let Some(cpus) = &spec.init_cpus {
+                cpus.apply_to(&mut cmd);
+            }
             cmd.args(mysql_leading_args(spec, config));
             // 'normal' root authentication: root@localhost without password,
             // usable from any OS user (unix_socket would admit only root);
@@ -129,6 +132,9 @@ fn initialize_in(
         }
         Flavor::Mysql => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
+            if let Some(cpus) = &spec.init_cpus {
+                cpus.apply_to(&mut cmd);
+            }
             cmd.arg(match config {
                 Some(f) => format!("--defaults-file={}", f.display()),
                 None => "--no-defaults".to_string(),
@@ -145,6 +151,9 @@ fn initialize_in(
         }
         Flavor::Postgresql => {
             let mut cmd = detached_command(&progs.init, &layout.init_log, account)?;
+            if let Some(cpus) = &spec.init_cpus {
+                cpus.apply_to(&mut cmd);
+            }
             // --locale=C, UTF8: the same collation whatever the environment's
             // locale, so results do not depend on the shell dbbench ran from.
             // --no-sync: skips initdb's final fsync only, not the server's.

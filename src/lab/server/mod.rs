@@ -198,6 +198,11 @@ pub struct ServerSpec {
     /// then owns its database and may read status, nothing more (see
     /// `create_benchmark_account`).
     pub superuser: bool,
+    /// CPUs the server process runs on (its threads and backends inherit
+    /// them); None: not pinned (docs/lab.md#pinning).
+    pub cpus: Option<crate::lab::cpus::CpuSet>,
+    /// CPUs of its initialisation programs (the lab's `other` set).
+    pub init_cpus: Option<crate::lab::cpus::CpuSet>,
 }
 
 impl ServerSpec {
@@ -210,6 +215,8 @@ impl ServerSpec {
             config_file: None,
             timeout: DEFAULT_CLI_TIMEOUT,
             superuser: false,
+            cpus: None,
+            init_cpus: None,
         }
     }
 }
@@ -318,6 +325,9 @@ impl ManagedServer {
             last_port = port;
             let pos = file_len(&layout.log);
             let mut cmd = detached_command(&progs.server, &layout.log, account)?;
+            if let Some(cpus) = &spec.cpus {
+                cpus.apply_to(&mut cmd);
+            }
             if spec.kind == ServerKind::Postgresql {
                 let sockdir = layout.socket.to_string_lossy().into_owned();
                 // The setting is a list: quote a path with separators in it.
