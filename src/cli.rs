@@ -64,6 +64,12 @@ pub fn general_options() -> Vec<OptionSpec> {
         o("verbosity", Int, "3", "verbosity level {5 - debug, 0 - only critical messages}"),
         o("percentile", List, "95", "percentiles to report, e.g. 95,99,99.9 (0 disables)"),
         o("histogram", Bool, "off", "print latency histogram in report"),
+        o(
+            "metrics_listen",
+            String,
+            "",
+            "serve live metrics (Prometheus text) on http://ADDR/metrics during a run, e.g. 127.0.0.1:9464 (plain HTTP, no authentication: binds where told)",
+        ),
         o("format", String, "text", "report format: text (sysbench 1.0 layout), json, csv or legacy (sysbench 0.5 layout)"),
         o("rand_type", String, "special", "random numbers distribution {uniform, gaussian, special, pareto, zipfian}"),
         o("rand_spec_iter", Int, "12", "number of iterations for the special distribution"),

@@ -44,6 +44,7 @@ use crate::script::{self, Shared};
 use crate::stats::{ClientStats, Collector, Counter, Grid, Period};
 use mlua::{Lua, Value};
 use std::collections::VecDeque;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -91,6 +92,8 @@ pub struct RunConfig {
     pub debug: bool,
     /// `--validate` (only announced: no built-in workload has checks).
     pub validate: bool,
+    /// `--metrics-listen`: where to serve live metrics (see `crate::metrics`).
+    pub metrics_listen: Option<String>,
 }
 
 /// Sets the message level from `--verbosity` and `--debug` (see
@@ -618,6 +621,11 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
 
 /// `run`: the benchmark itself.
 pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
+    // Bound first: a bad address ends the run before anything runs.
+    let listener = match cfg.metrics_listen.as_deref().map(crate::metrics::bind).transpose() {
+        Ok(l) => l,
+        Err(msg) => return fail(&format!("FATAL: {msg}")),
+    };
     if let Some(f) = script::global_fn(main, "init") {
         if let Err(e) = script::call(main, &f, ()) {
             return fail(&format!("FATAL: `init' function failed: {e}"));
@@ -660,6 +668,10 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     });
     // A process runs one benchmark, so this is the only run ever set.
     let _ = SCRIPT_RUN.set(ctl.clone());
+    let metrics = match listener.map(|l| start_metrics(l, shared, cfg)).transpose() {
+        Ok(m) => m,
+        Err(msg) => return fail(&msg),
+    };
     if text {
         println!("Initializing worker threads...");
         println!();
@@ -716,7 +728,11 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let tick_ns = cfg.report_interval.as_nanos().min(u64::MAX as u128) as u64;
     let grid = ctl.grid.get_or_init(|| {
         let checkpoints = checkpoint_times.iter().map(|s| run_ns.saturating_add(s.saturating_mul(1_000_000_000)));
-        Grid::new(grid_start, run_ns, tick_ns, checkpoints.collect())
+        let grid = Grid::new(grid_start, run_ns, tick_ns, checkpoints.collect());
+        match &metrics {
+            Some(_) => grid.publishing_every(crate::metrics::PUBLISH_EVERY.as_nanos() as u64),
+            None => grid,
+        }
     });
     // Before the release, not after: waking thousands of clients at once
     // can hold this thread for half a second, and the line marks the start
@@ -751,6 +767,10 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // collects depends only on when events ended, not on when this thread
     // runs (see `stats`), so a late wake-up delays a line, never changes it.
     let mut rep = Reporter::new(&ctl, cfg, grid, grid_start, main, stats.clone());
+    if let Some(m) = &metrics {
+        rep.collector.keep_measured();
+        rep.publisher = Some(m.publisher());
+    }
     // After the clients and the generator are started: threads inherit it.
     rep.raised = crate::priority::raise_current_thread();
     if rep.raised {
@@ -805,8 +825,12 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
                 next_b = grid.next_after(next_b);
             }
             rep.finish(Instant::now());
+            rep.publish(rep.end_ns, true);
             rep.final_report(Some(aborted));
             let _ = std::io::Write::flush(&mut std::io::stdout());
+            if let Some(m) = &metrics {
+                m.linger();
+            }
             Exit::Partial.exit();
         }
         let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
@@ -849,6 +873,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         next_b = grid.next_after(next_b);
     }
     rep.finish(end);
+    rep.publish(rep.end_ns, true);
     if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
         // sysbench's clients each log the limit they hit; its logger folds
         // the identical lines into a "repeated" line.
@@ -893,13 +918,49 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     };
     rep.warnings();
     script::close_reports(main);
-    if let Some(f) = script::global_fn(main, "done") {
-        if let Err(e) = script::call(main, &f, ()) {
+    let status = match script::global_fn(main, "done").map(|f| script::call(main, &f, ())) {
+        Some(Err(e)) => {
             crate::log::fatal(&format!("`done' function failed: {e}"));
-            return Exit::Error.into();
+            Exit::Error.into()
         }
+        _ => status,
+    };
+    if let Some(m) = &metrics {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        m.linger();
     }
     status
+}
+
+/// Starts the live-metrics endpoint on `listener` with the figures before
+/// the run (zeros), and tells where it listens: on stderr, and in the file
+/// that `DBBENCH_METRICS_ADDRESS_FILE` names (the lab's relay, see
+/// `crate::lab::live`), created new and private.
+fn start_metrics(
+    listener: std::net::TcpListener,
+    shared: &Shared,
+    cfg: &RunConfig,
+) -> Result<crate::metrics::Server, String> {
+    let first = crate::metrics::Snapshot {
+        buckets: vec![0; crate::metrics::LATENCY_BUCKETS_S.len()],
+        threads: cfg.threads,
+        threads_configured: cfg.threads,
+        warmup: !cfg.warmup.is_zero(),
+        time_limit_s: cfg.time.as_secs_f64(),
+        event_limit: cfg.events,
+        ..Default::default()
+    };
+    let server = crate::metrics::Server::start(listener, &shared.script.name, first)?;
+    if let Some(path) = std::env::var_os(crate::metrics::ADDRESS_FILE_ENV) {
+        let path = Path::new(&path);
+        let mut f = crate::safe_fs::create_new(path, 0o600).map_err(|e| format!("FATAL: {e}"))?;
+        if let Err(e) = std::io::Write::write_all(&mut f, server.addr().to_string().as_bytes()) {
+            return Err(format!("FATAL: cannot write the metrics address to {}: {e}", path.display()));
+        }
+    } else {
+        eprintln!("live metrics: http://{}/metrics", server.addr());
+    }
+    Ok(server)
 }
 
 /// Shortest wait, after `--time`, for clients still in an event before the
@@ -935,6 +996,8 @@ struct Reporter<'a> {
     /// Whether this thread runs at a raised priority (see `crate::priority`).
     raised: bool,
     latest_ns: u64,
+    /// Live metrics (`--metrics-listen`): where each boundary's figures go.
+    publisher: Option<crate::metrics::Publisher>,
 }
 
 impl<'a> Reporter<'a> {
@@ -963,6 +1026,7 @@ impl<'a> Reporter<'a> {
             late_rows: 0,
             raised: false,
             latest_ns: 0,
+            publisher: None,
         }
     }
 
@@ -975,9 +1039,35 @@ impl<'a> Reporter<'a> {
         (self.cfg.report_interval.as_nanos() as u64 / 10).max(20_000_000)
     }
 
+    /// Handles boundary `b` (see [`Reporter::handle`]), then publishes the
+    /// live metrics, if any.
+    fn boundary(&mut self, b: u64) {
+        self.handle(b);
+        self.publish(b, false);
+    }
+
+    /// Hands the figures as of boundary `b` (or of the end, `finished`) to
+    /// the live-metrics endpoint, without waiting for it.
+    fn publish(&mut self, b: u64, finished: bool) {
+        let (Some(publisher), Some(measured)) = (&mut self.publisher, self.collector.measured()) else { return };
+        let run_ns = self.grid.run_ns();
+        let mut s = crate::metrics::Snapshot {
+            threads: self.stats.iter().filter(|c| c.running_at(b)).count() as u32,
+            threads_configured: self.cfg.threads,
+            warmup: !self.measuring,
+            finished,
+            elapsed_s: b.saturating_sub(run_ns) as f64 / 1e9,
+            time_limit_s: self.cfg.time.as_secs_f64(),
+            event_limit: self.cfg.events,
+            ..Default::default()
+        };
+        s.fill(measured, &self.cfg.percentiles);
+        publisher.publish(s);
+    }
+
     /// Handles boundary `b`: its figures, and the row,
     /// reset or checkpoint it stands for.
-    fn boundary(&mut self, b: u64) {
+    fn handle(&mut self, b: u64) {
         let run_ns = self.grid.run_ns();
         // Every line waits for every client, also one preempted while
         // recording an event: exact figures come before a line on time (on
@@ -995,6 +1085,7 @@ impl<'a> Reporter<'a> {
             }
             if b == run_ns {
                 self.collector.reset();
+                self.collector.restart_measured();
                 self.row.clear();
                 self.row_from = b;
                 self.measuring = true;
@@ -1071,6 +1162,7 @@ impl<'a> Reporter<'a> {
         if !self.measuring {
             // Ended before the warmup did: nothing was measured.
             self.collector.reset();
+            self.collector.restart_measured();
             self.measuring = true;
         }
     }
@@ -1433,6 +1525,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         client_threads_refused,
         debug: opts.bool("debug"),
         validate: opts.bool("validate"),
+        metrics_listen: Some(opts.str("metrics_listen").trim().to_string()).filter(|a| !a.is_empty()),
     })
 }
 

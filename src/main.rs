@@ -13,6 +13,7 @@ mod exit;
 mod fault_point;
 mod lab;
 mod log;
+mod metrics;
 mod options;
 mod output;
 mod priority;

@@ -198,6 +198,11 @@ pub struct Grid {
     tick_ns: u64,
     /// Checkpoints after the end of the warmup, sorted, absolute.
     checkpoints: Vec<u64>,
+    /// Live-metrics publications (`--metrics-listen`; 0 = none): boundaries
+    /// every this many ns from the start that are neither report ticks nor
+    /// checkpoints, so that the collector takes the figures that often
+    /// even without `--report-interval` (see `crate::metrics`).
+    publish_ns: u64,
 }
 
 impl Grid {
@@ -208,7 +213,15 @@ impl Grid {
         checkpoints.retain(|c| *c > run_ns);
         checkpoints.sort_unstable();
         checkpoints.dedup();
-        Grid { start_ns, run_ns: run_ns.max(start_ns), tick_ns, checkpoints }
+        Grid { start_ns, run_ns: run_ns.max(start_ns), tick_ns, checkpoints, publish_ns: 0 }
+    }
+
+    /// The grid with a boundary every `publish_ns` from the start as well
+    /// (live metrics; 0 = none). Each one costs every running client one
+    /// period roll when its first event after it ends.
+    pub fn publishing_every(mut self, publish_ns: u64) -> Grid {
+        self.publish_ns = publish_ns;
+        self
     }
 
     /// The first boundary after `t` (u64::MAX when none follows).
@@ -229,6 +242,9 @@ impl Grid {
         }
         if let Some(c) = self.checkpoints.get(self.checkpoints.partition_point(|c| *c <= t)) {
             next = next.min(*c);
+        }
+        if let Some(k) = t.saturating_sub(self.start_ns).checked_div(self.publish_ns) {
+            next = next.min(self.start_ns.saturating_add((k + 1).saturating_mul(self.publish_ns)));
         }
         next
     }
@@ -697,6 +713,10 @@ pub struct Collector {
     longest_ns: u64,
     /// See [`Collector::lend_priority`].
     lend: bool,
+    /// Everything collected since [`Collector::restart_measured`], which
+    /// checkpoints do not reset: the totals live metrics publish (kept only
+    /// once [`Collector::keep_measured`] asked for them).
+    measured: Option<Period>,
 }
 
 impl Collector {
@@ -712,7 +732,26 @@ impl Collector {
             busy,
             longest_ns: 0,
             lend: false,
+            measured: None,
         }
+    }
+
+    /// Keeps totals that only [`Collector::restart_measured`] resets (live
+    /// metrics: a Prometheus counter never goes down at a checkpoint).
+    pub fn keep_measured(&mut self) {
+        self.measured = Some(Period::preallocated());
+    }
+
+    /// Starts the kept totals afresh (the end of the warmup).
+    pub fn restart_measured(&mut self) {
+        if let Some(m) = &mut self.measured {
+            m.clear();
+        }
+    }
+
+    /// The kept totals (None unless [`Collector::keep_measured`]).
+    pub fn measured(&self) -> Option<&Period> {
+        self.measured.as_ref()
     }
 
     /// Adds to `into` everything the clients attributed to periods of
@@ -751,6 +790,9 @@ impl Collector {
         self.busy = busy;
         self.longest_ns = self.longest_ns.max(p.latency.max_ns);
         self.cumulative.merge(p);
+        if let Some(m) = &mut self.measured {
+            m.merge(p);
+        }
         into.merge(p);
     }
 
@@ -926,6 +968,31 @@ mod tests {
         // No ticks: only the end of the warmup and the checkpoints.
         let g = Grid::new(10 * S, 10 * S, 0, vec![15 * S]);
         assert_eq!((g.next_after(0), g.next_after(10 * S), g.next_after(15 * S)), (10 * S, 15 * S, u64::MAX));
+    }
+
+    #[test]
+    fn publishing_boundaries_are_neither_ticks_nor_checkpoints() {
+        // Live metrics without --report-interval: a boundary every second
+        // from the release, beside the end of the warmup (10.5 s).
+        let g = Grid::new(10 * S, 10 * S + S / 2, 0, Vec::new()).publishing_every(S);
+        let b: Vec<u64> = std::iter::successors(Some(0), |t| Some(g.next_after(*t))).skip(1).take(4).collect();
+        assert_eq!(b, [10 * S + S / 2, 11 * S, 12 * S, 13 * S]);
+        assert!(b.iter().all(|b| !g.is_tick(*b) && !g.is_checkpoint(*b)));
+        // The collector keeps the measured totals through a reset (checkpoint).
+        let c = Arc::new(ClientStats::default());
+        let mut col = Collector::new(vec![c.clone()]);
+        col.keep_measured();
+        c.mark_event_start();
+        c.record_event_at(&g, 11 * S + 5, 1_000_000, None);
+        col.collect(&g, 12 * S, &mut Period::default());
+        col.reset();
+        c.mark_event_start();
+        c.record_event_at(&g, 12 * S + 5, 1_000_000, None);
+        col.collect(&g, 13 * S, &mut Period::default());
+        assert_eq!(col.cumulative().get(Counter::Event), 1);
+        assert_eq!(col.measured().map(|m| (m.get(Counter::Event), m.latency.count)), Some((2, 2)));
+        col.restart_measured();
+        assert_eq!(col.measured().map(|m| m.get(Counter::Event)), Some(0));
     }
 
     #[test]
