@@ -53,6 +53,10 @@ enum LabCommand {
         /// other's load); recorded in the store and flagged in the report
         #[arg(long)]
         allow_concurrent: bool,
+        /// Serve live metrics (Prometheus text) on http://ADDR/metrics during the lab run: progress and the
+        /// current run's figures, labelled (docs/metrics.md; plain HTTP, no authentication: binds where told)
+        #[arg(long, value_name = "ADDR")]
+        metrics_listen: Option<String>,
     },
     /// Print the comparison of the newest stored experiment
     Summary {
@@ -136,9 +140,10 @@ fn run(command: LabCommand) -> Result<Exit, String> {
             print_out(&text);
             Ok(Exit::Ok)
         }
-        LabCommand::Run { spec, paths, resume, new, keep_data, allow_concurrent } => {
+        LabCommand::Run { spec, paths, resume, new, keep_data, allow_concurrent, metrics_listen } => {
             let s = spec::load(&spec)?;
-            runner::run(&s, &runner::RunOptions { resume, new, keep_data, allow_concurrent, ..options(paths) })
+            let o = runner::RunOptions { resume, new, keep_data, allow_concurrent, metrics_listen, ..options(paths) };
+            runner::run(&s, &o)
         }
         LabCommand::Summary { spec, paths } => {
             let s = spec::load(&spec)?;

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod cpus;
 pub mod datadir;
 pub mod hostlock;
+pub mod live;
 pub mod plan;
 pub mod product;
 pub mod runner;

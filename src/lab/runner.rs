@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub keep_data: bool,
     /// Run even while another lab run measures on this host (recorded).
     pub allow_concurrent: bool,
+    /// `--metrics-listen`: serve live metrics there (see `crate::lab::live`).
+    pub metrics_listen: Option<String>,
 }
 
 /// The benchmark account's TCP password of a managed server, in the
@@ -186,6 +188,8 @@ fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
 /// 130 interrupted.
 pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     preflight(spec)?;
+    // Bound first: a bad address stops the lab before anything starts.
+    let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose()?;
     // One measuring lab per host, taken before anything is stored or started.
     let host_lock = match hostlock::acquire(o.allow_concurrent)? {
         Acquired::Held(lock, beside) => Some((lock, beside)),
@@ -306,6 +310,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         host_lock: host_lock.map(|(l, _)| l),
         beside: Vec::new(),
         server_product: None,
+        metrics: match metrics_listener {
+            Some(l) => Some(crate::lab::live::LabMetrics::start(l, &spec.name)?),
+            None => None,
+        },
     };
     remove_stale_rundir(&workdir);
     lab.rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
@@ -320,7 +328,13 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     let planned = plan::runs(spec);
+    if let Some(m) = &lab.metrics {
+        m.planned(planned.len());
+    }
     let outcome = lab.run_all(&planned);
+    if let Some(m) = &lab.metrics {
+        m.finished();
+    }
     // Whatever ended the loop, no server is left running.
     lab.stop_server();
     if !lab.rundir.starts_with(&lab.workdir) {
@@ -558,6 +572,8 @@ struct Lab<'a> {
     /// The product and version the last started server of a configuration
     /// said it is (stored with every run on it).
     server_product: Option<(usize, crate::lab::product::Product)>,
+    /// `--metrics-listen`: the lab's live-metrics endpoint.
+    metrics: Option<crate::lab::live::LabMetrics>,
 }
 
 /// What `ensure_ready` did for a run.
@@ -628,6 +644,9 @@ impl Lab<'_> {
             )?;
             if self.store.run_exists(cell, run.repeat)? {
                 progress.skipped(est);
+                if let Some(m) = &self.metrics {
+                    m.done();
+                }
                 continue;
             }
             let label = format!(
@@ -636,7 +655,12 @@ impl Lab<'_> {
             );
             progress.start(&label);
             match self.execute(run, cell)? {
-                Some(summary) => progress.done(&label, &summary, est),
+                Some(summary) => {
+                    progress.done(&label, &summary, est);
+                    if let Some(m) = &self.metrics {
+                        m.done();
+                    }
+                }
                 None => break, // interrupted: the run in flight is not recorded
             }
         }
@@ -1300,7 +1324,28 @@ impl Lab<'_> {
                 .as_ref()
                 .and_then(|l| l.server.as_ref())
                 .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
-            let r = run_child(&argv, &env, run_timeout, None, clients.as_ref());
+            let r = match &self.metrics {
+                Some(m) => {
+                    // The child serves on a loopback port of its choosing and
+                    // says which in a file here (see `crate::lab::live`); the
+                    // option is the child's alone, not part of the stored argv.
+                    let is_ours = matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. });
+                    let file = self.workdir.join("metrics-address");
+                    let _ = std::fs::remove_file(&file);
+                    let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
+                    m.run_started(cname, wname, run.threads, run.repeat, is_ours.then(|| file.clone()));
+                    let (mut child_argv, mut child_env) = (argv.clone(), env.clone());
+                    if is_ours {
+                        child_argv.push("--metrics-listen=127.0.0.1:0".into());
+                        child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
+                    }
+                    let r = run_child(&child_argv, &child_env, run_timeout, None, clients.as_ref());
+                    m.run_ended();
+                    let _ = std::fs::remove_file(&file);
+                    r
+                }
+                None => run_child(&argv, &env, run_timeout, None, clients.as_ref()),
+            };
             rec.client_cpus = r.cpus.clone();
             beside.extend(self.check_beside()?);
             if !beside.is_empty() {
