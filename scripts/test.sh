@@ -23,8 +23,8 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # chromium renders the HTML report in a test; python3-openpyxl reads the
 # spreadsheet export back; fonts-dejavu-core gives the PNG charts (report
-# --export-charts) their text.
-PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl fonts-dejavu-core)
+# --export-charts) their text; prometheus scrapes a live run (tests/metrics.rs).
+PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl fonts-dejavu-core prometheus)
 log() { echo "test.sh: $*" >&2; }
 die() { echo "test.sh: error: $*" >&2; exit 1; }
 
@@ -67,6 +67,7 @@ missing_tools() {
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo initdb
     [ -x /usr/bin/time ] || echo /usr/bin/time
     [ -x /usr/bin/chromium ] || echo chromium
+    [ -x /usr/bin/prometheus ] || echo prometheus
     /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1 || echo python3-openpyxl
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || echo fonts-dejavu-core
 }
