@@ -103,8 +103,9 @@ fn prometheus_scrapes_a_live_run_and_its_numbers_match_the_final_report() {
         ),
     )
     .unwrap();
-    let server = Command::new("timeout")
-        .args(["--kill-after=5", "120", prom])
+    // Started directly (not under timeout(1), which would be the child
+    // killed at the end while Prometheus ran on): `Killed` stops it.
+    let server = Command::new(prom)
         .arg(format!("--config.file={}", config.display()))
         .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
         .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
@@ -229,13 +230,15 @@ fn the_lab_serves_progress_and_each_runs_figures_labelled() {
     let spec = dir.join("spec.toml");
     std::fs::write(&spec, LAB_SPEC).unwrap();
     let port = free_port();
-    let mut cmd = Command::new("timeout");
-    cmd.args(["--kill-after=5", "120", env!("CARGO_BIN_EXE_dbbench"), "lab", "run"])
+    // Started directly, so that `Killed` stops the lab itself (its run
+    // children die with it: PR_SET_PDEATHSIG); the loop below bounds it.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench"));
+    cmd.args(["lab", "run"])
         .arg(&spec)
         .arg(format!("--metrics-listen=127.0.0.1:{port}"))
         .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(std::fs::File::create(dir.join("lab.out")).unwrap())
+        .stderr(std::fs::File::create(dir.join("lab.err")).unwrap());
     lab_lock_in_test_dir(&mut cmd);
     let mut lab = Killed(cmd.spawn().expect("start the lab"));
     let mut seen = Vec::new();
@@ -248,8 +251,8 @@ fn the_lab_serves_progress_and_each_runs_figures_labelled() {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let mut out = String::new();
-    lab.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let out =
+        std::fs::read_to_string(dir.join("lab.out")).unwrap() + &std::fs::read_to_string(dir.join("lab.err")).unwrap();
     assert!(lab.0.wait().unwrap().success(), "{out}");
     let labels = |repeat: u32| {
         format!("experiment=\"live-lab\",configuration=\"wal\",workload=\"oltp_point_select\",threads=\"2\",repeat=\"{repeat}\"")
