@@ -1093,7 +1093,7 @@ impl<'a> Reporter<'a> {
             return;
         }
         if self.grid.is_tick(b) {
-            let row = self.row((b - run_ns) as f64 / 1e9, b);
+            let mut row = self.row((b - run_ns) as f64 / 1e9, b);
             interval_line(self.cfg.format, &row, self.sql(), &self.cfg.percentiles, self.main);
             // Once printed: collecting can itself be slow on an overloaded
             // host, and the warning is about when the line came out.
@@ -1102,6 +1102,7 @@ impl<'a> Reporter<'a> {
                 self.late_rows += 1;
             }
             self.latest_ns = self.latest_ns.max(late);
+            row.late_ms = Some(late as f64 / 1e6);
             self.intervals.push(row);
         }
         if self.grid.is_checkpoint(b) {

@@ -254,6 +254,10 @@ pub struct Interval {
     /// Under `--rate`: events in flight at the tick.
     #[serde(deserialize_with = "Option::deserialize")]
     pub concurrency: Option<u64>,
+    /// How long after the interval's end its line came out, ms (null for warmup rows, which are not
+    /// printed). Added with issue 24 with no version bump: older documents lack it.
+    #[serde(default)]
+    pub late_ms: Option<f64>,
 }
 
 /// An interval's `latency_ms`; every figure None without events.
@@ -338,6 +342,7 @@ pub fn sample_document() -> RunDocument {
         },
         queue_length: Some(0),
         concurrency: Some(1),
+        late_ms: Some(0.5),
     };
     RunDocument {
         schema_version: SCHEMA_VERSION,

@@ -22,7 +22,7 @@ use crate::lab::cpus::CpuSet;
 use crate::lab::datadir;
 use crate::lab::hostlock::{self, Acquired, HostLock};
 use crate::lab::plan::{self, PlannedRun};
-use crate::lab::sampler::{OsSampler, PeriodicSampler};
+use crate::lab::sampler::{OsSampler, PeriodicSampler, WatchedPids};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
 use crate::lab::sql;
@@ -1297,8 +1297,12 @@ impl Lab<'_> {
                     a
                 }
             };
-            // Samplers: the OS always; the server's status over its own connection.
-            let os = OsSampler::start(interval);
+            // Samplers: the OS always (with the child's and the managed server's CPU); the server's status over its own connection.
+            let pids = WatchedPids {
+                client: Default::default(),
+                server: self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.pid()),
+            };
+            let os = OsSampler::start_watching(interval, Some(pids.clone()));
             let status_args = self.driver_args(c, &datadir);
             let sample_server = !matches!(self.spec.configurations[c].target, Target::Sqlite { .. });
             let server_sampler = sample_server.then(|| {
@@ -1339,12 +1343,12 @@ impl Lab<'_> {
                         child_argv.push("--metrics-listen=127.0.0.1:0".into());
                         child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
                     }
-                    let r = run_child(&child_argv, &child_env, run_timeout, None, clients.as_ref());
+                    let r = run_child_watched(&child_argv, &child_env, run_timeout, None, clients.as_ref(), Some(&pids.client));
                     m.run_ended();
                     let _ = std::fs::remove_file(&file);
                     r
                 }
-                None => run_child(&argv, &env, run_timeout, None, clients.as_ref()),
+                None => run_child_watched(&argv, &env, run_timeout, None, clients.as_ref(), Some(&pids.client)),
             };
             rec.client_cpus = r.cpus.clone();
             beside.extend(self.check_beside()?);
@@ -1646,6 +1650,19 @@ fn run_child(
     stdin: Option<&str>,
     cpus: Option<&CpuSet>,
 ) -> ChildResult {
+    run_child_watched(argv, env, timeout, stdin, cpus, None)
+}
+
+/// `run_child`, storing the child's pid in `pid` once it is spawned (the OS
+/// sampler reads its CPU time).
+fn run_child_watched(
+    argv: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+    stdin: Option<&str>,
+    cpus: Option<&CpuSet>,
+    pid: Option<&std::sync::atomic::AtomicU32>,
+) -> ChildResult {
     use std::os::unix::process::CommandExt;
     let ours = std::env::current_exe().is_ok_and(|e| Path::new(&argv[0]) == e);
     let (argv, secrets) = if ours { secret_env(argv) } else { (argv.to_vec(), Vec::new()) };
@@ -1689,6 +1706,9 @@ fn run_child(
     // is in place; a child that has already exited is a zombie until waited
     // for, and its status is still there.
     let cpus_allowed = crate::lab::cpus::allowed_list_of(child.id());
+    if let Some(p) = pid {
+        p.store(child.id(), Ordering::SeqCst);
+    }
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let _ = pipe.write_all(text.as_bytes());
     }

@@ -56,6 +56,7 @@ fn interval(row: &IntervalRow, pct: &[f64]) -> Interval {
         },
         queue_length: row.queue.map(|q| q.0),
         concurrency: row.queue.map(|q| q.1),
+        late_ms: row.late_ms,
     }
 }
 

@@ -88,6 +88,8 @@ pub struct IntervalRow {
     pub max: Option<f64>,
     /// Under `--rate`: (queue length, events in flight) at the tick.
     pub queue: Option<(u64, u64)>,
+    /// How long after its interval's end the line came out, ms; None for warmup rows (never printed).
+    pub late_ms: Option<f64>,
 }
 
 impl IntervalRow {
@@ -103,6 +105,7 @@ impl IntervalRow {
             avg: p.latency.avg_ms(),
             max: p.latency.max_ms(),
             queue,
+            late_ms: None,
         }
     }
     /// A counter's rate per second over the interval.
