@@ -437,6 +437,11 @@ after_start = [{ sql = "CREATE TABLE IF NOT EXISTS lab_hook (a INT); INSERT INTO
         ) >= 3
     );
     assert!(count(&c, "SELECT count(*) FROM samples WHERE source = 'server' AND json_extract(data, '$.\"db.xact_commit\"') IS NOT NULL") >= 3);
+    // The managed servers' own CPU (PostgreSQL's backends are its children) in every run's OS samples.
+    assert_eq!(
+        count(&c, "SELECT count(DISTINCT run_id) FROM samples WHERE source = 'os' AND json_extract(data, '$.server_cpu_pct') > 0"),
+        6
+    );
     // The writing workload restarted its server on restored data.
     assert_eq!(
         count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'oltp_update_index' AND r.server_restarted = 1 AND json_extract(r.overhead, '$.start_s') > 0"),
@@ -1025,4 +1030,129 @@ fn a_restarted_managed_mariadb_starts_with_a_cold_buffer_pool() {
     assert_eq!(table_pages(&mut conn), 0, "no page of the table is in the pool before anything reads it");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The host's busy share (user + system of all CPUs, percent) over `ms`, from /proc/stat.
+fn host_busy_pct(ms: u64) -> f64 {
+    let read = || -> Vec<u64> {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        stat.lines().next().unwrap().split_whitespace().skip(1).take(8).map(|v| v.parse().unwrap()).collect()
+    };
+    let a = read();
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    let b = read();
+    let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (y - x) as f64).collect();
+    let total: f64 = d.iter().sum();
+    100.0 * (d[0] + d[1] + d[2] + d[5] + d[6]) / total.max(1.0)
+}
+
+/// Busy-looping processes, killed when dropped.
+struct Hog(Vec<std::process::Child>);
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            // SIGTERM: timeout(1) passes it on to its loop (SIGKILL would leave the loop running).
+            let _ = std::process::Command::new("kill").arg(c.id().to_string()).status();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A run with two CPU hogs beside it is flagged (other processes' CPU,
+/// with the figure), marked `!` in the report with the reasons under the
+/// table, listed in the JSON export, and `lab run` warns with what to do;
+/// the same run on a quiet host is not flagged.
+#[test]
+fn a_cpu_hog_beside_a_run_flags_it_and_a_quiet_run_is_not_flagged() {
+    let spec_text = r#"
+[experiment]
+name = "validity"
+threads = [1]
+repeats = 1
+time = 3
+sample_interval = 1
+options = { tables = 1, table-size = 1000 }
+
+[[configuration]]
+name = "lite"
+server = "sqlite"
+
+[[workload]]
+test = "oltp_point_select"
+"#;
+    let other_cpu = |dir: &Path| -> f64 {
+        let c = store(dir);
+        let v: Vec<f64> = strings(&c, "SELECT data FROM samples WHERE source = 'os'")
+            .iter()
+            .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap())
+            .filter_map(|s| s["other_cpu_pct"].as_f64())
+            .collect();
+        assert!(!v.is_empty(), "samples have other_cpu_pct");
+        let client: Vec<f64> = strings(&c, "SELECT data FROM samples WHERE source = 'os'")
+            .iter()
+            .filter_map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap()["client_cpu_pct"].as_f64())
+            .collect();
+        assert!(client.iter().any(|c| *c > 5.0), "the client's CPU is seen: {client:?}");
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+
+    // Quiet.
+    let quiet = tempdir("lab-validity-quiet");
+    let spec = write_spec(&quiet, spec_text);
+    let before = host_busy_pct(1000);
+    let r = dbbench_in(&quiet, &["lab", "run", &spec]);
+    let after = host_busy_pct(1000);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let quiet_other = other_cpu(&quiet);
+    let quiet_host = before < 10.0 && after < 10.0;
+    if quiet_host {
+        assert!(!r.stderr.contains("flagged"), "a quiet run is flagged: {}{}", r.stdout, r.stderr);
+        assert!(!r.stdout.contains("runs flagged"), "{}", r.stdout);
+    } else {
+        eprintln!("the host was busy ({before:.0}% / {after:.0}% before / after): not checking that the quiet run is unflagged");
+    }
+
+    // Two hogs beside the same run.
+    let noisy = tempdir("lab-validity-hog");
+    let spec = write_spec(&noisy, spec_text);
+    let hog = Hog((0..2)
+        .map(|_| {
+            // Bounded even if this test is killed: timeout(1) ends it after a minute.
+            std::process::Command::new("timeout").args(["60", "sh", "-c", "while :; do :; done"]).spawn().unwrap()
+        })
+        .collect());
+    let r = dbbench_in(&noisy, &["lab", "run", &spec]);
+    drop(hog);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let noisy_other = other_cpu(&noisy);
+    assert!(
+        noisy_other > quiet_other + 20.0,
+        "other processes' CPU {noisy_other:.1}% with the hogs, {quiet_other:.1}% without"
+    );
+    assert!(
+        r.stderr.contains("warning: 1 of 1 run(s) flagged")
+            && r.stderr.contains("lite / oltp_point_select / 1 thr / repeat 1: ")
+            && r.stderr.contains("other_processes: processes other than the client and the server used ")
+            && r.stderr.contains("what to do: ")
+            && r.stderr.contains("stop other processes"),
+        "{}",
+        r.stderr
+    );
+    // The report: the cell marked, the mark explained, the reasons listed.
+    let rep = dbbench_in(&noisy, &["report", &spec, "--export-json=r.json"]);
+    assert_eq!(rep.code, 0, "{}{}", rep.stdout, rep.stderr);
+    let cell =
+        rep.stdout.lines().find(|l| l.trim_start().starts_with("lite ")).unwrap_or_else(|| panic!("{}", rep.stdout));
+    assert!(cell.contains('!'), "{}", rep.stdout);
+    assert!(rep.stdout.contains("! a run of the cell"), "{}", rep.stdout);
+    assert!(rep.stdout.contains("runs flagged") && rep.stdout.contains("of all CPUs' time"), "{}", rep.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(noisy.join("r.json")).unwrap()).unwrap();
+    let flags = json["runs"][0]["flags"].as_array().unwrap();
+    assert!(flags.iter().any(|f| f["kind"] == "other_processes"), "{flags:?}");
+    assert_eq!(json["cells"][0]["flagged"], true);
+    eprintln!("quiet: other {quiet_other:.1}%; with two hogs: other {noisy_other:.1}%, flags {flags:?}");
+    let _ = std::fs::remove_dir_all(&quiet);
+    let _ = std::fs::remove_dir_all(&noisy);
 }

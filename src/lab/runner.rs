@@ -380,6 +380,12 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
         store_path.display()
     ));
+    // Flagged runs are counted (the report marks them): the warning says which and what to do.
+    match crate::report::flag_warning(&lab.store, experiment) {
+        Ok(Some(w)) => eprint!("{w}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("warning: the runs' validity flags could not be computed: {e}"),
+    }
     // Runs stored by an earlier process of the experiment count too. A
     // TPC-H query stopped at its own timeout is a measured outcome (shown as
     // >T), as `tpch power` counts it: not a failure of the lab.

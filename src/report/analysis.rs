@@ -240,6 +240,9 @@ pub const MARK_HIGH_SPREAD: char = '*';
 pub const MARK_NOT_SIGNIFICANT: char = '~';
 /// Fewer than two ok repeats on a side: no interval at all.
 pub const MARK_NO_INTERVAL: char = '?';
+/// A run of the cell (or, compared, of either side) has validity flags:
+/// the host made its figures unreliable (`report::validity`).
+pub const MARK_FLAGGED: char = '!';
 
 impl Comparison {
     /// (variant / baseline × 100) − 100: the seeds' relative change in percent.
@@ -521,6 +524,7 @@ pub(crate) mod tests {
                             cache: "warm".into(),
                             ..Default::default()
                         },
+                        flags: Vec::new(),
                     });
                 }
             }

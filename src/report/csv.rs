@@ -58,6 +58,7 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
         "ci",
         "p_value",
         "marks",
+        "flags",
     ]
     .into_iter()
     .map(String::from)
@@ -103,6 +104,7 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
                     text(kind),
                     num(cmp.and_then(|x| x.p_value)),
                     text(&cmp.map(|x| x.marks()).unwrap_or_default()),
+                    text(&cell_flags(d, c, w, t)),
                 ];
                 let pooled = r.pooled.get(&(c, w, t));
                 row.extend((0..r.percentiles.len()).map(|i| num(pooled.and_then(|v| v.get(i).copied().flatten()))));
@@ -112,6 +114,19 @@ pub fn cell_rows(r: &Report) -> (Vec<String>, Vec<Vec<Field>>) {
         }
     }
     (head, rows)
+}
+
+/// The validity flags of a cell's runs (`report::validity`), each kind once, space-separated.
+fn cell_flags(d: &super::model::Dataset, c: usize, w: usize, t: u32) -> String {
+    let mut kinds: Vec<_> = d
+        .runs
+        .iter()
+        .filter(|r| r.configuration == c && r.workload == w && r.figures.threads == t)
+        .flat_map(|r| r.flags.iter().map(|f| f.kind))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(" ")
 }
 
 /// The CSV document: header and one line per cell.

@@ -809,6 +809,10 @@ pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<Strin
     } else if !tests.is_empty() {
         summary.push_str("<p>One configuration: nothing to compare; absolute figures below.</p>\n");
     }
+    // Under the compared table, whose cells they mark (the absolute table marks them too).
+    if let Some(t) = tables::flagged_runs(a) {
+        summary.push_str(&table_html(&t));
+    }
     let mut charts = String::new();
     if !tests.is_empty() {
         charts.push_str("<p class=\"legend\">Each chart says under its legend what its error bars show: the confidence interval of the mean or of the ratio, or, where a cell has fewer than 4 ok repeats, its lowest to highest repeat. Bars that reach beyond a chart end in an arrow. Click a legend entry to hide or show its series; hover a point for its figures.</p>\n");

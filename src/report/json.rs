@@ -42,7 +42,7 @@ pub fn document(r: &Report) -> String {
                     "mean": s.map(|s| finite(s.mean)), "sd": s.and_then(|s| s.sd).map(finite), "cv": s.and_then(|s| s.cv()).map(finite),
                     "min": s.map(|s| finite(s.min)), "max": s.map(|s| finite(s.max)),
                     "mean_ci": cell.mean_ci(a.settings.level).map(|(lo, hi)| json!([finite(lo), finite(hi)])),
-                    "high_spread": cell.high_spread(a.settings.cv_limit), "pooled": cell.pooled,
+                    "high_spread": cell.high_spread(a.settings.cv_limit), "pooled": cell.pooled, "flagged": d.cell_flagged(c, w, t),
                     "latency_ms_pooled": latency,
                 }));
                 let Some(cmp) = a.comparison(c, w, t) else { continue };
@@ -59,7 +59,7 @@ pub fn document(r: &Report) -> String {
                     // null where there is no interval to decide it (a side with one repeat).
                     "significant": ratio.filter(|r| r.ci != RatioCi::Unavailable).map(|r| r.significant()),
                     "high_spread": cmp.high_spread, "p_value": cmp.p_value.map(finite),
-                    "marks": cmp.marks(),
+                    "marks": cmp.marks(), "flagged": d.cell_flagged(c, w, t) || d.cell_flagged(a.settings.baseline, w, t),
                 }));
             }
         }
@@ -77,6 +77,7 @@ pub fn document(r: &Report) -> String {
                 "latency_avg_ms": f.latency_avg_ms, "latency_p95_ms": f.latency_p95_ms, "latency_p99_ms": f.latency_p99_ms,
                 "latency_max_ms": f.latency_max_ms, "latency_measured_from": f.latency_measured_from,
                 "metrics": f.metrics.iter().map(|(k, v)| (k.clone(), finite(*v))).collect::<Map<String, Value>>(),
+                "flags": run.flags,
             })
         })
         .collect();

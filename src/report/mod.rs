@@ -22,6 +22,7 @@ pub mod model;
 pub mod samples;
 pub mod tables;
 pub mod text;
+pub mod validity;
 pub mod workbook;
 pub mod xlsx;
 
@@ -114,7 +115,7 @@ impl<'a> Report<'a> {
     }
 
     /// Every table, in reading order: TPC-H queries, compared, intervals,
-    /// absolute, latency, failed runs.
+    /// absolute, latency, flagged runs, failed runs.
     pub fn tables(&self) -> Vec<Table> {
         let a = &self.analysis;
         let mut t = tables::tpch(a, &self.answers);
@@ -124,6 +125,7 @@ impl<'a> Report<'a> {
         }
         t.extend(tables::absolute(a));
         t.extend(tables::latency(a, &self.pooled, &self.percentiles));
+        t.extend(tables::flagged_runs(a));
         t.extend(tables::failed_runs(a));
         t
     }
@@ -214,6 +216,7 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         shown.extend(tables::compared(&report.analysis, report.format));
     }
     shown.extend(tables::absolute(&report.analysis));
+    shown.extend(tables::flagged_runs(&report.analysis));
     // The warnings say failed runs are listed at the end: they are.
     shown.extend(tables::failed_runs(&report.analysis));
     for t in shown {
@@ -229,6 +232,42 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         o.push_str("all tables and exports: dbbench report --help\n");
     }
     Ok(o)
+}
+
+/// `lab run`'s closing warning about flagged runs (`report::validity`):
+/// which runs, which flags with their figures, what to do; None when no
+/// run is flagged.
+pub fn flag_warning(store: &Store, experiment: i64) -> Result<Option<String>, String> {
+    let data = Dataset::load(store, experiment)?;
+    let flagged: Vec<_> = data.flagged_runs().collect();
+    if flagged.is_empty() {
+        return Ok(None);
+    }
+    let mut o = format!(
+        "warning: {} of {} run(s) flagged: the host made their figures unreliable (marked {} in the report)\n",
+        flagged.len(),
+        data.runs.len(),
+        analysis::MARK_FLAGGED
+    );
+    let mut kinds = Vec::new();
+    for r in &flagged {
+        o.push_str(&format!(
+            "  {} / {} / {} thr / repeat {}: {}\n",
+            data.configurations[r.configuration].name,
+            data.workloads[r.workload].name,
+            r.figures.threads,
+            r.figures.repeat,
+            validity::describe(&r.flags)
+        ));
+        kinds.extend(r.flags.iter().map(|f| f.kind));
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
+    let mut advice: Vec<&str> = kinds.iter().map(|k| k.advice()).collect();
+    advice.sort_unstable();
+    advice.dedup();
+    o.push_str(&format!("  what to do: {}; thresholds: docs/report.md#validity-flags\n", advice.join("; ")));
+    Ok(Some(o))
 }
 
 /// Each TPC-H query's answers on every configuration against the

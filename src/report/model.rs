@@ -3,6 +3,7 @@
 //! spec order with their thread counts, and every run's figures. Series and
 //! histograms are loaded only by the layouts that draw or pool them.
 
+use crate::run_document::RunDocument;
 use crate::store::{ConfigurationInfo, ExperimentInfo, IntervalPoint, RunFigures, Store};
 use std::collections::HashMap;
 
@@ -42,6 +43,8 @@ pub struct Run {
     pub workload: usize,
     /// The stored figures.
     pub figures: RunFigures,
+    /// Validity flags from its OS samples and document (`report::validity`); empty for a run not ok.
+    pub flags: Vec<crate::report::validity::Flag>,
 }
 
 impl Run {
@@ -90,6 +93,26 @@ pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String
     ))
 }
 
+/// Each ok run's validity flags, from its stored OS samples and run document.
+fn flag_runs(store: &Store, experiment: &ExperimentInfo, runs: &mut [Run]) -> Result<(), String> {
+    if !runs.iter().any(Run::ok) {
+        return Ok(());
+    }
+    let mut samples = store.os_samples(experiment.id)?;
+    let docs: HashMap<i64, RunDocument> = store
+        .run_document_texts(experiment.id)?
+        .into_iter()
+        // TPC-H documents are of another type: no interval lines, no query rate.
+        .filter_map(|(id, text)| Some((id, RunDocument::parse(&text, "").ok()?)))
+        .collect();
+    let host_cpus = experiment.host.get("logical_cpus").and_then(|v| v.as_u64());
+    for r in runs.iter_mut().filter(|r| r.ok()) {
+        let s = samples.remove(&r.figures.id).unwrap_or_default();
+        r.flags = crate::report::validity::flags(&s, docs.get(&r.figures.id), host_cpus);
+    }
+    Ok(())
+}
+
 impl Dataset {
     /// Loads experiment `id`.
     pub fn load(store: &Store, id: i64) -> Result<Dataset, String> {
@@ -130,7 +153,7 @@ impl Dataset {
                     }
                 }
             }
-            runs.push(Run { configuration, workload, figures: f });
+            runs.push(Run { configuration, workload, figures: f, flags: Vec::new() });
         }
         // Workloads without any run (an interrupted experiment) are left out.
         let used: Vec<bool> = (0..workloads.len()).map(|w| runs.iter().any(|r| r.workload == w)).collect();
@@ -150,12 +173,28 @@ impl Dataset {
         for w in &mut workloads {
             w.threads.sort_unstable();
         }
+        flag_runs(store, &experiment, &mut runs)?;
         Ok(Dataset { experiment, configurations, workloads, runs })
     }
 
     /// Runs that are not ok.
     pub fn failed_runs(&self) -> impl Iterator<Item = &Run> {
         self.runs.iter().filter(|r| !r.ok())
+    }
+
+    /// Ok runs with validity flags.
+    pub fn flagged_runs(&self) -> impl Iterator<Item = &Run> {
+        self.runs.iter().filter(|r| !r.flags.is_empty())
+    }
+
+    /// Whether any run of cell (configuration, workload, threads) is flagged.
+    pub fn cell_flagged(&self, configuration: usize, workload: usize, threads: u32) -> bool {
+        self.runs.iter().any(|r| {
+            r.configuration == configuration
+                && r.workload == workload
+                && r.figures.threads == threads
+                && !r.flags.is_empty()
+        })
     }
 
     /// Index of the configuration named `name`.

@@ -3,7 +3,7 @@
 //! configuration pairs when there are several), columns are thread counts,
 //! as in the seeds' published tables.
 
-use super::analysis::{Analysis, MARK_HIGH_SPREAD, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL};
+use super::analysis::{Analysis, MARK_FLAGGED, MARK_HIGH_SPREAD, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL};
 use crate::statistics::RatioCi;
 use std::collections::HashMap;
 
@@ -127,8 +127,9 @@ fn compared_text(a: &Analysis, style: Style, decimals: Option<usize>, c: usize, 
         RatioCi::Unavailable => "no interval (fewer than 2 ok repeats on a side)".into(),
     };
     let n = |cfg| a.cell(cfg, w, t).map(|x| x.values.len()).unwrap_or(0);
+    let flagged = a.data.cell_flagged(c, w, t) || a.data.cell_flagged(a.settings.baseline, w, t);
     Cell::new(
-        format!("{value}{}", cmp.marks()),
+        format!("{value}{}{}", cmp.marks(), if flagged { MARK_FLAGGED.to_string() } else { String::new() }),
         Some(format!("{interval}; n = {} vs {}", n(c), n(a.settings.baseline))),
     )
 }
@@ -220,6 +221,9 @@ fn marks_legend(a: &Analysis, used: &str) -> Vec<String> {
             "{MARK_NOT_SIGNIFICANT} not significant: the {}% confidence interval of the ratio includes no difference",
             level_pct(a)
         ));
+    }
+    if used.contains(MARK_FLAGGED) {
+        l.push(flagged_legend());
     }
     if used.contains(MARK_NO_INTERVAL) {
         if a.any_pooled() {
@@ -340,6 +344,7 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
                             let cv = s.cv().map(|cv| format!(" ±{:.1}%", cv * 100.0)).unwrap_or_default();
                             let n = if s.n != usual { format!(" (n={})", s.n) } else { String::new() };
                             let spread = if x.high_spread(a.settings.cv_limit) { "*" } else { "" };
+                            let flagged = if a.data.cell_flagged(c, w, t) { "!" } else { "" };
                             let note = format!(
                                 "n = {}, sd {}, min {}, max {}{}",
                                 s.n,
@@ -352,7 +357,7 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
                                     String::new()
                                 }
                             );
-                            Cell::new(format!("{}{cv}{spread}{n}", number(s.mean)), Some(note))
+                            Cell::new(format!("{}{cv}{spread}{flagged}{n}", number(s.mean)), Some(note))
                         }
                     })
                     .collect();
@@ -370,6 +375,9 @@ pub fn absolute(a: &Analysis) -> Vec<Table> {
         }];
         if cell_texts(&rows).contains(MARK_HIGH_SPREAD) {
             legend.push(format!("{MARK_HIGH_SPREAD} coefficient of variation above {}%", a.settings.cv_limit * 100.0));
+        }
+        if cell_texts(&rows).contains(MARK_FLAGGED) {
+            legend.push(flagged_legend());
         }
         out.push(thread_table(format!("{}, absolute", metric.label()), &threads, rows, legend));
     }
@@ -596,6 +604,44 @@ pub fn ordinal(p: f64) -> String {
         }
     };
     format!("{n}{suffix}")
+}
+
+/// The legend line of [`MARK_FLAGGED`].
+fn flagged_legend() -> String {
+    format!("{MARK_FLAGGED} a run of the cell (compared: of either side) is flagged: the host made its figures unreliable; the reasons are in the table 'runs flagged'")
+}
+
+/// The ok runs with validity flags, with the reasons (`report::validity`).
+pub fn flagged_runs(a: &Analysis) -> Option<Table> {
+    let flagged: Vec<_> = a.data.flagged_runs().collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    let rows = flagged
+        .iter()
+        .map(|r| Row {
+            indent: 1,
+            label: format!(
+                "{} / {} / {} thr / repeat {}",
+                a.data.configurations[r.configuration].name,
+                a.data.workloads[r.workload].name,
+                r.figures.threads,
+                r.figures.repeat
+            ),
+            cells: vec![
+                Cell::new(r.flags.iter().map(|f| f.kind.name()).collect::<Vec<_>>().join(", "), None),
+                Cell::new(r.flags.iter().map(|f| f.reason.as_str()).collect::<Vec<_>>().join("; "), None),
+            ],
+        })
+        .collect();
+    Some(Table {
+        title: format!("runs flagged {MARK_FLAGGED} (the host made their figures unreliable; still counted)"),
+        corner: "run".into(),
+        column_caption: String::new(),
+        columns: vec!["flags".into(), "reasons".into()],
+        rows,
+        legend: vec!["flags and their thresholds: docs/report.md#validity-flags; pinning: docs/lab.md#pinning".into()],
+    })
 }
 
 /// Runs that are not ok, with why.
