@@ -1349,7 +1349,14 @@ impl Lab<'_> {
                         child_argv.push("--metrics-listen=127.0.0.1:0".into());
                         child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
                     }
-                    let r = run_child_watched(&child_argv, &child_env, run_timeout, None, clients.as_ref(), Some(&pids.client));
+                    let r = run_child_watched(
+                        &child_argv,
+                        &child_env,
+                        run_timeout,
+                        None,
+                        clients.as_ref(),
+                        Some(&pids.client),
+                    );
                     m.run_ended();
                     let _ = std::fs::remove_file(&file);
                     r
