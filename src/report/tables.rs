@@ -611,6 +611,17 @@ fn flagged_legend() -> String {
     format!("{MARK_FLAGGED} a run of the cell (compared: of either side) is flagged: the host made its figures unreliable; the reasons are in the table 'runs flagged'")
 }
 
+/// A run's row label in the flagged and failed runs' tables.
+fn run_label(a: &Analysis, r: &crate::report::model::Run) -> String {
+    format!(
+        "{} / {} / {} thr / repeat {}",
+        a.data.configurations[r.configuration].name,
+        a.data.workloads[r.workload].name,
+        r.figures.threads,
+        r.figures.repeat
+    )
+}
+
 /// The ok runs with validity flags, with the reasons (`report::validity`).
 pub fn flagged_runs(a: &Analysis) -> Option<Table> {
     let flagged: Vec<_> = a.data.flagged_runs().collect();
@@ -621,13 +632,7 @@ pub fn flagged_runs(a: &Analysis) -> Option<Table> {
         .iter()
         .map(|r| Row {
             indent: 1,
-            label: format!(
-                "{} / {} / {} thr / repeat {}",
-                a.data.configurations[r.configuration].name,
-                a.data.workloads[r.workload].name,
-                r.figures.threads,
-                r.figures.repeat
-            ),
+            label: run_label(a, r),
             cells: vec![
                 Cell::new(r.flags.iter().map(|f| f.kind.name()).collect::<Vec<_>>().join(", "), None),
                 Cell::new(r.flags.iter().map(|f| f.reason.as_str()).collect::<Vec<_>>().join("; "), None),
@@ -654,13 +659,7 @@ pub fn failed_runs(a: &Analysis) -> Option<Table> {
         .iter()
         .map(|r| Row {
             indent: 1,
-            label: format!(
-                "{} / {} / {} thr / repeat {}",
-                a.data.configurations[r.configuration].name,
-                a.data.workloads[r.workload].name,
-                r.figures.threads,
-                r.figures.repeat
-            ),
+            label: run_label(a, r),
             cells: vec![
                 Cell::new(r.figures.status.clone(), None),
                 Cell::new(r.figures.error.clone().unwrap_or_default(), None),
