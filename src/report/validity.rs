@@ -141,6 +141,12 @@ impl Samples {
     }
 }
 
+/// Whether the database runs inside the client (SQLite): the run document's
+/// options are keyed as the engine spells them, `db_driver`.
+fn runs_in_the_client(doc: Option<&RunDocument>) -> bool {
+    doc.is_some_and(|d| d.options.get("db_driver").is_some_and(|v| v == "sqlite"))
+}
+
 /// The flags of one run: `samples` are its stored OS samples (JSON objects),
 /// `doc` its run document (None for command workloads and failed runs),
 /// `host_cpus` the host's logical CPUs when the samples do not say.
@@ -170,8 +176,7 @@ pub fn flags(samples: &[serde_json::Value], doc: Option<&RunDocument>, host_cpus
     }
     // Without the server's own CPU (a server the lab did not start), a
     // server on this host counts as "other": its work is no sign of noise.
-    let server_known = s.0.iter().any(|f| f.server_cpu_pct.is_some())
-        || doc.is_some_and(|d| d.options.get("db-driver").is_some_and(|v| v == "sqlite"));
+    let server_known = s.0.iter().any(|f| f.server_cpu_pct.is_some()) || runs_in_the_client(doc);
     if let Some(other) = s.mean(|f| f.other_cpu_pct).filter(|v| server_known && *v >= OTHER_CPU_PCT) {
         let client = s.mean(|f| f.client_cpu_pct).map(|c| format!(" (the client {c:.1}%)")).unwrap_or_default();
         flag(
@@ -216,7 +221,7 @@ pub fn flags(samples: &[serde_json::Value], doc: Option<&RunDocument>, host_cpus
         }
     }
     // SQLite runs inside the client: a busy client is the database working, not a bottleneck beside it.
-    let in_process = doc.is_some_and(|d| d.options.get("db-driver").is_some_and(|v| v == "sqlite"));
+    let in_process = runs_in_the_client(doc);
     if let (Some(cpus), Some(client), false) = (cpus, s.mean(|f| f.client_cpu_pct), in_process) {
         let used = client / 100.0 * cpus;
         let can = threads.map_or(cpus, |t| t.min(cpus));
@@ -350,11 +355,11 @@ mod tests {
         // An external server on this host: its CPU is in other_cpu_pct.
         let external = with(&quiet(5), &[("server_cpu_pct", json!(null)), ("other_cpu_pct", json!(43.0))]);
         let mut d = doc();
-        d.options.insert("db-driver".into(), "mysql".into());
+        d.options.insert("db_driver".into(), "mysql".into());
         assert_eq!(flags(&external, Some(&d), Some(2)), vec![]);
         assert_eq!(flags(&external, None, Some(2)), vec![]);
         // SQLite runs inside the client: there is no server to miss.
-        d.options.insert("db-driver".into(), "sqlite".into());
+        d.options.insert("db_driver".into(), "sqlite".into());
         assert_eq!(kinds(&flags(&external, Some(&d), Some(2))), [FlagKind::OtherProcesses]);
     }
 
@@ -424,7 +429,7 @@ mod tests {
         assert_eq!(flags(&s, Some(&d), Some(2)), vec![]);
         // SQLite: the database is the client.
         let mut d = doc();
-        d.options.insert("db-driver".into(), "sqlite".into());
+        d.options.insert("db_driver".into(), "sqlite".into());
         assert_eq!(flags(&s, Some(&d), Some(2)), vec![]);
     }
 
