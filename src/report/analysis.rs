@@ -537,7 +537,7 @@ pub(crate) mod tests {
             tpch: false,
             server_options: Vec::new(),
         }];
-        Dataset { experiment, configurations, workloads, runs }
+        Dataset { experiment, configurations, workloads, runs, samples: Vec::new() }
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl<'a> Report<'a> {
             }
         }
         warnings.sort();
-        let samples = samples::Samples::load(store, data)?;
+        let samples = samples::Samples::from_points(data, &data.samples);
         Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false })
     }
 

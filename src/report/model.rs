@@ -4,7 +4,7 @@
 //! histograms are loaded only by the layouts that draw or pool them.
 
 use crate::run_document::RunDocument;
-use crate::store::{ConfigurationInfo, ExperimentInfo, IntervalPoint, RunFigures, Store};
+use crate::store::{ConfigurationInfo, ExperimentInfo, IntervalPoint, RunFigures, SamplePoint, Store};
 use std::collections::HashMap;
 
 /// A workload of the experiment.
@@ -65,6 +65,9 @@ pub struct Dataset {
     pub workloads: Vec<Workload>,
     /// Every run, in run order.
     pub runs: Vec<Run>,
+    /// Every stored OS and server sample of the runs (read once: the flags
+    /// and the samples' tables both use them).
+    pub samples: Vec<SamplePoint>,
 }
 
 /// How an experiment is named on the command line: its id, or its name (the
@@ -94,11 +97,19 @@ pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String
 }
 
 /// Each ok run's validity flags, from its stored OS samples and run document.
-fn flag_runs(store: &Store, experiment: &ExperimentInfo, runs: &mut [Run]) -> Result<(), String> {
+fn flag_runs(
+    store: &Store,
+    experiment: &ExperimentInfo,
+    samples: &[SamplePoint],
+    runs: &mut [Run],
+) -> Result<(), String> {
     if !runs.iter().any(Run::ok) {
         return Ok(());
     }
-    let mut samples = store.os_samples(experiment.id)?;
+    let mut os: HashMap<i64, Vec<serde_json::Value>> = HashMap::new();
+    for p in samples.iter().filter(|p| p.source == "os" && p.data.is_object()) {
+        os.entry(p.run_id).or_default().push(p.data.clone());
+    }
     let docs: HashMap<i64, RunDocument> = store
         .run_document_texts(experiment.id)?
         .into_iter()
@@ -107,7 +118,7 @@ fn flag_runs(store: &Store, experiment: &ExperimentInfo, runs: &mut [Run]) -> Re
         .collect();
     let host_cpus = experiment.host.get("logical_cpus").and_then(|v| v.as_u64());
     for r in runs.iter_mut().filter(|r| r.ok()) {
-        let s = samples.remove(&r.figures.id).unwrap_or_default();
+        let s = os.remove(&r.figures.id).unwrap_or_default();
         r.flags = crate::report::validity::flags(&s, docs.get(&r.figures.id), host_cpus);
     }
     Ok(())
@@ -173,8 +184,9 @@ impl Dataset {
         for w in &mut workloads {
             w.threads.sort_unstable();
         }
-        flag_runs(store, &experiment, &mut runs)?;
-        Ok(Dataset { experiment, configurations, workloads, runs })
+        let samples = store.samples(id)?;
+        flag_runs(store, &experiment, &samples, &mut runs)?;
+        Ok(Dataset { experiment, configurations, workloads, runs, samples })
     }
 
     /// Runs that are not ok.

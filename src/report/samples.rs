@@ -20,7 +20,7 @@
 use super::model::Dataset;
 use super::tables::{self, Cell, Row, Table};
 use crate::render::svg::{self, LineChart, Point, Series, Shade, XAxis};
-use crate::store::{SamplePoint, Store};
+use crate::store::SamplePoint;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -439,12 +439,6 @@ fn server_figures(
 }
 
 impl Samples {
-    /// Reads and summarises the samples of `data`'s experiment.
-    pub fn load(store: &Store, data: &Dataset) -> Result<Samples, String> {
-        let points = store.samples(data.experiment.id)?;
-        Ok(Samples::from_points(data, &points))
-    }
-
     /// Summarises stored samples (any order) of `data`'s runs.
     pub fn from_points(data: &Dataset, points: &[SamplePoint]) -> Samples {
         let index: HashMap<i64, usize> = data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();

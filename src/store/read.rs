@@ -370,24 +370,6 @@ impl Store {
             .collect())
     }
 
-    /// Every run's stored OS samples (`source = 'os'`, JSON objects in time
-    /// order), by run id; a sample whose text does not parse is left out.
-    pub fn os_samples(&self, experiment: i64) -> Result<HashMap<i64, Vec<serde_json::Value>>, String> {
-        let rows = self.rows(
-            "SELECT s.run_id, s.data FROM samples s JOIN runs r ON s.run_id = r.id JOIN cells cl ON r.cell_id = cl.id
-             WHERE cl.experiment_id = ? AND s.source = 'os' ORDER BY s.run_id, s.time_s",
-            &vals![experiment],
-        )?;
-        let mut out: HashMap<i64, Vec<serde_json::Value>> = HashMap::new();
-        for r in &rows {
-            let (Some(id), v) = (opt_int(r, 0), json_at(r, 1)) else { continue };
-            if v.is_object() {
-                out.entry(id).or_default().push(v);
-            }
-        }
-        Ok(out)
-    }
-
     /// The stored run documents (`dbbench run --format=json`) of an
     /// experiment's test runs: (run id, text). TPC-H and command runs' texts
     /// are included as stored; the caller parses.
