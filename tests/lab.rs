@@ -94,7 +94,10 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
     assert!(
         plan.stdout.contains("preparation (estimates: rates measured")
             && plan.stdout.contains("  2 x 500 rows, SQLite (oltp_point_select)")
-            && plan.stdout.contains("for 4 preparation(s)")
+            // The two OLTP workloads load the same data: one preparation
+            // per configuration (src/lab/datasets.rs).
+            && plan.stdout.contains("for 2 preparation(s)")
+            && plan.stdout.contains("(data shared with oltp_point_select)")
             && plan.stdout.contains("estimated disk: about ")
             && plan.stdout.contains("free in "),
         "{}",
@@ -149,7 +152,7 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
     // Context: host, server (sqlite) version, prepare events.
     assert_eq!(count(&c, "SELECT count(*) FROM experiments WHERE json_extract(host, '$.logical_cpus') >= 1"), 1);
     assert_eq!(count(&c, "SELECT count(*) FROM configurations WHERE server_version <> ''"), 2);
-    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 4);
+    assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 2);
     // Test hooks ran once per configuration × workload; what they printed is kept
     // (the silent before_run step leaves nothing).
     assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'before_test'"), 4);
@@ -692,6 +695,9 @@ tpch = { sf = 0.01, queries = "6,1-slow", timeout = 1, restart = "run", query_di
     let c = store(&dir);
     assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE server_restarted = 1"), 4, "a restart before every run");
     assert_eq!(count(&c, "SELECT count(*) FROM events WHERE kind = 'prepared'"), 1);
+    // Queries cannot change the data: the restart alone makes the next run
+    // cold, and only the first run (after the load) restores.
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE json_extract(overhead, '$.restore_s') IS NOT NULL"), 1);
     assert_eq!(count(&c, "SELECT count(*) FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'tpch:Q1-slow' AND r.status = 'timeout'"), 2);
     assert_eq!(count(&c, "SELECT count(*) FROM run_metrics WHERE name = 'timeout_s' AND value = 1"), 2);
     let table = r.stdout.split("TPC-H tpch: query times").nth(1).expect("per-query table");

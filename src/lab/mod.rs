@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod cpus;
 pub mod datadir;
+pub mod datasets;
 pub mod hostlock;
 pub mod live;
 pub mod plan;

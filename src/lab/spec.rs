@@ -153,8 +153,9 @@ pub struct Workload {
     pub threads: Vec<u32>,
     /// Whether a run modifies the data (decides restores under `prepare = "restore"`).
     pub writes: bool,
-    /// Index of the workload whose prepared data this one runs on (itself,
-    /// except the queries of a TPC-H workload, which share one load).
+    /// Index of the workload whose prepared data this one runs on: itself,
+    /// or the first workload that loads the same data (the queries of a
+    /// TPC-H workload, `oltp_*` tests with equal data options: `datasets`).
     pub data: usize,
     /// Restart the server (and drop caches when asked) before every run,
     /// not only when the data or configuration changes (TPC-H `restart = "run"`,
@@ -923,6 +924,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             cpus: workload_cpus,
         });
     }
+
+    super::datasets::share_prepared_data(&mut workloads, &configurations);
 
     Ok(Spec {
         path: path.to_path_buf(),
