@@ -503,8 +503,19 @@ pub trait Driver: Send + Sync {
     fn classify(&self, err: &DbError) -> ErrorAction;
 }
 
+/// Reads `--db-bulk-load`: `Ok(true)` when bulk inserts may use the
+/// driver's bulk load (`auto`), false for multi-row INSERTs only (`off`).
+pub fn bulk_load_auto(opts: &crate::options::Options) -> Result<bool, String> {
+    match opts.str("db_bulk_load").trim().to_ascii_lowercase().as_str() {
+        "auto" | "" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("invalid --db-bulk-load value '{other}': use 'auto' or 'off'")),
+    }
+}
+
 /// Creates the driver named `name` from the options.
 pub fn create(name: &str, opts: &crate::options::Options) -> Result<std::sync::Arc<dyn Driver>, String> {
+    bulk_load_auto(opts)?;
     let d = match name {
         "mysql" => mysql::create(opts)?,
         "pgsql" => pgsql::create(opts)?,

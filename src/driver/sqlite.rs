@@ -24,12 +24,20 @@ use crate::sqltext::Dialect;
 
 /// Options shared by all drivers (declared once, here): `--db-ps-mode`.
 pub fn generic_options() -> Vec<OptionSpec> {
-    vec![OptionSpec::new(
-        "db_ps_mode",
-        OptKind::String,
-        "auto",
-        "Prepared statements usage mode {auto, disable}: disable = emulate them client-side with escaped literals",
-    )]
+    vec![
+        OptionSpec::new(
+            "db_ps_mode",
+            OptKind::String,
+            "auto",
+            "Prepared statements usage mode {auto, disable}: disable = emulate them client-side with escaped literals",
+        ),
+        OptionSpec::new(
+            "db_bulk_load",
+            OptKind::String,
+            "auto",
+            "Bulk inserts (prepare, bulk_insert_*) {auto, off}: auto = LOAD DATA LOCAL (MySQL) or COPY (PostgreSQL) where the rows allow, off = multi-row INSERTs as sysbench",
+        ),
+    ]
 }
 
 /// Options of the SQLite driver, with their defaults.

@@ -9,6 +9,7 @@
 //! States share nothing but [`Shared`] (read-mostly configuration, driver
 //! cache, failure flag).
 
+pub mod bulk;
 pub mod ffi;
 pub mod sql;
 

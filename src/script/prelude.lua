@@ -312,25 +312,29 @@ end
 function Connection:check_error(rs, q) return rs end
 
 -- Bulk insert: `{prefix} {t1},{t2},...` flushed before the statement would
--- exceed 512 KiB, and at done; each flush is one statement.
-local BULK_LIMIT = 524288
+-- exceed 512 KiB, and at done; each flush is one statement. With
+-- --db-bulk-load=auto a flush of plain literals into a plain
+-- `INSERT INTO t(cols) VALUES` goes through the driver's bulk load (LOAD
+-- DATA LOCAL, COPY) instead, in flushes of 4 MiB (script/bulk.rs).
 function Connection:bulk_insert_init(prefix)
   self._bulk_prefix, self._bulk, self._bulk_len = prefix, {}, #prefix + 1
+  self._bulk_limit = self._h:bulk_begin(prefix)
 end
 local bulk_rows = sb._bulk_rows
 sb._bulk_rows = nil
 local function bulk_flush(self)
   if self._bulk ~= nil and #self._bulk > 0 then
     local n = #self._bulk
-    local q = self._bulk_prefix .. " " .. table.concat(self._bulk, ",")
+    local tuples = table.concat(self._bulk, ",")
     self._bulk, self._bulk_len = {}, #self._bulk_prefix + 1
-    self:query(q)
+    local _, err = self._h:bulk_insert(self._bulk_prefix, tuples)
+    if err ~= nil then return raise(self, err) end
     bulk_rows(n)
   end
 end
 function Connection:bulk_insert_next(values)
   if self._bulk == nil then error("bulk_insert_next() called before bulk_insert_init()", caller_level()) end
-  if self._bulk_len + #values + 1 > BULK_LIMIT then bulk_flush(self) end
+  if self._bulk_len + #values + 1 > self._bulk_limit then bulk_flush(self) end
   local b = self._bulk
   b[#b + 1] = values
   self._bulk_len = self._bulk_len + #values + 1
@@ -338,6 +342,13 @@ end
 function Connection:bulk_insert_done()
   bulk_flush(self)
   self._bulk, self._bulk_prefix = nil, nil
+end
+-- dbbench: oltp_common's rows (id?, k, c, pad) for ids 1..rows, drawn as
+-- its Lua loop draws them, built and sent by dbbench (one bulk load per
+-- table where the driver has one; else that loop's INSERT statements).
+function Connection:bulk_insert_sbtest(prefix, rows, with_id, table_size, c_fmt, pad_fmt)
+  local _, err = self._h:bulk_insert_sbtest(prefix, rows, with_id, table_size, c_fmt, pad_fmt)
+  if err ~= nil then return raise(self, err) end
 end
 
 -- Statements and parameters run through the C functions dbbench_* (sql.rs)

@@ -9,6 +9,7 @@
 //! raises it. Fatal errors print sysbench's `FATAL:` line with the server's
 //! code and message.
 
+use super::bulk::{self, SbtestRows, Target};
 use super::{Shared, StateCtx};
 use crate::driver::{Connection, DbError, Driver, ErrorAction, Outcome, ResultSet, StmtId, Value as DbValue};
 use crate::stats::{ClientStats, Counter};
@@ -62,7 +63,12 @@ impl UserData for DriverUd {
                     }
                     let rows = Rc::new(RefCell::new(ResultState::default()));
                     let result = lua.create_userdata(ResultUd(rows.clone()))?;
+                    // Checked when the driver was created.
+                    let bulk_load =
+                        ctx.shared.opts.read().map(|o| crate::driver::bulk_load_auto(&o)).unwrap_or(Ok(true));
                     Ok(ConUd(Rc::new(RefCell::new(ConState {
+                        bulk_load: bulk_load.unwrap_or(true) && matches!(this.driver.name(), "mysql" | "pgsql"),
+                        bulk_target: None,
                         conn: Some(conn),
                         driver: this.driver.clone(),
                         stats: ctx.stats.clone(),
@@ -97,6 +103,12 @@ struct ConState {
     /// ([`dbbench_stmt_execute`]), which cannot build Lua values; the
     /// prelude fetches it with `take_error`.
     pending_error: Option<(DbError, String, &'static str)>,
+    /// Bulk inserts may use the driver's bulk load (`--db-bulk-load=auto`
+    /// and a driver that has one: MySQL/MariaDB, PostgreSQL).
+    bulk_load: bool,
+    /// The bulk-load target of the current `bulk_insert_init`, if its
+    /// flushes may be loaded (see [`ConState::bulk_begin`]).
+    bulk_target: Option<Target>,
 }
 
 impl ConState {
@@ -203,6 +215,144 @@ impl ConState {
         }
     }
 
+    /// A `bulk_insert_init(prefix)`: whether its flushes may go through the
+    /// driver's bulk load, one load per flush. On MySQL/MariaDB a flush
+    /// may not leave an AUTO_INCREMENT column to the server: every LOAD DATA
+    /// reserves auto-increment values in growing batches and the next
+    /// statement starts after them, so ids would have gaps where multi-row
+    /// INSERTs have none. Returns the flush size in bytes.
+    fn bulk_begin(&mut self, prefix: &str) -> usize {
+        self.bulk_target = None;
+        let why_not = if !self.bulk_load {
+            "--db-bulk-load=off or a driver without bulk load"
+        } else {
+            match bulk::parse_prefix(prefix) {
+                None => "not a plain INSERT INTO table(columns) VALUES",
+                Some(t) if self.driver.name() == "mysql" && !self.auto_increment_listed(&t) => {
+                    "an AUTO_INCREMENT column is not in the column list"
+                }
+                Some(t) => {
+                    self.bulk_target = Some(t);
+                    crate::log::debug(&format!(
+                        "bulk insert '{prefix}': the driver's bulk load for flushes of plain literals"
+                    ));
+                    return bulk::LOAD_FLUSH_BYTES;
+                }
+            }
+        };
+        crate::log::debug(&format!("bulk insert '{prefix}': INSERT statements ({why_not})"));
+        bulk::INSERT_BYTES
+    }
+
+    /// Whether every AUTO_INCREMENT column of the target's table is in its
+    /// column list (false when that cannot be found out).
+    fn auto_increment_listed(&mut self, t: &Target) -> bool {
+        let (schema, table) = match t.table.split_once('.') {
+            Some((s, t)) => (format!("'{s}'"), t),
+            None => ("DATABASE()".to_string(), t.table.as_str()),
+        };
+        let sql = format!(
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {schema} AND TABLE_NAME = '{table}' AND EXTRA LIKE '%auto_increment%'"
+        );
+        match self.conn().and_then(|c| c.query(&sql)) {
+            Ok(Outcome::Rows(rs)) => rs.text_rows().iter().all(|r| {
+                r.first()
+                    .and_then(Option::as_deref)
+                    .is_some_and(|name| t.columns.iter().any(|c| c.eq_ignore_ascii_case(name)))
+            }),
+            _ => false,
+        }
+    }
+
+    /// One flush of `bulk_insert_next`'s tuples: loaded through the driver
+    /// when [`ConState::bulk_begin`] allowed it and every value is a plain
+    /// literal, else the INSERT statement `prefix tuples`. Returns the
+    /// outcome and the statement text for an error message.
+    fn bulk_flush(&mut self, prefix: &str, tuples: &[u8]) -> (Result<Outcome, DbError>, String) {
+        if let Some(target) = self.bulk_target.clone() {
+            let mut lines = Vec::with_capacity(tuples.len());
+            if let Some(rows) = bulk::tuples_to_lines(tuples, target.columns.len(), &mut lines) {
+                let what = format!("{prefix} ... ({rows} rows through the driver's bulk load)");
+                let mut lines = Some(lines);
+                let mut source = |buf: &mut Vec<u8>| {
+                    if let Some(mut l) = lines.take() {
+                        if buf.is_empty() {
+                            std::mem::swap(buf, &mut l);
+                        } else {
+                            buf.extend_from_slice(&l);
+                        }
+                    }
+                    false
+                };
+                let r = self.conn().and_then(|c| c.bulk_load(&target.table, &target.column_refs(), &mut source));
+                return (r.and_then(|n| loaded_all(&target.table, n, rows)).map(Outcome::Affected), what);
+            }
+        }
+        let sql = format!("{prefix} {}", String::from_utf8_lossy(tuples));
+        (self.conn().and_then(|c| c.query(&sql)), sql)
+    }
+
+    /// oltp_common's rows (see [`SbtestRows`]) into the table of `prefix`:
+    /// one streamed bulk load when the driver has one, else the INSERT
+    /// statements the Lua loop would send. Rows count in the progress as
+    /// they are sent; the statement counts once per load or INSERT.
+    fn bulk_sbtest(&mut self, prefix: &str, mut g: SbtestRows, rows: u64) -> (Result<Outcome, DbError>, String) {
+        let target = if self.bulk_load { bulk::parse_prefix(prefix) } else { None };
+        if let Some(target) = target {
+            crate::log::debug(&format!("{}: {rows} rows in one bulk load", target.table));
+            let what = format!("{prefix} ... ({rows} rows through the driver's bulk load)");
+            let mut source = |buf: &mut Vec<u8>| {
+                let (n, more) = g.push_lines(buf);
+                crate::progress::add_rows(n);
+                more
+            };
+            let r = self.conn().and_then(|c| c.bulk_load(&target.table, &target.column_refs(), &mut source));
+            let r = r.and_then(|n| loaded_all(&target.table, n, rows));
+            // LOAD DATA reserves auto-increment values in growing batches:
+            // bring the table's next id back to max(id) + 1, where the
+            // INSERTs of sysbench's prepare leave it.
+            let r = match r {
+                Ok(n) if self.driver.name() == "mysql" && !target.columns.iter().any(|c| c == "id") => {
+                    let sql = format!("ALTER TABLE {} AUTO_INCREMENT = 1", target.table);
+                    match self.conn().and_then(|c| c.query(&sql)) {
+                        Ok(_) => Ok(n),
+                        Err(e) => return (Err(e), sql),
+                    }
+                }
+                r => r,
+            };
+            return (r.map(Outcome::Affected), what);
+        }
+        crate::log::debug(&format!("{prefix}: {rows} rows in INSERT statements"));
+        let mut tuples = Vec::with_capacity(bulk::INSERT_BYTES);
+        let mut next = Vec::with_capacity(512);
+        let (mut len, mut n) = (prefix.len() + 1, 0u64);
+        loop {
+            next.clear();
+            let more = g.push_tuple(&mut next).is_some();
+            // The prelude's rule: flush before the statement would exceed the limit, and at the end.
+            if n > 0 && (!more || len + next.len() + 1 > bulk::INSERT_BYTES) {
+                let sql = format!("{prefix} {}", String::from_utf8_lossy(&tuples));
+                match self.conn().and_then(|c| c.query(&sql)) {
+                    Ok(o) => self.count(&o),
+                    Err(e) => return (Err(e), sql),
+                }
+                crate::progress::add_rows(n);
+                tuples.clear();
+                (len, n) = (prefix.len() + 1, 0);
+            }
+            if !more {
+                return (Ok(Outcome::Affected(0)), String::new());
+            }
+            if n > 0 {
+                tuples.push(b',');
+            }
+            tuples.extend_from_slice(&next);
+            len += next.len() + 1;
+            n += 1;
+        }
+    }
+
     /// The Lua value of an outcome: the connection's result object, or nil
     /// for a statement without a result set.
     fn deliver(&mut self, o: Outcome) -> Value {
@@ -232,6 +382,19 @@ impl ConState {
             Outcome::Affected(_) => false,
         }
     }
+}
+
+/// `n` rows loaded of `sent`, or the error saying the load lost rows.
+fn loaded_all(table: &str, n: u64, sent: u64) -> Result<u64, DbError> {
+    if n == sent {
+        return Ok(n);
+    }
+    Err(DbError {
+        kind: crate::driver::ErrorKind::Other,
+        code: 0,
+        sqlstate: String::new(),
+        message: format!("bulk load into {table}: {sent} rows sent, the server loaded {n}"),
+    })
 }
 
 /// The message followed by the server's error code and SQLSTATE, if any.
@@ -306,6 +469,37 @@ impl UserData for ConUd {
                 Err(e) => Ok((Value::Nil, Value::Table(st.handle_error(lua, e, &sql, "prepare")?))),
             }
         });
+        m.add_method("bulk_begin", |_, this, prefix: String| Ok(this.0.borrow_mut().bulk_begin(&prefix)));
+        m.add_method("bulk_insert", |lua, this, (prefix, tuples): (String, mlua::LuaString)| {
+            let mut st = this.0.borrow_mut();
+            let func = func_name(st.driver.name(), false);
+            let (r, sql) = st.bulk_flush(&prefix, &tuples.as_bytes());
+            st.result(lua, r, &sql, func)
+        });
+        m.add_method(
+            "bulk_insert_sbtest",
+            |lua,
+             this,
+             (prefix, rows, with_id, table_size, c_fmt, pad_fmt): (
+                String,
+                u64,
+                bool,
+                u32,
+                mlua::LuaString,
+                mlua::LuaString,
+            )| {
+                let g = SbtestRows::new(rows, with_id, table_size, &c_fmt.as_bytes(), &pad_fmt.as_bytes())
+                    .map_err(mlua::Error::runtime)?;
+                let mut st = this.0.borrow_mut();
+                let func = func_name(st.driver.name(), false);
+                let (r, sql) = st.bulk_sbtest(&prefix, g, rows);
+                match r {
+                    // The INSERT path counted its statements.
+                    Ok(Outcome::Affected(0)) => Ok((Value::Nil, Value::Nil)),
+                    r => st.result(lua, r, &sql, func),
+                }
+            },
+        );
         m.add_method("more_results", |_, this, ()| Ok(this.0.borrow().conn.as_ref().is_some_and(|c| c.more_results())));
         m.add_method("next_result", |_, this, ()| {
             // Further results of one statement: the statement was counted once.
