@@ -332,11 +332,34 @@ pub fn fill_string(fmt: &[u8], out: &mut [u8]) {
                     continue;
                 }
             };
-            let d = (step(&mut s) >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-            *o = base + ((d * span as f64) as u64).min(span - 1) as u8;
+            *o = base + draw_below(step(&mut s) >> 11, span) as u8;
         }
         c.set(s);
     })
+}
+
+/// `uniform(0, span - 1)`'s result for the 53 bits `m`: `trunc(fl(m / 2^53
+/// * span))`, computed exactly in integers where that cannot differ. The
+/// exact product is `q + rem / 2^53`; rounding it to a double can reach
+/// `q + 1` only from within half an ulp below (at most 8 units of 2^-53 for
+/// values under 16), so outside the last 64 units `q` is the answer and
+/// inside them the float expression itself is evaluated.
+#[inline(always)]
+fn draw_below(m: u64, span: u64) -> u64 {
+    const ONE: u64 = 1 << 53;
+    let p = m * span;
+    if p & (ONE - 1) < ONE - 64 {
+        p >> 53
+    } else {
+        draw_below_float(m, span)
+    }
+}
+
+/// [`uniform`]'s own arithmetic for `uniform(0, span - 1)`.
+#[inline(never)]
+fn draw_below_float(m: u64, span: u64) -> u64 {
+    let d = m as f64 * (1.0 / (1u64 << 53) as f64);
+    ((d * span as f64) as u64).min(span - 1)
 }
 
 /// `rand.varstring`'s characters (`0`..`z`) into `out` (its length is
@@ -419,12 +442,35 @@ mod tests {
         assert!(s[3].is_ascii_lowercase() && s[4].is_ascii_lowercase() && s[5] == b'x');
     }
 
+    /// The integer shortcut of `draw_below` equals the float arithmetic,
+    /// also where the product lies just below a whole number (where a
+    /// double may round up).
+    #[test]
+    fn draw_below_equals_the_float_arithmetic() {
+        const ONE: u64 = 1 << 53;
+        for span in [10u64, 26, 75, 3] {
+            for q in 0..span {
+                let edge = ((q + 1) * ONE).div_ceil(span);
+                for m in edge.saturating_sub(200)..(edge + 200).min(ONE) {
+                    assert_eq!(draw_below(m, span), draw_below_float(m, span), "m {m} span {span}");
+                }
+            }
+            seed_thread(Phase::Worker, 9);
+            for _ in 0..200_000 {
+                let m = next_u64() >> 11;
+                assert_eq!(draw_below(m, span), draw_below_float(m, span), "m {m} span {span}");
+            }
+            assert_eq!(draw_below(ONE - 1, span), span - 1);
+            assert_eq!(draw_below(0, span), 0);
+        }
+    }
+
     /// The register-held loop of `fill_string` draws exactly what a
     /// `uniform` per character draws (prepared data must not change).
     #[test]
     fn fill_string_draws_as_uniform_per_character() {
         let fmt = b"###########-@@@@ x-#@";
-        for tid in 0..50 {
+        for tid in 0..5000 {
             seed_thread(Phase::Command, tid);
             let want: Vec<u8> = fmt
                 .iter()

@@ -216,10 +216,14 @@ pub struct SbtestRows {
 }
 
 impl SbtestRows {
-    /// Rows 1..=`rows`; the formats must give text that needs no quoting in
-    /// SQL nor in a bulk-load line.
+    /// Rows 1..=`rows`; the formats must give ASCII text that needs no
+    /// quoting in SQL nor in a bulk-load line.
     pub fn new(rows: u64, with_id: bool, table_size: u32, c_fmt: &[u8], pad_fmt: &[u8]) -> Result<Self, String> {
-        if let Some(b) = c_fmt.iter().chain(pad_fmt).find(|b| matches!(b, b'\'' | b'\\' | b'|' | b'\n' | b'\r' | 0)) {
+        if let Some(b) = c_fmt
+            .iter()
+            .chain(pad_fmt)
+            .find(|&&b| !b.is_ascii() || matches!(b, b'\'' | b'\\' | b'|' | b'\n' | b'\r' | 0))
+        {
             return Err(format!("bulk_insert_sbtest: the string formats may not hold byte {b:#04x}"));
         }
         Ok(SbtestRows {

@@ -306,7 +306,9 @@ impl ConState {
                 crate::progress::add_rows(n);
                 more
             };
-            let r = self.conn().and_then(|c| c.bulk_load(&target.table, &target.column_refs(), &mut source));
+            // The rows are ASCII (digits, the formats' bytes): MariaDB/MySQL
+            // take them as bytes, without converting from utf8mb4.
+            let r = self.conn().and_then(|c| c.bulk_load_ascii(&target.table, &target.column_refs(), &mut source));
             let r = r.and_then(|n| loaded_all(&target.table, n, rows));
             // LOAD DATA reserves auto-increment values in growing batches:
             // bring the table's next id back to max(id) + 1, where the
