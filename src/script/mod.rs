@@ -403,6 +403,13 @@ pub fn new_state(shared: &Arc<Shared>, phase: Phase, tid: u32, stats: Arc<Client
         .into_function()
         .map_err(|e| format!("FATAL: {}", error_message(&e)))?;
     call(&lua, &body, shared.script.module.as_deref()).map_err(|e| format!("FATAL: {e}"))?;
+    // What parsing the prelude, the script and its modules left behind
+    // (the parser's string anchors and scratch tables, about a third of a
+    // new state) is garbage now; LuaJIT would keep it until the state
+    // doubled. At thousands of clients every state is built before the
+    // first one runs its first event, so it all counted in the peak
+    // (docs/performance.md, "Memory per client").
+    lua.gc_collect().map_err(|e| format!("FATAL: {}", error_message(&e)))?;
     Ok(lua)
 }
 
