@@ -79,6 +79,14 @@ pub fn general_options() -> Vec<OptionSpec> {
         o("rand_pareto_h", Double, "0.2", "parameter h for pareto distribution"),
         o("rand_zipfian_exp", Double, "0.8", "shape parameter (exponent) for the zipfian distribution"),
         o("db_driver", String, "sqlite", "database driver: sqlite (embedded, default), mysql, pgsql"),
+        o(
+            "shard",
+            String,
+            "",
+            "run shard I of N of the run: I/N (0 <= I < N), or job/N for I from $JOB_COMPLETION_INDEX; its share of --threads (global thread ids), --events and --rate (docs/scale-out.md)",
+        ),
+        o("shard_result", String, "", "with --shard: write the shard's mergeable result to this file, or - for one line on stdout after the report (dbbench merge reads both)"),
+        o("start_at", String, "", "with --shard: connect and initialise, then begin at this time: unix epoch milliseconds or RFC 3339"),
         o("db_debug", Bool, "off", "print database-specific debug information"),
     ]
 }
@@ -313,6 +321,7 @@ pub const SUBCOMMANDS: &[(&str, &str)] = &[
     ("tpch", "TPC-H/DBT3: generate, load, power and throughput tests (docs/tpch.md)"),
     ("querydiff", "query-by-query A/B comparison of two servers (docs/querydiff.md)"),
     ("server", "start and stop a managed MariaDB, MySQL or PostgreSQL server (docs/lab.md)"),
+    ("merge", "merge the results of a run's shards (run --shard=I/N) into one report (docs/scale-out.md)"),
     ("completions", "a shell completion script: dbbench completions bash|zsh|fish"),
 ];
 

@@ -20,6 +20,7 @@ pub fn command() -> Command {
         .subcommand(crate::tpch::command())
         .subcommand(crate::querydiff::Args::command())
         .subcommand(crate::lab::server::Args::command())
+        .subcommand(crate::shard::merge::Args::command())
         .subcommand(Completions::command());
     // The load engine's options, from its declarations (`--threads`, `--mysql-host`, ...).
     let mut specs = crate::cli::general_options();

@@ -94,6 +94,9 @@ pub struct RunConfig {
     pub validate: bool,
     /// `--metrics-listen`: where to serve live metrics (see `crate::metrics`).
     pub metrics_listen: Option<String>,
+    /// `--shard=I/N`: this process runs shard I of the run (`threads`,
+    /// `events` and `rate` above are then its shares; see `crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Sets the message level from `--verbosity` and `--debug` (see
@@ -121,6 +124,11 @@ fn fail(msg: &str) -> Status {
 /// Runs `command` (or just the body, without one) for the main state.
 pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let Some(cmd) = shared.command.clone() else { return Exit::Ok.into() };
+    if cfg.shard.is_some() && cmd != "run" {
+        return fail(&format!(
+            "FATAL: --shard splits a run; '{cmd}' runs once, unsharded (drop --shard, --shard-result and --start-at)"
+        ));
+    }
     if let Some(n) = cfg.client_threads_refused {
         crate::log::warning(&format!(
             "--client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
@@ -286,8 +294,11 @@ struct Control {
     threads_running: AtomicU32,
     /// Whether `--rate` is on (latency then starts at the arrival).
     rated: bool,
-    /// Every client's statistics, by tid, for the C entry points.
+    /// Every client's statistics, by tid less `first_tid`, for the C entry points.
     stats: Vec<Arc<ClientStats>>,
+    /// The global id of this process's first client (`--shard`; else 0):
+    /// client `tid` is `stats[tid - first_tid]`.
+    first_tid: u32,
     /// Every client's event in progress, by tid, for scripts that run the
     /// event loop themselves (see [`script_more_events`]).
     clocks: Vec<EventClock>,
@@ -379,7 +390,8 @@ static SCRIPT_RUN: OnceLock<Arc<Control>> = OnceLock::new();
 /// Client `tid`'s slot of the current run, if `tid` names one.
 fn script_client(tid: i32) -> Option<(&'static Control, usize)> {
     let ctl = SCRIPT_RUN.get()?;
-    let i = usize::try_from(tid).ok().filter(|&i| i < ctl.clocks.len())?;
+    let i = u32::try_from(tid).ok()?.checked_sub(ctl.first_tid)? as usize;
+    let i = Some(i).filter(|&i| i < ctl.clocks.len())?;
     Some((ctl, i))
 }
 
@@ -450,7 +462,7 @@ struct ClientOutcome {
 }
 
 fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
-    let stats = ctl.stats[tid as usize].clone();
+    let stats = ctl.stats[(tid - ctl.first_tid) as usize].clone();
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
     stats.set_os_thread(crate::priority::current_thread());
     crate::log::debug(&format!("Worker thread (#{tid}) started"));
@@ -518,9 +530,11 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     out
 }
 
-fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize) {
+fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize, shard: u32) {
     let Some(rq) = &ctl.rate else { return };
-    rand::seed_thread(Phase::Worker, u32::MAX);
+    // Each shard's arrivals from a stream of its own (shard 0's is the
+    // unsharded run's).
+    rand::seed_thread(Phase::Worker, u32::MAX - shard);
     // Arrival times in ns of crate::clock, what the clients compare with.
     let mut next = crate::clock::now_ns();
     // uniform_double() < 1, so the gap is finite.
@@ -582,7 +596,7 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
     let limits = "lower --threads or raise the process limits";
     if cfg.client_threads == 0 {
         let mut handles = Vec::with_capacity(cfg.threads as usize);
-        for tid in 0..cfg.threads {
+        for tid in ctl.first_tid..ctl.first_tid + cfg.threads {
             let ctl = ctl.clone();
             let h = thread::Builder::new().stack_size(cfg.stack_size).name(format!("client-{tid}")).spawn(move || {
                 let out = client(ctl.clone(), tid);
@@ -596,7 +610,7 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
     let workers = cfg.client_threads.min(cfg.threads);
     let mut handles = Vec::with_capacity(workers as usize);
     for w in 0..workers {
-        let tids: Vec<u32> = (w..cfg.threads).step_by(workers as usize).collect();
+        let tids: Vec<u32> = (w..cfg.threads).step_by(workers as usize).map(|i| ctl.first_tid + i).collect();
         let (ctl, stack_size) = (ctl.clone(), cfg.stack_size);
         let h = thread::Builder::new().name(format!("clients-{w}")).spawn(move || {
             let clients = tids
@@ -664,6 +678,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         threads_running: AtomicU32::new(cfg.threads),
         rated,
         stats: stats.clone(),
+        first_tid: cfg.shard.as_ref().map_or(0, |s| s.first_tid),
         clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
     });
     // A process runs one benchmark, so this is the only run ever set.
@@ -708,7 +723,18 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
         r.1 > 0
     };
+    // A shard: every client is ready; wait for --start-at (a shard ready
+    // after it starts at once, and its result says it was late).
+    let ready_unix_ms = crate::shard::now_unix_ms();
+    let late = match cfg.shard.as_ref().and_then(|s| s.start_at_ms) {
+        Some(t) if !init_failed => {
+            crate::shard::wait_until(t);
+            ready_unix_ms > t as f64
+        }
+        _ => false,
+    };
     let start = Instant::now();
+    let start_unix_ms = crate::shard::now_unix_ms();
     let run_start = start + cfg.warmup;
     // A checkpoint prints a text report and starts the figures afresh; the
     // JSON/CSV document has no place for it, and resetting would leave the
@@ -759,7 +785,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let generator = rated.then(|| {
         let c = ctl.clone();
         let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
-        thread::spawn(move || rate_generator(c, rate, backlog))
+        let shard = cfg.shard.as_ref().map_or(0, |s| s.index);
+        thread::spawn(move || rate_generator(c, rate, backlog, shard))
     });
 
     // The reporting loop: each boundary of the grid (report tick, end of the
@@ -767,6 +794,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // collects depends only on when events ended, not on when this thread
     // runs (see `stats`), so a late wake-up delays a line, never changes it.
     let mut rep = Reporter::new(&ctl, cfg, grid, grid_start, main, stats.clone());
+    rep.shard_start = crate::shard::result::StartInfo { ready_unix_ms, start_unix_ms, late };
     if let Some(m) = &metrics {
         rep.collector.keep_measured();
         rep.publisher = Some(m.publisher());
@@ -826,7 +854,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             }
             rep.finish(Instant::now());
             rep.publish(rep.end_ns, true);
-            rep.final_report(Some(aborted));
+            rep.final_report(Some(aborted.clone()));
+            rep.write_shard_result(Some(aborted));
             let _ = std::io::Write::flush(&mut std::io::stdout());
             if let Some(m) = &metrics {
                 m.linger();
@@ -904,7 +933,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         .or_else(|| shared.failed.load(Ordering::Relaxed).then(|| "ended by an error".to_string()))
         .or_else(|| shared.ended_by_errors.get().map(|e| format!("ended by errors: {e}")));
     let measured = rep.collector.cumulative();
-    let status = match failure {
+    let status = match failure.clone() {
         Some(reason) => {
             if measured.get(Counter::Event) + measured.queries() > 0 {
                 rep.final_report(Some(reason));
@@ -916,6 +945,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             Exit::Ok.into()
         }
     };
+    // A shard's result, also of a failed run (the merge reports it).
+    let status = if rep.write_shard_result(failure) { status } else { Exit::Error.into() };
     rep.warnings();
     script::close_reports(main);
     let status = match script::global_fn(main, "done").map(|f| script::call(main, &f, ())) {
@@ -998,6 +1029,12 @@ struct Reporter<'a> {
     latest_ns: u64,
     /// Live metrics (`--metrics-listen`): where each boundary's figures go.
     publisher: Option<crate::metrics::Publisher>,
+    /// `--shard`: each row's figures, losslessly, for the shard's result
+    /// (the last row's until its tick is pushed), and its start.
+    shard_ticks: Vec<crate::shard::result::TickData>,
+    shard_warmup_ticks: Vec<crate::shard::result::TickData>,
+    shard_row: Option<crate::shard::result::PeriodData>,
+    shard_start: crate::shard::result::StartInfo,
 }
 
 impl<'a> Reporter<'a> {
@@ -1027,6 +1064,10 @@ impl<'a> Reporter<'a> {
             raised: false,
             latest_ns: 0,
             publisher: None,
+            shard_ticks: Vec::new(),
+            shard_warmup_ticks: Vec::new(),
+            shard_row: None,
+            shard_start: crate::shard::result::StartInfo { ready_unix_ms: 0.0, start_unix_ms: 0.0, late: false },
         }
     }
 
@@ -1081,6 +1122,8 @@ impl<'a> Reporter<'a> {
                 // Seconds before the end of the warmup (0 for the last,
                 // possibly shorter, warmup interval).
                 let row = self.row(0.0 - (run_ns - b) as f64 / 1e9, b);
+                let tick = -((run_ns - b).div_ceil(self.tick_ns()) as i64);
+                self.push_shard_tick(tick, &row, true);
                 self.warmup_intervals.push(row);
             }
             if b == run_ns {
@@ -1103,6 +1146,7 @@ impl<'a> Reporter<'a> {
             }
             self.latest_ns = self.latest_ns.max(late);
             row.late_ms = Some(late as f64 / 1e6);
+            self.push_shard_tick(((b - run_ns) / self.tick_ns()) as i64, &row, false);
             self.intervals.push(row);
         }
         if self.grid.is_checkpoint(b) {
@@ -1148,9 +1192,112 @@ impl<'a> Reporter<'a> {
             &self.cfg.percentiles,
             queue,
         );
+        if self.cfg.shard.is_some() {
+            self.shard_row = Some(crate::shard::result::PeriodData::of(&self.row));
+        }
         self.row.clear();
         self.row_from = b;
         row
+    }
+
+    /// `--report-interval` in ns (at least 1).
+    fn tick_ns(&self) -> u64 {
+        (self.cfg.report_interval.as_nanos() as u64).max(1)
+    }
+
+    /// A shard keeps the row just made, by tick index, for its result.
+    fn push_shard_tick(&mut self, tick: i64, row: &IntervalRow, warmup: bool) {
+        let Some(period) = self.shard_row.take() else { return };
+        let t = crate::shard::result::TickData {
+            tick,
+            time_s: row.time,
+            interval_s: row.dt,
+            threads: row.threads,
+            queue: row.queue,
+            late_ms: row.late_ms,
+            period,
+        };
+        if warmup {
+            self.shard_warmup_ticks.push(t);
+        } else {
+            self.shard_ticks.push(t);
+        }
+    }
+
+    /// Under `--shard` with `--shard-result`: writes the shard's result
+    /// (`aborted`: why the run did not finish normally). False when it
+    /// could not be written (said in a FATAL line).
+    fn write_shard_result(&mut self, aborted: Option<String>) -> bool {
+        let Some(shard) = &self.cfg.shard else { return true };
+        let Some(dest) = &shard.result else { return true };
+        let cum = self.collector.cumulative();
+        let fairness = self.collector.fairness();
+        let total = ((self.end_ns.saturating_sub(self.grid.run_ns())) as f64 / 1e9).max(1e-9);
+        let shared = &self.ctl.shared;
+        let opts = shared.opts.read().unwrap_or_else(|p| p.into_inner());
+        let s = summary(self.cfg, self.sql(), &cum, &fairness, total, total);
+        let mut options = output::json::document(&s, &opts, &shared.script.name).options;
+        options.remove("shard");
+        options.remove("shard_result");
+        let (clock_offset, clock_offset_missing) = match crate::shard::measure_clock_offset(&opts) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
+        use crate::shard::result as r;
+        let result = r::ShardResult {
+            format: r::FORMAT.into(),
+            format_version: r::FORMAT_VERSION,
+            version: crate::VERSION.into(),
+            shard_index: shard.index,
+            shard_count: shard.count,
+            run: r::RunParams {
+                test: shared.script.name.clone(),
+                threads: shard.total_threads,
+                events: shard.total_events,
+                rate: shard.total_rate,
+                report_interval_s: self.cfg.report_interval.as_secs_f64(),
+                percentiles: self.cfg.percentiles.clone(),
+                histogram: self.cfg.histogram,
+                start_at_ms: shard.start_at_ms,
+                options,
+            },
+            first_thread: shard.first_tid,
+            threads: shard.threads,
+            host: crate::shard::host_name(),
+            start: self.shard_start.clone(),
+            clock_offset,
+            clock_offset_missing,
+            sql: self.sql(),
+            server_version: shared.server_version.get().cloned(),
+            aborted,
+            total_time_s: total,
+            cumulative: r::PeriodData::of(&cum),
+            fairness: fairness.iter().map(r::FairnessData::from).collect(),
+            intervals: std::mem::take(&mut self.shard_ticks),
+            warmup_intervals: std::mem::take(&mut self.shard_warmup_ticks),
+            rate: self.ctl.rate.as_ref().map(|rq| r::RateData {
+                target: self.cfg.rate,
+                not_started: rq.queue.lock().map(|q| q.len() as u64).unwrap_or(0),
+                dropped: rq.dropped.load(Ordering::Relaxed),
+            }),
+            late_events: self.collector.late_events(),
+        };
+        let json = result.to_json();
+        match dest {
+            crate::shard::Destination::Stdout => {
+                println!("{}{json}", crate::shard::LINE_PREFIX);
+                true
+            }
+            crate::shard::Destination::File(path) => {
+                match crate::safe_fs::write_atomic(path, format!("{json}\n").as_bytes(), 0o600) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        crate::log::fatal(&format!("cannot write the shard result: {e}"));
+                        false
+                    }
+                }
+            }
+        }
     }
 
     /// The run ended at `end` (all clients finished, or a forced end): the
@@ -1351,6 +1498,17 @@ fn print_header(cfg: &RunConfig, text: bool) {
     }
     println!("Running the test with following options:");
     println!("Number of threads: {}", cfg.threads);
+    if let Some(s) = &cfg.shard {
+        println!(
+            "Shard {}/{}: thread ids {}-{} of {}{}",
+            s.index,
+            s.count,
+            s.first_tid,
+            s.first_tid + s.threads - 1,
+            s.total_threads,
+            s.start_at_ms.map_or(String::new(), |t| format!(", measuring from {t} ms (unix epoch)"))
+        );
+    }
     if !cfg.warmup.is_zero() {
         println!("Warmup time: {}s", cfg.warmup.as_secs());
     }
@@ -1507,12 +1665,16 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
     })?;
     let init_timeout = init_timeout as u64;
     let (client_threads, client_threads_refused) = client_threads(opts)?;
+    let shard = crate::shard::from_options(opts, threads as u32, events as u64, rate)?;
+    if shard.is_some() && !checkpoints.is_empty() {
+        return Err("FATAL: --report-checkpoints cannot be used with --shard: a checkpoint starts a shard's figures afresh, and the merged report covers the whole run".into());
+    }
     Ok(RunConfig {
-        threads: threads as u32,
+        threads: shard.as_ref().map_or(threads as u32, |s| s.threads),
         time: Duration::from_secs(time as u64),
-        events: events as u64,
+        events: shard.as_ref().map_or(events as u64, |s| s.events),
         warmup: Duration::from_secs(warmup as u64),
-        rate,
+        rate: shard.as_ref().map_or(rate, |s| s.rate),
         report_interval: Duration::from_secs_f64(ri),
         checkpoints,
         forced_grace,
@@ -1527,6 +1689,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         debug: opts.bool("debug"),
         validate: opts.bool("validate"),
         metrics_listen: Some(opts.str("metrics_listen").trim().to_string()).filter(|a| !a.is_empty()),
+        shard,
     })
 }
 

@@ -27,6 +27,7 @@ mod safe_fs;
 mod sched;
 mod script;
 mod secret;
+mod shard;
 mod sqltext;
 mod statistics;
 mod stats;
@@ -109,6 +110,7 @@ fn subcommand(name: &str) -> Option<Subcommand> {
         "compare" => report::compare::cli_main,
         "tpch" => tpch::cli_main,
         "querydiff" => querydiff::cli_main,
+        "merge" => shard::merge::cli_main,
         "completions" => completions::completions_main,
         _ => return None,
     })

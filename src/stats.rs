@@ -149,6 +149,56 @@ impl LatencyAcc {
         self.overflow += other.overflow;
     }
 
+    /// The histogram's non-empty buckets as (the bucket's highest value in
+    /// µs, count), ascending: recorded back with [`LatencyAcc::add_buckets`]
+    /// into a histogram of the same bounds, each count lands in the same
+    /// bucket, so the histogram is rebuilt exactly (a shard's result,
+    /// `crate::shard`).
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        match self.histogram() {
+            Some(h) => h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Adds the figures of another accumulator given by its parts: the
+    /// buckets from [`LatencyAcc::buckets`] and the exact count, min, max,
+    /// sum and overflow. Err when the buckets do not add up to `count` or
+    /// lie outside the histogram's range (a damaged shard result).
+    pub fn add_buckets(
+        &mut self,
+        buckets: impl Iterator<Item = (u64, u64)>,
+        count: u64,
+        min_ns: u64,
+        max_ns: u64,
+        sum_ns: u128,
+        overflow: u64,
+    ) -> Result<(), String> {
+        let mut n = 0u64;
+        for (v, c) in buckets {
+            if v == 0 || v > HIST_MAX_US * 2 {
+                return Err(format!("a latency bucket of {v} µs is outside the histogram's range"));
+            }
+            if c == 0 {
+                continue;
+            }
+            let h = self.hist.get_or_insert_with(new_histogram);
+            h.record_n(v, c).map_err(|e| format!("a latency bucket of {v} µs: {e}"))?;
+            n = n.saturating_add(c);
+        }
+        if n != count {
+            return Err(format!("the latency buckets hold {n} values, the count says {count}"));
+        }
+        if count > 0 {
+            self.count += count;
+            self.min_ns = self.min_ns.min(min_ns);
+            self.max_ns = self.max_ns.max(max_ns);
+            self.sum_ns += sum_ns;
+            self.overflow += overflow;
+        }
+        Ok(())
+    }
+
     /// Percentile `p` (0..100] in milliseconds, clamped to the exact
     /// [min, max]; `None` without samples.
     pub fn percentile_ms(&self, p: f64) -> Option<f64> {

@@ -1,0 +1,463 @@
+//! A shard's mergeable result (`--shard-result`): one JSON document with
+//! everything the merged report needs, losslessly — counters, the latency
+//! histograms bucket by bucket with their exact count/min/max/sum, the
+//! interval series keyed by tick index, per-client shares — and what the
+//! per-shard table shows (host, thread ids, start, clock offset).
+//! docs/scale-out.md describes the fields; `format_version` changes when a
+//! field's meaning does.
+
+use crate::stats::{ClientFairness, Counter, Counts, LatencyAcc, Period, NCOUNTERS};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of this document's format.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What `format` says a document is.
+pub const FORMAT: &str = "dbbench-shard-result";
+
+/// One shard's result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShardResult {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// dbbench's version.
+    pub version: String,
+    /// I of `--shard=I/N`.
+    pub shard_index: u32,
+    /// N of `--shard=I/N`.
+    pub shard_count: u32,
+    /// The run every shard must share.
+    pub run: RunParams,
+    /// Global id of the shard's first client.
+    pub first_thread: u32,
+    /// Clients the shard ran.
+    pub threads: u32,
+    /// The host the shard ran on.
+    pub host: String,
+    /// When the shard was ready and began measuring.
+    pub start: StartInfo,
+    /// The offset of the shard's clock from the database server's.
+    pub clock_offset: Option<ClockOffset>,
+    /// Why the clock offset is unknown, when it is.
+    pub clock_offset_missing: Option<String>,
+    /// A database driver was used (the SQL block is printed).
+    pub sql: bool,
+    /// The first connection's server version.
+    pub server_version: Option<String>,
+    /// Set when the shard's run did not finish normally.
+    pub aborted: Option<String>,
+    /// Seconds from the start of measurement to the shard's end.
+    pub total_time_s: f64,
+    /// Everything measured (after the warmup).
+    pub cumulative: PeriodData,
+    /// Per client, in global thread id order.
+    pub fairness: Vec<FairnessData>,
+    /// Interval figures by tick index (1 = the first `--report-interval`
+    /// after the start of measurement).
+    pub intervals: Vec<TickData>,
+    /// Interval figures during the warmup (JSON reports only); tick 0 ends
+    /// at the end of the warmup, -1 one interval before, and so on.
+    pub warmup_intervals: Vec<TickData>,
+    /// Under `--rate`: the shard's arrivals not started and dropped.
+    pub rate: Option<RateData>,
+    /// Events recorded after their interval was collected (see `stats`).
+    pub late_events: u64,
+}
+
+/// The options every shard of one run shares.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunParams {
+    /// The test (built-in name or script path).
+    pub test: String,
+    /// The whole run's `--threads`, `--events` (0 = none) and `--rate` (0 = none).
+    pub threads: u32,
+    /// See `threads`.
+    pub events: u64,
+    /// See `threads`.
+    pub rate: f64,
+    /// `--report-interval`, seconds (0 = none).
+    pub report_interval_s: f64,
+    /// `--percentile` values.
+    pub percentiles: Vec<f64>,
+    /// `--histogram`.
+    pub histogram: bool,
+    /// `--start-at`, unix epoch ms.
+    pub start_at_ms: Option<i64>,
+    /// Every option as the run's JSON report has them (passwords hidden),
+    /// without the shard's own (`shard`, `shard_result`).
+    pub options: BTreeMap<String, String>,
+}
+
+/// Options that differ between the shards of one run by design, or only
+/// change how a shard prints: not compared by `merge`.
+pub const PER_SHARD_OPTIONS: &[&str] =
+    &["shard", "shard_result", "format", "verbosity", "debug", "metrics_listen", "db_debug"];
+
+/// When the shard was ready and when it began measuring.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StartInfo {
+    /// Every client connected and ran `thread_init`: unix epoch ms, this
+    /// host's wall clock.
+    pub ready_unix_ms: f64,
+    /// The clients were released (the warmup, or the measurement, began).
+    pub start_unix_ms: f64,
+    /// Ready only after `--start-at` had passed: started at once, late.
+    pub late: bool,
+}
+
+/// A clock offset: `offset_ms` added to this host's wall clock gives the
+/// reference's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClockOffset {
+    /// What the clock was compared with.
+    pub against: String,
+    /// Reference clock − this host's clock, ms.
+    pub offset_ms: f64,
+    /// The round trip of the reading used (the offset's uncertainty is half of it).
+    pub rtt_ms: f64,
+}
+
+/// Counters, named.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct CountsData {
+    /// Events (transactions).
+    pub events: u64,
+    /// Read statements.
+    pub reads: u64,
+    /// Write statements.
+    pub writes: u64,
+    /// Other statements.
+    pub other: u64,
+    /// Ignored errors.
+    pub errors: u64,
+    /// Reconnects.
+    pub reconnects: u64,
+    /// Restarted events.
+    pub restarts: u64,
+}
+
+impl CountsData {
+    fn from_counts(c: &Counts) -> CountsData {
+        let g = |k: Counter| c[k as usize];
+        CountsData {
+            events: g(Counter::Event),
+            reads: g(Counter::Read),
+            writes: g(Counter::Write),
+            other: g(Counter::Other),
+            errors: g(Counter::Error),
+            reconnects: g(Counter::Reconnect),
+            restarts: g(Counter::Restart),
+        }
+    }
+
+    fn to_counts(self) -> Counts {
+        let mut c = [0u64; NCOUNTERS];
+        c[Counter::Event as usize] = self.events;
+        c[Counter::Read as usize] = self.reads;
+        c[Counter::Write as usize] = self.writes;
+        c[Counter::Other as usize] = self.other;
+        c[Counter::Error as usize] = self.errors;
+        c[Counter::Reconnect as usize] = self.reconnects;
+        c[Counter::Restart as usize] = self.restarts;
+        c
+    }
+}
+
+/// A latency accumulator, losslessly: the histogram's buckets and the
+/// exact count, min, max and sum.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct HistData {
+    /// Values recorded.
+    pub count: u64,
+    /// Exact minimum and maximum, ns (0 when empty).
+    pub min_ns: u64,
+    /// See `min_ns`.
+    pub max_ns: u64,
+    /// Exact sum, ns.
+    pub sum_ns: u128,
+    /// Values above the histogram's 1 h (clamped into its top bucket).
+    pub overflow: u64,
+    /// The non-empty buckets (µs, 1 µs to 1 h, 3 significant digits), as
+    /// base64 of unsigned LEB128 pairs: the bucket's highest value minus
+    /// the previous pair's, then its count.
+    pub buckets: String,
+}
+
+impl HistData {
+    /// The accumulator's data.
+    pub fn of(acc: &LatencyAcc) -> HistData {
+        use base64::Engine;
+        let mut bytes = Vec::new();
+        let mut prev = 0u64;
+        for (v, c) in acc.buckets() {
+            leb128(&mut bytes, v - prev);
+            leb128(&mut bytes, c);
+            prev = v;
+        }
+        HistData {
+            count: acc.count,
+            min_ns: if acc.count > 0 { acc.min_ns } else { 0 },
+            max_ns: acc.max_ns,
+            sum_ns: acc.sum_ns,
+            overflow: acc.overflow,
+            buckets: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// Adds these figures into `acc` (the same histogram, exactly).
+    pub fn add_to(&self, acc: &mut LatencyAcc) -> Result<(), String> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.buckets)
+            .map_err(|e| format!("latency buckets are not base64: {e}"))?;
+        let mut pos = 0;
+        let mut prev = 0u64;
+        let mut bad = None;
+        let pairs = std::iter::from_fn(|| {
+            if pos >= bytes.len() || bad.is_some() {
+                return None;
+            }
+            let (d, c) = match (read_leb128(&bytes, &mut pos), read_leb128(&bytes, &mut pos)) {
+                (Some(d), Some(c)) => (d, c),
+                _ => {
+                    bad = Some("latency buckets end in the middle of a number");
+                    return None;
+                }
+            };
+            prev = prev.saturating_add(d);
+            Some((prev, c))
+        });
+        acc.add_buckets(pairs, self.count, self.min_ns, self.max_ns, self.sum_ns, self.overflow)?;
+        match bad {
+            Some(b) => Err(b.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn read_leb128(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A period's counters and latencies.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct PeriodData {
+    /// Counters.
+    pub counts: CountsData,
+    /// Event latency.
+    pub latency: HistData,
+    /// Service time (empty unless `--rate`).
+    pub service: HistData,
+}
+
+impl PeriodData {
+    /// The period's data.
+    pub fn of(p: &Period) -> PeriodData {
+        PeriodData {
+            counts: CountsData::from_counts(&p.counts),
+            latency: HistData::of(&p.latency),
+            service: HistData::of(&p.service),
+        }
+    }
+
+    /// Adds these figures into `p`.
+    pub fn add_to(&self, p: &mut Period) -> Result<(), String> {
+        for (t, c) in p.counts.iter_mut().zip(self.counts.to_counts()) {
+            *t += c;
+        }
+        self.latency.add_to(&mut p.latency)?;
+        self.service.add_to(&mut p.service)
+    }
+}
+
+/// One client's share ("Threads fairness").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct FairnessData {
+    /// Events.
+    pub events: u64,
+    /// Their total latency, s.
+    pub time_s: f64,
+    /// Shortest and longest, s.
+    pub min_s: Option<f64>,
+    /// See `min_s`.
+    pub max_s: Option<f64>,
+}
+
+impl From<&ClientFairness> for FairnessData {
+    fn from(f: &ClientFairness) -> FairnessData {
+        FairnessData { events: f.events, time_s: f.time_s, min_s: f.min_s, max_s: f.max_s }
+    }
+}
+
+impl From<&FairnessData> for ClientFairness {
+    fn from(f: &FairnessData) -> ClientFairness {
+        ClientFairness { events: f.events, time_s: f.time_s, min_s: f.min_s, max_s: f.max_s }
+    }
+}
+
+/// One interval of one shard.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TickData {
+    /// Tick index (see [`ShardResult::intervals`]).
+    pub tick: i64,
+    /// The row's time: seconds since the start of measurement.
+    pub time_s: f64,
+    /// The interval's length, s.
+    pub interval_s: f64,
+    /// Clients running at the tick.
+    pub threads: u32,
+    /// Under `--rate`: queue length and clients in an event at the tick.
+    pub queue: Option<(u64, u64)>,
+    /// How late the shard printed its line, ms.
+    pub late_ms: Option<f64>,
+    /// The interval's figures.
+    pub period: PeriodData,
+}
+
+/// A shard's `--rate` outcome (its target is its share of the run's).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RateData {
+    /// The shard's share of `--rate`.
+    pub target: f64,
+    /// Arrivals still queued at the end.
+    pub not_started: u64,
+    /// Arrivals dropped (backlog full).
+    pub dropped: u64,
+}
+
+impl ShardResult {
+    /// The document as one line of compact JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a shard result serialises")
+    }
+
+    /// Reads a result from `text`: the JSON document itself, or a log
+    /// that holds one `dbbench-shard-result: {...}` line (the last one
+    /// counts). `name` names the input in errors.
+    pub fn parse(text: &str, name: &str) -> Result<ShardResult, String> {
+        let json = match text.lines().rev().find_map(|l| l.trim_end().strip_prefix(super::LINE_PREFIX)) {
+            Some(line) => line,
+            None if text.trim_start().starts_with('{') => text,
+            None => {
+                return Err(format!(
+                    "{name}: not a shard result (neither a JSON document nor a log with a '{}' line)",
+                    super::LINE_PREFIX.trim_end()
+                ))
+            }
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| format!("{name}: not a shard result: {e}"))?;
+        if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+            return Err(format!("{name}: not a shard result (no \"format\": \"{FORMAT}\")"));
+        }
+        match v.get("format_version").and_then(|f| f.as_u64()) {
+            Some(n) if n == FORMAT_VERSION as u64 => {}
+            other => {
+                return Err(format!(
+                    "{name}: shard result format version {} — this dbbench ({}) reads version {FORMAT_VERSION}; merge with the dbbench that ran the shards",
+                    other.map_or("missing".to_string(), |n| n.to_string()),
+                    crate::VERSION
+                ))
+            }
+        }
+        serde_json::from_value(v).map_err(|e| format!("{name}: damaged shard result: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny deterministic generator for the property tests (the
+    /// engine's `rand` needs its global configuration).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 >> 11
+        }
+    }
+
+    /// Latencies of many shapes: a body, a long tail, outliers beyond the
+    /// histogram, single-nanosecond events.
+    fn latency(r: &mut Lcg) -> u64 {
+        match r.next() % 100 {
+            0 => 1 + r.next() % 1000,
+            1 => 3_600_000_000_000 + r.next() % 1_000_000_000_000,
+            2..=9 => 10_000_000 + r.next() % 2_000_000_000,
+            _ => 50_000 + r.next() % 5_000_000,
+        }
+    }
+
+    /// Random event streams split at random into 1 to 64 shards, each
+    /// shard's accumulator through its result document and back, merged:
+    /// every percentile, count, min, max, sum and overflow equals the
+    /// unsplit accumulator's.
+    #[test]
+    fn merged_shards_give_the_unsplit_percentiles() {
+        let mut r = Lcg(0x5eed);
+        for round in 0..40 {
+            let shards = 1 + (r.next() % 64) as usize;
+            let events = (r.next() % 20_000) as usize;
+            let mut whole = LatencyAcc::default();
+            let mut parts: Vec<LatencyAcc> = (0..shards).map(|_| LatencyAcc::default()).collect();
+            for _ in 0..events {
+                let ns = latency(&mut r);
+                whole.record(ns);
+                parts[(r.next() % shards as u64) as usize].record(ns);
+            }
+            let mut merged = LatencyAcc::default();
+            for p in &parts {
+                let doc = serde_json::to_string(&HistData::of(p)).unwrap();
+                let back: HistData = serde_json::from_str(&doc).unwrap();
+                back.add_to(&mut merged).unwrap();
+            }
+            assert_eq!(
+                (merged.count, merged.min_ns, merged.max_ns, merged.sum_ns, merged.overflow),
+                (whole.count, whole.min_ns, whole.max_ns, whole.sum_ns, whole.overflow),
+                "round {round}"
+            );
+            for p in [0.1, 1.0, 25.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0] {
+                assert_eq!(merged.percentile_ms(p), whole.percentile_ms(p), "round {round} p{p}");
+            }
+            assert_eq!(merged.buckets(), whole.buckets(), "round {round}");
+        }
+    }
+
+    #[test]
+    fn damaged_buckets_are_refused() {
+        let mut a = LatencyAcc::default();
+        a.record(5_000_000);
+        let mut h = HistData::of(&a);
+        h.count = 2;
+        assert!(h.add_to(&mut LatencyAcc::default()).unwrap_err().contains("hold 1 values"));
+        h.buckets = "!!".into();
+        assert!(h.add_to(&mut LatencyAcc::default()).unwrap_err().contains("base64"));
+        h.buckets = "gA==".into(); // one byte with the continuation bit
+        assert!(h.add_to(&mut LatencyAcc::default()).is_err());
+    }
+}
