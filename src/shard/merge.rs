@@ -154,6 +154,12 @@ fn difference(a: &ShardResult, b: &ShardResult) -> Option<String> {
     if a.shard_count != b.shard_count {
         return Some(format!("--shard=.../{} there, .../{} here", a.shard_count, b.shard_count));
     }
+    if (ra.threads, ra.events) != (rb.threads, rb.events) || ra.rate != rb.rate {
+        return Some(format!(
+            "--threads={} --events={} --rate={} there, --threads={} --events={} --rate={} here",
+            ra.threads, ra.events, ra.rate, rb.threads, rb.events, rb.rate
+        ));
+    }
     if ra.start_at_ms != rb.start_at_ms {
         let s = |v: Option<i64>| v.map_or("none".to_string(), |v| v.to_string());
         return Some(format!("--start-at={} there, {} here", s(ra.start_at_ms), s(rb.start_at_ms)));

@@ -369,12 +369,19 @@ impl ShardResult {
                 ))
             }
         };
-        let v: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| format!("{name}: not a shard result: {e}"))?;
-        if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        // The format first (a quick pass that skips the rest), then the
+        // document straight into its type: through a serde_json::Value,
+        // 64 results of an hour's intervals took seconds of allocation.
+        #[derive(Deserialize)]
+        struct Head {
+            format: Option<String>,
+            format_version: Option<u64>,
+        }
+        let head: Head = serde_json::from_str(json).map_err(|e| format!("{name}: not a shard result: {e}"))?;
+        if head.format.as_deref() != Some(FORMAT) {
             return Err(format!("{name}: not a shard result (no \"format\": \"{FORMAT}\")"));
         }
-        match v.get("format_version").and_then(|f| f.as_u64()) {
+        match head.format_version {
             Some(n) if n == FORMAT_VERSION as u64 => {}
             other => {
                 return Err(format!(
@@ -384,7 +391,7 @@ impl ShardResult {
                 ))
             }
         }
-        serde_json::from_value(v).map_err(|e| format!("{name}: damaged shard result: {e}"))
+        serde_json::from_str(json).map_err(|e| format!("{name}: damaged shard result: {e}"))
     }
 }
 

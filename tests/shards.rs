@@ -1,0 +1,451 @@
+//! Shards of one run (`run --shard=I/N`, `--shard-result`, `--start-at`)
+//! and `dbbench merge` (docs/scale-out.md): shard processes run at once,
+//! their results merged and checked against the sum of the shards, the
+//! servers' own counters, and the same run unsharded.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dbbench")
+}
+
+/// Starts the N shards of one run at once (each `base` plus `--shard=I/N
+/// --shard-result=DIR/shard-I.json --start-at=now+1.5s`), waits for all;
+/// returns the result files and each shard's output.
+fn run_shards(dir: &Path, n: u32, base: &[&str], env: &[(&str, &str)]) -> (Vec<PathBuf>, Vec<Run>) {
+    let start_at =
+        (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() + 1500).to_string();
+    let mut children = Vec::new();
+    let mut files = Vec::new();
+    for i in 0..n {
+        let file = dir.join(format!("shard-{i}.json"));
+        let mut cmd = Command::new(bin());
+        cmd.args(base)
+            .arg(format!("--shard={i}/{n}"))
+            .arg(format!("--shard-result={}", file.display()))
+            .arg(format!("--start-at={start_at}"))
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        children.push(cmd.spawn().expect("start a shard"));
+        files.push(file);
+    }
+    let runs = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
+        })
+        .collect();
+    (files, runs)
+}
+
+fn merge(dir: &Path, args: &[&str]) -> Run {
+    let mut a = vec!["merge"];
+    a.extend(args);
+    dbbench_in(dir, &a)
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// The counter `key` of a shard result file.
+fn shard_count(file: &Path, key: &str) -> u64 {
+    let v = json(&std::fs::read_to_string(file).unwrap());
+    v["cumulative"]["counts"][key].as_u64().unwrap()
+}
+
+/// A script whose clients each write their own file, keyed by
+/// `sysbench.tid`, one random number per event: what a per-thread table or
+/// a tid-keyed slice of rows relies on.
+const PER_THREAD: &str = r#"
+local f
+function thread_init()
+  f = assert(io.open(string.format("part-%d.txt", sysbench.tid), "w"))
+end
+function event()
+  f:write(sysbench.rand.uniform(1, 1000000000), "\n")
+  local t = os.clock()
+  while os.clock() - t < 0.0002 do end
+end
+function thread_done()
+  f:close()
+end
+"#;
+
+/// Each client's lines, by file name.
+fn parts(dir: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("part-"))
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            (e.file_name().to_string_lossy().into_owned(), text.lines().map(String::from).collect())
+        })
+        .collect()
+}
+
+/// Three shards of a 5-client run: every client runs once, under its
+/// global id, drawing the same random numbers as in the unsharded run
+/// (each client's stream is seeded from --rand-seed and its global id);
+/// the merged report's totals are the shards' sums, its latency count its
+/// events, and the JSON, CSV and text layouts agree.
+#[test]
+fn shards_run_global_thread_ids_and_merge_to_their_sum() {
+    let dir = tempdir("shards-tid");
+    let (whole, sharded) = (dir.join("whole"), dir.join("sharded"));
+    for d in [&whole, &sharded] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("per_thread.lua"), PER_THREAD).unwrap();
+    }
+    let base = ["per_thread.lua", "run", "--threads=5", "--time=2", "--rand-seed=7", "--report-interval=1"];
+    let r = dbbench_in(&whole, &base);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (files, runs) = run_shards(&sharded, 3, &base, &[]);
+    for r in &runs {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    assert!(runs[0].stdout.contains("Shard 0/3: thread ids 0-1 of 5"), "{}", runs[0].stdout);
+    assert!(runs[2].stdout.contains("Shard 2/3: thread ids 4-4 of 5"), "{}", runs[2].stdout);
+    let (a, b) = (parts(&whole), parts(&sharded));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "the same clients, by global id");
+    assert_eq!(a.len(), 5);
+    for (name, lines) in &a {
+        let other = &b[name];
+        let n = lines.len().min(other.len());
+        assert!(n > 10, "{name}: {} and {} events", lines.len(), other.len());
+        assert_eq!(lines[..n], other[..n], "{name}: the same random numbers sharded and unsharded");
+    }
+
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let m = merge(&sharded, &[&names[..], &["--json"]].concat());
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    let doc = json(&m.stdout);
+    let events: u64 = files.iter().map(|f| shard_count(f, "events")).sum();
+    assert!(events > 0);
+    assert_eq!(doc["counters"]["events"].as_u64(), Some(events));
+    assert_eq!(doc["latency"]["count"].as_u64(), Some(events));
+    assert_eq!(doc["threads"].as_u64(), Some(5));
+    assert_eq!(doc["fairness"].as_array().unwrap().len(), 5);
+    let fair: u64 = doc["fairness"].as_array().unwrap().iter().map(|f| f["events"].as_u64().unwrap()).sum();
+    assert_eq!(fair, events);
+    // Interval rows: one per tick, their events add up to what the shards' rows hold.
+    let rows = doc["intervals"].as_array().unwrap();
+    assert!(rows.len() >= 2, "{rows:?}");
+    let in_rows: u64 = rows.iter().map(|r| r["events"].as_u64().unwrap()).sum();
+    let shard_rows: u64 = files
+        .iter()
+        .map(|f| {
+            let v = json(&std::fs::read_to_string(f).unwrap());
+            v["intervals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["period"]["counts"]["events"].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(in_rows, shard_rows);
+    assert_eq!(rows[0]["threads_running"].as_u64(), Some(5));
+    assert_eq!(doc["shards"].as_array().unwrap().len(), 3);
+    assert!(doc["start_skew_ms"].as_f64().unwrap() < 1000.0, "{}", doc["start_skew_ms"]);
+
+    // The text layout: sysbench's report with the merged figures, and the shards' table.
+    let t = merge(&sharded, &names);
+    assert_eq!(t.code, 0, "{}{}", t.stdout, t.stderr);
+    assert_eq!(t.number("total number of events:"), Some(events as f64), "{}", t.stdout);
+    assert!(t.stdout.contains("[ 1s ] thds: 5 eps:"), "{}", t.stdout);
+    assert!(t.stdout.contains("Shards:") && t.stdout.contains("    4  "), "{}", t.stdout);
+    // CSV: the engine's rows, the total row, then the shards.
+    let c = merge(&sharded, &[&names[..], &["--csv"]].concat());
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    let total = c.stdout.lines().find(|l| l.starts_with("total,")).unwrap();
+    assert_eq!(total.split(',').nth(2), Some("5"), "{total}");
+    assert_eq!(c.stdout.lines().filter(|l| l.starts_with(|ch: char| ch.is_ascii_digit())).count(), 3, "{}", c.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--shard-result=-`: one line after the report on stdout, which merge
+/// finds in a saved log.
+#[test]
+fn a_result_on_stdout_is_merged_from_a_saved_log() {
+    let dir = tempdir("shards-log");
+    std::fs::write(dir.join("s.lua"), "function event() end\n").unwrap();
+    let mut logs = Vec::new();
+    for i in 0..2 {
+        let r = dbbench_in(
+            &dir,
+            &["s.lua", "run", "--threads=2", "--events=1001", &format!("--shard={i}/2"), "--shard-result=-"],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let last = r.stdout.lines().last().unwrap();
+        assert!(last.starts_with("dbbench-shard-result: {"), "{last}");
+        let log = dir.join(format!("pod-{i}.log"));
+        std::fs::write(&log, &r.stdout).unwrap();
+        logs.push(log.display().to_string());
+    }
+    let m = merge(&dir, &[&logs[0], &logs[1], "--json"]);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    // --events splits so that the shares add up: 501 + 500.
+    assert_eq!(json(&m.stdout)["counters"]["events"].as_u64(), Some(1001));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Missing, duplicate, overlapping and mismatched shards, damaged files and
+/// bad shard options: one line naming the problem, exit 1.
+#[test]
+fn bad_shard_sets_and_options_are_one_clear_line() {
+    let dir = tempdir("shards-bad");
+    std::fs::write(dir.join("s.lua"), "function event() end\n").unwrap();
+    let shard = |i: u32, n: u32, threads: u32, name: &str| {
+        let r = dbbench_in(
+            &dir,
+            &[
+                "s.lua",
+                "run",
+                &format!("--threads={threads}"),
+                "--events=100",
+                &format!("--shard={i}/{n}"),
+                &format!("--shard-result={name}"),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        name.to_string()
+    };
+    let a0 = shard(0, 3, 3, "a0.json");
+    let a1 = shard(1, 3, 3, "a1.json");
+    let a2 = shard(2, 3, 3, "a2.json");
+    let b1 = shard(1, 3, 6, "b1.json");
+    let one_line = |r: &Run, want: &str| {
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(want), "want '{want}' in: {}", r.stderr);
+    };
+    one_line(&merge(&dir, &[&a0, &a1]), "1 of 3 shards missing (shard 2)");
+    one_line(&merge(&dir, &[&a0, &a1, &a1]), "shard 1/3 is given twice (a1.json and a1.json)");
+    one_line(&merge(&dir, &[&a0, &b1, &a2]), "b1.json is not from the same run as a0.json: --threads=3 --events=100 --rate=0 there, --threads=6 --events=100 --rate=0 here");
+    // A result whose thread ids overlap another's (edited, or a bug).
+    let text = std::fs::read_to_string(dir.join(&a2)).unwrap().replace("\"first_thread\":2", "\"first_thread\":1");
+    std::fs::write(dir.join("overlap.json"), text).unwrap();
+    one_line(&merge(&dir, &[&a0, &a1, "overlap.json"]), "would overlap or leave gaps");
+    std::fs::write(dir.join("junk.json"), "hello\n").unwrap();
+    one_line(&merge(&dir, &[&a0, "junk.json"]), "junk.json: not a shard result");
+    let text = std::fs::read_to_string(dir.join(&a2)).unwrap().replace("\"format_version\":1", "\"format_version\":99");
+    std::fs::write(dir.join("future.json"), text).unwrap();
+    one_line(&merge(&dir, &["future.json"]), "format version 99");
+    // --allow-partial merges the rest and says what is missing (exit 2: partial).
+    let p = merge(&dir, &[&a0, &a2, "--allow-partial"]);
+    assert_eq!(p.code, 2, "{}{}", p.stdout, p.stderr);
+    assert!(p.stdout.contains("incomplete: 1 of 3 shards missing (shard 1)"), "{}", p.stdout);
+    assert!(p.stdout.lines().any(|l| l.trim_start().starts_with('1') && l.ends_with("missing")), "{}", p.stdout);
+
+    // Bad options: one FATAL line on stdout (sysbench's place for them), exit 1.
+    let bad = |args: &[&str], env: &[(&str, Option<&str>)], want: &str| {
+        let mut a = vec!["s.lua"];
+        a.extend(args);
+        let r = dbbench_in_env(&dir, &a, env);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert!(out.contains(want), "{args:?}: want '{want}' in: {out}");
+        assert_eq!(out.lines().filter(|l| !l.starts_with("dbbench ") && !l.is_empty()).count(), 1, "{out}");
+    };
+    let no_env: &[(&str, Option<&str>)] = &[("JOB_COMPLETION_INDEX", None)];
+    bad(&["run", "--threads=4", "--shard=4/4"], no_env, "Invalid value for --shard: '4/4'");
+    bad(&["run", "--threads=4", "--shard=1"], no_env, "Invalid value for --shard: '1'");
+    bad(&["run", "--threads=4", "--shard=job/4"], no_env, "$JOB_COMPLETION_INDEX, which is not set");
+    bad(
+        &["run", "--threads=4", "--shard=job/4"],
+        &[("JOB_COMPLETION_INDEX", Some("7"))],
+        "is '7', not a shard index from 0 to 3",
+    );
+    bad(&["run", "--threads=2", "--shard=0/4"], no_env, "--threads=2 cannot be split over 4 shards");
+    bad(&["run", "--threads=4", "--events=3", "--shard=0/4"], no_env, "--events=3 cannot be split over 4 shards");
+    bad(
+        &["run", "--threads=4", "--shard=0/4", "--start-at=tomorrow"],
+        no_env,
+        "Invalid value for --start-at: 'tomorrow'",
+    );
+    bad(&["run", "--shard-result=x.json"], no_env, "--shard-result needs --shard=I/N");
+    bad(&["prepare", "--threads=4", "--shard=0/4"], no_env, "'prepare' runs once, unsharded");
+    // job/N with the index from the environment, as in an Indexed Job.
+    let r = dbbench_in_env(
+        &dir,
+        &["s.lua", "run", "--threads=4", "--events=10", "--shard=job/4", "--shard-result=job.json"],
+        &[("JOB_COMPLETION_INDEX", Some("3"))],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = json(&std::fs::read_to_string(dir.join("job.json")).unwrap());
+    assert_eq!((v["shard_index"].as_u64(), v["first_thread"].as_u64()), (Some(3), Some(3)));
+    // A result file through a symlink is not written through it.
+    std::os::unix::fs::symlink(dir.join("target.txt"), dir.join("link.json")).unwrap();
+    let r =
+        dbbench_in(&dir, &["s.lua", "run", "--threads=2", "--events=10", "--shard=0/2", "--shard-result=link.json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!dir.join("target.txt").exists(), "written through the symlink");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(dir.join("link.json")).unwrap().permissions().mode() & 0o777, 0o600);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// MariaDB's global statement counters (`SHOW GLOBAL STATUS`), by name.
+fn mysql_status(sock: &str) -> std::collections::HashMap<String, u64> {
+    use mysql::prelude::Queryable;
+    let opts = mysql::OptsBuilder::new().socket(Some(sock.to_string())).user(Some("sbtest"));
+    let mut c = mysql::Conn::new(opts).unwrap();
+    let rows: Vec<(String, String)> = c.query("SHOW GLOBAL STATUS LIKE 'Com\\_%'").unwrap();
+    rows.into_iter().filter_map(|(k, v)| Some((k, v.parse().ok()?))).collect()
+}
+
+/// The merged totals of N shard results (JSON report) and the shards' sum.
+fn merged_totals(dir: &Path, files: &[PathBuf]) -> serde_json::Value {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut a: Vec<&str> = names.iter().map(String::as_str).collect();
+    a.push("--json");
+    let m = merge(dir, &a);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    let doc = json(&m.stdout);
+    for key in ["events", "reads", "writes", "other", "errors", "reconnects"] {
+        let sum: u64 = files.iter().map(|f| shard_count(f, key)).sum();
+        assert_eq!(doc["counters"][key].as_u64(), Some(sum), "{key}: merged vs the shards' sum");
+    }
+    assert_eq!(doc["latency"]["count"].as_u64(), doc["counters"]["events"].as_u64());
+    doc
+}
+
+/// Four shard processes of oltp_read_write against MariaDB (statements as
+/// text, so that each is one `Com_*`): the merged totals are the shards'
+/// sums and the server's own counters, statement kind by kind (each shard
+/// reads the server's clock five times for its clock offset: five more
+/// SELECTs per shard).
+#[test]
+fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
+    let Some(base) = mysql_db("dbbench_shards") else { return };
+    let sock = std::env::var("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
+    let dir = tempdir("shards-mysql");
+    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=4", "--table-size=1000"]));
+    assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
+    let before = mysql_status(&sock);
+    let run = args(
+        &base,
+        &[
+            "oltp_read_write",
+            "run",
+            "--tables=4",
+            "--table-size=1000",
+            "--threads=4",
+            "--time=3",
+            "--report-interval=1",
+            "--db-ps-mode=disable",
+        ],
+    );
+    let (files, runs) = run_shards(&dir, 4, &run, &[]);
+    for r in &runs {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let after = mysql_status(&sock);
+    let d = |k: &str| after[k] - before[k];
+    let doc = merged_totals(&dir, &files);
+    let c = |k: &str| doc["counters"][k].as_u64().unwrap();
+    assert!(c("events") > 0);
+    assert_eq!(d("Com_insert") + d("Com_update") + d("Com_delete"), c("writes"), "writes");
+    // Beyond the clients' reads: each shard's five clock readings, and the
+    // few SELECTs of connection set-up (the clients', this test's).
+    let extra = d("Com_select") - c("reads");
+    assert!((4 * 5..=4 * 5 + 10).contains(&extra), "reads: {} SELECTs beyond {} reads", extra, c("reads"));
+    assert_eq!(d("Com_begin") + d("Com_commit") + d("Com_rollback"), c("other"), "other");
+    assert_eq!(d("Com_commit"), c("events") - c("errors"), "events");
+    for s in doc["shards"].as_array().unwrap() {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert!(s["clock_offset_ms"].as_f64().unwrap().abs() < 1000.0, "{s}");
+    }
+    assert!(doc["start_skew_clock"].as_str().unwrap().contains("NOW(6)"), "{}", doc["start_skew_clock"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// PostgreSQL's per-database counters (`pg_stat_database`), once the
+/// shards' backends have flushed them (at their exit; polled until two
+/// readings agree, at most 10 s).
+fn pg_stats(db: &str) -> Vec<u64> {
+    let read = || {
+        pgsql_query(
+            "sbtest",
+            &format!(
+                "SELECT concat_ws(',', xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted) FROM pg_stat_database WHERE datname = '{db}'"
+            ),
+        )[0]
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect::<Vec<u64>>()
+    };
+    let mut last = read();
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = read();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+/// Three shard processes of oltp_read_write against PostgreSQL: the
+/// merged totals are the shards' sums and the server's counters: rows
+/// inserted, updated and deleted (each write statement of an event that
+/// committed changes one row; checked exactly when no event hit a
+/// deadlock, which a large table makes rare) and transactions committed
+/// (each event one; statement preparation and the clock readings commit
+/// implicit transactions of their own).
+#[test]
+fn three_shards_of_oltp_read_write_on_postgresql_match_the_server_counters() {
+    let Some(base) = pgsql_db("dbbench_shards") else { return };
+    let dir = tempdir("shards-pgsql");
+    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=3", "--table-size=20000"]));
+    assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
+    let before = pg_stats("dbbench_shards");
+    let run = args(
+        &base,
+        &[
+            "oltp_read_write",
+            "run",
+            "--tables=3",
+            "--table-size=20000",
+            "--threads=3",
+            "--time=3",
+            "--report-interval=1",
+        ],
+    );
+    let (files, runs) = run_shards(&dir, 3, &run, &[]);
+    for r in &runs {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let after = pg_stats("dbbench_shards");
+    let d: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    let doc = merged_totals(&dir, &files);
+    let c = |k: &str| doc["counters"][k].as_u64().unwrap();
+    assert!(c("events") > 0);
+    assert!(d[0] >= c("events"), "transactions committed {} < events {}", d[0], c("events"));
+    if c("errors") == 0 {
+        assert_eq!(d[2] + d[3] + d[4], c("writes"), "rows inserted+updated+deleted = write statements");
+        assert_eq!(d[2], c("events"), "one insert per event");
+    } else {
+        eprintln!("{} events hit errors (deadlocks): the row counts are checked only as bounds", c("errors"));
+        assert!(d[2] >= c("events") && d[2] + d[3] + d[4] >= c("writes"), "{d:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
