@@ -23,8 +23,9 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 # chromium renders the HTML report in a test; python3-openpyxl reads the
 # spreadsheet export back; fonts-dejavu-core gives the PNG charts (report
-# --export-charts) their text; prometheus scrapes a live run (tests/metrics.rs).
-PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl fonts-dejavu-core prometheus)
+# --export-charts) their text; prometheus scrapes a live run (tests/metrics.rs);
+# python3-venv holds kubernetes-validate from PyPI (tests/k8s.rs).
+PACKAGES=(mariadb-server postgresql sysbench time chromium python3-openpyxl openssl fonts-dejavu-core prometheus python3-venv)
 log() { echo "test.sh: $*" >&2; }
 die() { echo "test.sh: error: $*" >&2; exit 1; }
 
@@ -69,6 +70,7 @@ missing_tools() {
     [ -x /usr/bin/chromium ] || echo chromium
     [ -x /usr/bin/prometheus ] || echo prometheus
     /usr/bin/python3 -c 'import openpyxl' >/dev/null 2>&1 || echo python3-openpyxl
+    /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || echo python3-venv
     [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || echo fonts-dejavu-core
 }
 

@@ -320,6 +320,7 @@ pub const SUBCOMMANDS: &[(&str, &str)] = &[
     ("compare", "two configurations or experiments, run by run, with significance (docs/report.md)"),
     ("tpch", "TPC-H/DBT3: generate, load, power and throughput tests (docs/tpch.md)"),
     ("querydiff", "query-by-query A/B comparison of two servers (docs/querydiff.md)"),
+    ("k8s", "one run as N shards on Kubernetes: manifests, apply, wait, merge (docs/scale-out.md)"),
     ("server", "start and stop a managed MariaDB, MySQL or PostgreSQL server (docs/lab.md)"),
     ("merge", "merge the results of a run's shards (run --shard=I/N) into one report (docs/scale-out.md)"),
     ("completions", "a shell completion script: dbbench completions bash|zsh|fish"),

@@ -19,6 +19,7 @@ pub fn command() -> Command {
         .subcommand(crate::report::compare::Args::command())
         .subcommand(crate::tpch::command())
         .subcommand(crate::querydiff::Args::command())
+        .subcommand(crate::k8s::Args::command())
         .subcommand(crate::lab::server::Args::command())
         .subcommand(crate::shard::merge::Args::command())
         .subcommand(Completions::command());

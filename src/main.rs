@@ -11,6 +11,7 @@ mod dsn;
 mod engine;
 mod exit;
 mod fault_point;
+mod k8s;
 mod lab;
 mod log;
 mod metrics;
@@ -111,6 +112,7 @@ fn subcommand(name: &str) -> Option<Subcommand> {
         "tpch" => tpch::cli_main,
         "querydiff" => querydiff::cli_main,
         "merge" => shard::merge::cli_main,
+        "k8s" => k8s::cli_main,
         "completions" => completions::completions_main,
         _ => return None,
     })
