@@ -349,6 +349,16 @@ impl StandIn {
         live
     }
 
+    /// Every pod process ends within 5 s (a killed one is a zombie until
+    /// the stand-in's supervisor reaps it).
+    fn assert_pods_end(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.live_pods().is_empty() {
+            assert!(Instant::now() < deadline, "pods still running after the run: {:?}", self.live_pods());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// A stand-in for the image's dbbench that prints a shard result line
     /// (by hand, in the agreed shape) unless its index is in `fail`, and
     /// sleeps `sleep` seconds first.
@@ -424,7 +434,7 @@ fn launcher_collects_each_shards_result_line_and_deletes_the_run() {
     assert!(calls.lines().all(|l| l.starts_with("[\"--context=lab\", \"--namespace=bench\"")), "{calls}");
     assert!(!calls.contains("unsupported"));
     assert!(s.objects().is_empty(), "left in the cluster: {:?}", s.objects());
-    assert!(s.live_pods().is_empty());
+    s.assert_pods_end();
     // The hand-made lines are not real shard results: dbbench merge refuses
     // them, and the launcher says so (the merged report is tested with real
     // shards below).
@@ -454,7 +464,7 @@ fn a_failed_shard_is_reported_and_the_rest_stopped_and_deleted() {
     let log = std::fs::read_to_string(s.dir.join("out/shard-1.log")).unwrap();
     assert!(log.contains("FATAL: cannot connect"), "{log}");
     assert!(s.objects().is_empty(), "{:?}", s.objects());
-    assert!(s.live_pods().is_empty());
+    s.assert_pods_end();
 }
 
 #[test]
@@ -493,7 +503,7 @@ fn interrupting_the_launcher_deletes_the_run() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(s.calls().contains("\"delete\""), "{}", s.calls());
     assert!(s.objects().is_empty(), "{:?}", s.objects());
-    assert!(s.live_pods().is_empty(), "pods still running after the delete");
+    s.assert_pods_end();
 }
 
 #[test]
@@ -507,4 +517,34 @@ fn a_missing_kubectl_is_one_line() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("cannot run kubectl '/nonexistent/kubectl'"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn real_shards_through_the_stand_in_merge_into_one_report_with_every_event() {
+    // The image's dbbench is this build (the stand-in maps /usr/local/bin/dbbench
+    // to it); a script without a database: every event counts, none is lost or
+    // doubled across the shards.
+    let s = StandIn::new("k8s-e2e");
+    std::fs::write(s.dir.join("count.lua"), "function event() end\n").unwrap();
+    let r = s.run(
+        &[
+            "--shards=3",
+            "--image=img",
+            "--start-grace=2",
+            "--results-dir=out",
+            "count.lua",
+            "--threads=6",
+            "--events=3000",
+            "--time=0",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let events = r.number("total number of events:").unwrap_or_else(|| panic!("no total in:\n{}", r.stdout));
+    assert_eq!(events as u64, 3000, "{}", r.stdout);
+    for i in 0..3 {
+        let log = std::fs::read_to_string(s.dir.join(format!("out/shard-{i}.log"))).unwrap();
+        assert!(log.contains("dbbench-shard-result: {"), "shard {i}: {log}");
+    }
+    assert!(s.objects().is_empty(), "{:?}", s.objects());
 }
