@@ -338,8 +338,8 @@ pub fn fill_string(fmt: &[u8], out: &mut [u8]) {
     })
 }
 
-/// `uniform(0, span - 1)`'s result for the 53 bits `m`: `trunc(fl(m / 2^53
-/// * span))`, computed exactly in integers where that cannot differ. The
+/// `uniform(0, span - 1)`'s result for the 53 bits `m`:
+/// `trunc(fl(m / 2^53 * span))`, computed exactly in integers where that cannot differ. The
 /// exact product is `q + rem / 2^53`; rounding it to a double can reach
 /// `q + 1` only from within half an ulp below (at most 8 units of 2^-53 for
 /// values under 16), so outside the last 64 units `q` is the answer and
