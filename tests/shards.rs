@@ -337,7 +337,7 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
     let Some(base) = mysql_db("dbbench_shards") else { return };
     let sock = std::env::var("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
     let dir = tempdir("shards-mysql");
-    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=4", "--table-size=1000"]));
+    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=4", "--table-size=20000"]));
     assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
     let before = mysql_status(&sock);
     let run = args(
@@ -346,7 +346,7 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
             "oltp_read_write",
             "run",
             "--tables=4",
-            "--table-size=1000",
+            "--table-size=20000",
             "--threads=4",
             "--time=3",
             "--report-interval=1",
@@ -362,13 +362,25 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
     let doc = merged_totals(&dir, &files);
     let c = |k: &str| doc["counters"][k].as_u64().unwrap();
     assert!(c("events") > 0);
-    assert_eq!(d("Com_insert") + d("Com_update") + d("Com_delete"), c("writes"), "writes");
     // Beyond the clients' reads: each shard's five clock readings, and the
     // few SELECTs of connection set-up (the clients', this test's).
     let extra = d("Com_select") - c("reads");
     assert!((4 * 5..=4 * 5 + 10).contains(&extra), "reads: {} SELECTs beyond {} reads", extra, c("reads"));
-    assert_eq!(d("Com_begin") + d("Com_commit") + d("Com_rollback"), c("other"), "other");
-    assert_eq!(d("Com_commit"), c("events") - c("errors"), "events");
+    let server_writes = d("Com_insert") + d("Com_update") + d("Com_delete");
+    let server_other = d("Com_begin") + d("Com_commit") + d("Com_rollback");
+    if c("errors") == 0 {
+        assert_eq!(server_writes, c("writes"), "writes");
+        assert_eq!(server_other, c("other"), "other");
+        assert_eq!(d("Com_commit"), c("events"), "events");
+    } else {
+        // A failed statement (a deadlock, retried by the default
+        // --mysql-ignore-errors) counts on the server and as an error here,
+        // and dbbench's ROLLBACK before the retry (src/script/sql.rs) is not
+        // a statement of the script's: two server statements per error.
+        eprintln!("{} statements failed (deadlocks): checked as one sum", c("errors"));
+        assert_eq!(server_writes + server_other, c("writes") + c("other") + 2 * c("errors"), "all statements");
+        assert!(d("Com_commit") <= c("events"), "commits {} > events {}", d("Com_commit"), c("events"));
+    }
     for s in doc["shards"].as_array().unwrap() {
         assert_eq!(s["status"], "ok", "{s}");
         assert!(s["clock_offset_ms"].as_f64().unwrap().abs() < 1000.0, "{s}");
@@ -377,15 +389,19 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// PostgreSQL's per-database counters (`pg_stat_database`), once the
-/// shards' backends have flushed them (at their exit; polled until two
-/// readings agree, at most 10 s).
+/// PostgreSQL's counters, once the shards' backends have flushed them (at
+/// their exit; polled until two readings agree, at most 10 s): the
+/// database's transactions (`pg_stat_database`) and the rows of the sbtest
+/// tables (`pg_stat_user_tables`; the database's own tup_* also count the
+/// catalogs, which autoanalyze writes to during the run).
 fn pg_stats(db: &str) -> Vec<u64> {
     let read = || {
         pgsql_query(
-            "sbtest",
+            db,
             &format!(
-                "SELECT concat_ws(',', xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted) FROM pg_stat_database WHERE datname = '{db}'"
+                "SELECT concat_ws(',', d.xact_commit, d.xact_rollback, t.ins, t.upd, t.del) FROM pg_stat_database d, \
+                 (SELECT coalesce(sum(n_tup_ins), 0) AS ins, coalesce(sum(n_tup_upd), 0) AS upd, coalesce(sum(n_tup_del), 0) AS del \
+                 FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%') t WHERE d.datname = '{db}'"
             ),
         )[0]
         .split(',')
