@@ -46,9 +46,10 @@ PY
 echo "inputs: $SHARDS results of $SECONDS_RUN 1-second intervals, $(du -sh --apparent-size . | cut -f1) in all; buckets per interval in the template: $(python3 -c 'import json,base64; t=json.load(open("template.json")); print(sorted(len(base64.b64decode(i["period"]["latency"]["buckets"]))//2 for i in t["intervals"])[len(t["intervals"])//2])') (median, approx.)"
 times=()
 for r in 1 2 3; do
-    /usr/bin/time -f "%e %M" -o time.txt "$BIN" merge shard-*.json >/dev/null
-    read -r secs kb < time.txt
-    echo "run $r: ${secs} s wall, peak RSS $((kb / 1024)) MiB"
+    /usr/bin/time -f "%e %M %U %S" -o time.txt "$BIN" merge shard-*.json >/dev/null
+    read -r secs kb user sys < time.txt
+    # CPU time beside the wall: on a loaded host the wall includes waiting.
+    echo "run $r: ${secs} s wall, ${user} s user + ${sys} s system CPU, peak RSS $((kb / 1024)) MiB"
     times+=("$secs")
 done
 median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
