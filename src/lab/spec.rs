@@ -463,6 +463,10 @@ pub fn load(path: &Path) -> Result<Spec, String> {
 }
 
 /// Validates spec `text` read from `path` (used for messages and relative paths).
+///
+/// One function per part of the file, in the order a reader meets them:
+/// `experiment`, `configurations`, `workloads`; each error names the first
+/// problem in that order.
 pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     let raw: RawSpec = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
@@ -471,14 +475,99 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-    let err = |keys: &[Seg], msg: String| -> String {
-        let line = locate(text, keys).unwrap_or(0);
-        format!("{}:{line}: {}: {msg}", path.display(), key_path(keys))
-    };
+    let cx = Ctx { path, text, dir };
 
     if let Some(names) = &raw.report.server_counters {
-        check_server_counters(names).map_err(|(i, m)| err(&[K("report"), K("server_counters"), Seg::Index(i)], m))?;
+        check_server_counters(names)
+            .map_err(|(i, m)| cx.err(&[K("report"), K("server_counters"), Seg::Index(i)], m))?;
     }
+    let x = experiment(&cx, &raw)?;
+    let configurations = configurations(&cx, &raw, &x)?;
+    let mut workloads = workloads(&cx, &raw, &x, &configurations)?;
+
+    super::datasets::share_prepared_data(&mut workloads, &configurations);
+
+    let e = &raw.experiment;
+    let dir = &cx.dir;
+    Ok(Spec {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        name: e.name.clone(),
+        description: e.description.clone(),
+        configurations,
+        workloads,
+        repeats: e.repeats,
+        warmup_s: x.warmup_s,
+        time_s: x.time_s,
+        run_timeout: x.run_timeout,
+        order: x.order,
+        drop_caches: e.drop_caches,
+        sample_interval_s: x.sample_interval_s,
+        seed: e.seed,
+        store: e.store.as_ref().map(|s| {
+            if crate::store::is_url(s) {
+                s.clone()
+            } else {
+                rel_to(dir, s).to_string_lossy().into_owned()
+            }
+        }),
+        hooks: x.hooks,
+    })
+}
+
+/// What every check needs to name the file, the line and the key of an error.
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+    /// The spec's directory: relative paths in the spec are relative to it.
+    dir: PathBuf,
+}
+
+impl Ctx<'_> {
+    /// `file:line: key.path: msg`, the line found from `keys`.
+    fn err(&self, keys: &[Seg], msg: String) -> String {
+        let line = locate(self.text, keys).unwrap_or(0);
+        format!("{}:{line}: {}: {msg}", self.path.display(), key_path(keys))
+    }
+
+    /// The `cpus` table under `at` (`[]` for the experiment's own).
+    /// Checked against the host here, so a CPU that is not online stops `lab plan` too.
+    fn cpus_at(&self, at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]) -> Result<Placement, String> {
+        let Some(t) = t else { return Ok(Placement::default()) };
+        crate::lab::cpus::placement_from_toml(t, allowed).map_err(|(keys, m)| {
+            let mut path: Vec<Seg> = at
+                .iter()
+                .map(|s| match s {
+                    Seg::Key(k) => K(k),
+                    Seg::Index(i) => I(*i),
+                })
+                .collect();
+            path.push(K("cpus"));
+            path.extend(keys.iter().map(|k| K_owned(k)));
+            self.err(&path, m)
+        })
+    }
+}
+
+/// `[experiment]` (and the experiment-wide `[hooks]` and `[cpus]`), checked,
+/// with the defaults resolved.
+struct ExperimentSettings {
+    time_s: u64,
+    warmup_s: u64,
+    sample_interval_s: u64,
+    run_timeout: Duration,
+    order: Order,
+    /// `prepare` for the configurations that do not set their own.
+    default_prepare: Option<PreparePolicy>,
+    /// The options every test workload starts from.
+    common_options: Vec<(String, String)>,
+    hooks: Hooks,
+    cpus: Placement,
+}
+
+fn experiment(cx: &Ctx, raw: &RawSpec) -> Result<ExperimentSettings, String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let path = cx.path;
     let e = &raw.experiment;
     if e.name.trim().is_empty() {
         return Err(err(&[K("experiment"), K("name")], "must not be empty".into()));
@@ -553,191 +642,35 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
     };
     let common_options = options_list(&e.options).map_err(|(k, m)| err(&[K("experiment"), K("options"), K(&k)], m))?;
 
-    let experiment_hooks = hooks(&raw.hooks).map_err(|(which, i, m)| err(&[K("hooks"), K(which), I(i)], m))?;
-    // Checked against the host here, so a CPU that is not online stops `lab plan` too.
-    let cpus_at = |at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]| -> Result<Placement, String> {
-        let Some(t) = t else { return Ok(Placement::default()) };
-        crate::lab::cpus::placement_from_toml(t, allowed).map_err(|(keys, m)| {
-            let mut path: Vec<Seg> = at
-                .iter()
-                .map(|s| match s {
-                    Seg::Key(k) => K(k),
-                    Seg::Index(i) => I(*i),
-                })
-                .collect();
-            path.push(K("cpus"));
-            path.extend(keys.iter().map(|k| K_owned(k)));
-            err(&path, m)
-        })
-    };
-    let experiment_cpus = cpus_at(&[], &raw.cpus, &["server", "clients", "other"])?;
+    let hooks = hooks(&raw.hooks).map_err(|(which, i, m)| err(&[K("hooks"), K(which), I(i)], m))?;
+    let cpus = cx.cpus_at(&[], &raw.cpus, &["server", "clients", "other"])?;
+    Ok(ExperimentSettings {
+        time_s,
+        warmup_s,
+        sample_interval_s,
+        run_timeout,
+        order,
+        default_prepare,
+        common_options,
+        hooks,
+        cpus,
+    })
+}
 
-    // Configurations.
+/// `[[configuration]]`s in run order: the baseline first.
+fn configurations(cx: &Ctx, raw: &RawSpec, x: &ExperimentSettings) -> Result<Vec<Configuration>, String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let e = &raw.experiment;
     if raw.configurations.is_empty() {
         return Err(format!(
             "{}: no [[configuration]]: give at least one (see examples/quickstart.toml)",
-            path.display()
+            cx.path.display()
         ));
     }
     let mut configurations = Vec::new();
     for (i, c) in raw.configurations.iter().enumerate() {
-        let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
-        let cerr = |key: &str, m: String| err(&at(key), m);
-        if c.name.trim().is_empty() || c.name.contains('/') {
-            return Err(cerr("name", "must be non-empty and must not contain '/'".into()));
-        }
-        if configurations.iter().any(|x: &Configuration| x.name == c.name) {
-            return Err(cerr("name", format!("'{}' is used by two configurations", c.name)));
-        }
-        let kind_fields = |allowed: &[&str]| -> Result<(), String> {
-            let given = [
-                ("basedir", c.basedir.is_some()),
-                ("server_options", !c.server_options.is_empty()),
-                ("config_file", c.config_file.is_some()),
-                ("start_timeout", c.start_timeout.is_some()),
-                ("dsn", c.dsn.is_some()),
-                ("password_env", c.password_env.is_some()),
-                ("superuser", c.superuser.is_some()),
-                ("pragmas", !c.pragmas.is_empty()),
-            ];
-            for (k, set) in given {
-                if set && !allowed.contains(&k) {
-                    return Err(cerr(k, format!("does not apply to server = \"{}\"", c.server)));
-                }
-            }
-            Ok(())
-        };
-        let rel = |p: &str| -> PathBuf {
-            let p = PathBuf::from(p);
-            if p.is_absolute() {
-                p
-            } else {
-                dir.join(p)
-            }
-        };
-        let (target, natural_prepare) = match c.server.as_str() {
-            "mariadb" | "mysql" | "postgresql" => {
-                kind_fields(&["basedir", "server_options", "config_file", "start_timeout", "superuser"])?;
-                let kind = match c.server.as_str() {
-                    "mariadb" => ServerKind::Mariadb,
-                    "mysql" => ServerKind::Mysql,
-                    _ => ServerKind::Postgresql,
-                };
-                let timeout = match &c.start_timeout {
-                    Some(t) => Duration::from_secs(seconds(t).map_err(|m| cerr("start_timeout", m))?.max(1)),
-                    None => Duration::from_secs(120),
-                };
-                let config_file = c.config_file.as_deref().map(rel);
-                if let Some(f) = &config_file {
-                    if !f.is_file() {
-                        return Err(cerr("config_file", format!("{} is not a file", f.display())));
-                    }
-                }
-                let basedir = c.basedir.as_deref().map(rel);
-                if let Some(b) = &basedir {
-                    if !b.is_dir() {
-                        return Err(cerr("basedir", format!("{} is not a directory", b.display())));
-                    }
-                }
-                let spec = ServerSpec {
-                    kind,
-                    basedir,
-                    options: c.server_options.clone(),
-                    config_file,
-                    timeout,
-                    superuser: c.superuser.unwrap_or(false),
-                    // Set below, from `cpus`.
-                    cpus: None,
-                    init_cpus: None,
-                };
-                (Target::Managed(spec), PreparePolicy::Restore)
-            }
-            "external" => {
-                kind_fields(&["dsn", "password_env"])?;
-                let Some(dsn) = &c.dsn else {
-                    return Err(cerr("dsn", "an external server needs dsn = \"mysql://user@host:port/db\" or \"postgresql://...\"".into()));
-                };
-                let password = match &c.password_env {
-                    Some(var) => Some(std::env::var(var).map_err(|_| {
-                        cerr("password_env", format!("environment variable {var} is not set; export it with the server's password"))
-                    })?),
-                    None => None,
-                };
-                let driver_args = dsn_driver_args(dsn, password.as_deref()).map_err(|m| cerr("dsn", m))?;
-                (Target::External { driver_args }, PreparePolicy::Once)
-            }
-            "sqlite" => {
-                kind_fields(&["pragmas"])?;
-                let mut driver_args = vec!["--db-driver=sqlite".to_string()];
-                for (k, v) in &c.pragmas {
-                    if !SQLITE_PRAGMAS.contains(&k.as_str()) {
-                        return Err(err(
-                            &[K("configuration"), I(i), K("pragmas"), K_owned(k)],
-                            format!("not a pragma dbbench sets; use one of {}", SQLITE_PRAGMAS.join(", ")),
-                        ));
-                    }
-                    let v = option_value(v).map_err(|m| err(&[K("configuration"), I(i), K("pragmas"), K_owned(k)], m))?;
-                    driver_args.push(format!("--sqlite-{}={v}", k.replace('_', "-")));
-                }
-                (Target::Sqlite { driver_args }, PreparePolicy::Restore)
-            }
-            other => {
-                return Err(cerr(
-                    "server",
-                    format!("'{other}' is not a server kind; use \"mariadb\", \"mysql\", \"postgresql\", \"external\" or \"sqlite\""),
-                ))
-            }
-        };
-        let prepare = match &c.prepare {
-            Some(p) => prepare_policy(p).map_err(|m| cerr("prepare", m))?,
-            None => default_prepare.unwrap_or(natural_prepare),
-        };
-        if prepare == PreparePolicy::Restore && matches!(target, Target::External { .. }) {
-            let m = "an external server's data cannot be snapshotted; use prepare = \"once\" or \"none\"".to_string();
-            return Err(if c.prepare.is_some() {
-                cerr("prepare", m)
-            } else {
-                err(&[K("experiment"), K("prepare")], m)
-            });
-        }
-        let options = options_list(&c.options)
-            .map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
-        let hooks =
-            hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
-        let own_cpus = cpus_at(&[K("configuration"), I(i)], &c.cpus, &["server", "clients", "other"])?;
-        if own_cpus.server.is_some() && !matches!(target, Target::Managed(_)) {
-            return Err(err(
-                &[K("configuration"), I(i), K("cpus"), K("server")],
-                format!("applies to servers dbbench starts, not server = \"{}\"", c.server),
-            ));
-        }
-        let mut cpus = own_cpus.over(&experiment_cpus);
-        if !matches!(target, Target::Managed(_)) {
-            cpus.server = None;
-        }
-        let mut target = target;
-        if let Target::Managed(s) = &mut target {
-            s.cpus = cpus.server.clone();
-            s.init_cpus = cpus.other.clone();
-        }
-        let mut definition = serde_json::json!({
-            "server": c.server, "basedir": c.basedir, "server_options": c.server_options,
-            "config_file": c.config_file, "prepare": prepare.name(),
-            "options": options.iter().map(|(k, v)| format!("--{k}={v}")).collect::<Vec<_>>(),
-            "pragmas": c.pragmas.iter().map(|(k, v)| (k.clone(), v.to_string())).collect::<BTreeMap<_, _>>(),
-        });
-        if let Some(dsn) = &c.dsn {
-            definition["dsn"] = serde_json::Value::String(dsn.clone());
-        }
-        if let Target::Managed(s) = &target {
-            definition["superuser"] = serde_json::Value::Bool(s.superuser);
-        }
-        if !cpus.is_empty() {
-            definition["cpus"] = cpus.to_json();
-        }
-        // Passwords (in the DSN, in `mysql-password` options) never reach the store.
-        let definition = crate::secret::redact_json(&definition);
-        configurations.push(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition, cpus });
+        let configuration = configuration(cx, x, i, c, &configurations)?;
+        configurations.push(configuration);
     }
     if let Some(b) = &e.baseline {
         let Some(pos) = configurations.iter().position(|c| &c.name == b) else {
@@ -750,16 +683,206 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
         let base = configurations.remove(pos);
         configurations.insert(0, base);
     }
+    Ok(configurations)
+}
 
-    // Workloads.
+/// `[[configuration]]` number `i` (0-based), after the `earlier` ones.
+fn configuration(
+    cx: &Ctx,
+    x: &ExperimentSettings,
+    i: usize,
+    c: &RawConfiguration,
+    earlier: &[Configuration],
+) -> Result<Configuration, String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
+    let cerr = |key: &str, m: String| err(&at(key), m);
+    if c.name.trim().is_empty() || c.name.contains('/') {
+        return Err(cerr("name", "must be non-empty and must not contain '/'".into()));
+    }
+    if earlier.iter().any(|x: &Configuration| x.name == c.name) {
+        return Err(cerr("name", format!("'{}' is used by two configurations", c.name)));
+    }
+    let (target, natural_prepare) = configuration_target(cx, i, c)?;
+    let prepare = match &c.prepare {
+        Some(p) => prepare_policy(p).map_err(|m| cerr("prepare", m))?,
+        None => x.default_prepare.unwrap_or(natural_prepare),
+    };
+    if prepare == PreparePolicy::Restore && matches!(target, Target::External { .. }) {
+        let m = "an external server's data cannot be snapshotted; use prepare = \"once\" or \"none\"".to_string();
+        return Err(if c.prepare.is_some() { cerr("prepare", m) } else { err(&[K("experiment"), K("prepare")], m) });
+    }
+    let options =
+        options_list(&c.options).map_err(|(k, m)| err(&[K("configuration"), I(i), K("options"), K_owned(&k)], m))?;
+    let hooks =
+        hooks(&c.hooks).map_err(|(which, j, m)| err(&[K("configuration"), I(i), K("hooks"), K(which), I(j)], m))?;
+    let own_cpus = cx.cpus_at(&[K("configuration"), I(i)], &c.cpus, &["server", "clients", "other"])?;
+    if own_cpus.server.is_some() && !matches!(target, Target::Managed(_)) {
+        return Err(err(
+            &[K("configuration"), I(i), K("cpus"), K("server")],
+            format!("applies to servers dbbench starts, not server = \"{}\"", c.server),
+        ));
+    }
+    let mut cpus = own_cpus.over(&x.cpus);
+    if !matches!(target, Target::Managed(_)) {
+        cpus.server = None;
+    }
+    let mut target = target;
+    if let Target::Managed(s) = &mut target {
+        s.cpus = cpus.server.clone();
+        s.init_cpus = cpus.other.clone();
+    }
+    let mut definition = serde_json::json!({
+        "server": c.server, "basedir": c.basedir, "server_options": c.server_options,
+        "config_file": c.config_file, "prepare": prepare.name(),
+        "options": options.iter().map(|(k, v)| format!("--{k}={v}")).collect::<Vec<_>>(),
+        "pragmas": c.pragmas.iter().map(|(k, v)| (k.clone(), v.to_string())).collect::<BTreeMap<_, _>>(),
+    });
+    if let Some(dsn) = &c.dsn {
+        definition["dsn"] = serde_json::Value::String(dsn.clone());
+    }
+    if let Target::Managed(s) = &target {
+        definition["superuser"] = serde_json::Value::Bool(s.superuser);
+    }
+    if !cpus.is_empty() {
+        definition["cpus"] = cpus.to_json();
+    }
+    // Passwords (in the DSN, in `mysql-password` options) never reach the store.
+    let definition = crate::secret::redact_json(&definition);
+    Ok(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition, cpus })
+}
+
+/// Where configuration `i` runs (`server = ...` and the keys of that kind),
+/// and the prepare policy that kind implies.
+fn configuration_target(cx: &Ctx, i: usize, c: &RawConfiguration) -> Result<(Target, PreparePolicy), String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
+    let cerr = |key: &str, m: String| err(&at(key), m);
+    let dir = &cx.dir;
+    let kind_fields = |allowed: &[&str]| -> Result<(), String> {
+        let given = [
+            ("basedir", c.basedir.is_some()),
+            ("server_options", !c.server_options.is_empty()),
+            ("config_file", c.config_file.is_some()),
+            ("start_timeout", c.start_timeout.is_some()),
+            ("dsn", c.dsn.is_some()),
+            ("password_env", c.password_env.is_some()),
+            ("superuser", c.superuser.is_some()),
+            ("pragmas", !c.pragmas.is_empty()),
+        ];
+        for (k, set) in given {
+            if set && !allowed.contains(&k) {
+                return Err(cerr(k, format!("does not apply to server = \"{}\"", c.server)));
+            }
+        }
+        Ok(())
+    };
+    let rel = |p: &str| -> PathBuf {
+        let p = PathBuf::from(p);
+        if p.is_absolute() {
+            p
+        } else {
+            dir.join(p)
+        }
+    };
+    Ok(match c.server.as_str() {
+        "mariadb" | "mysql" | "postgresql" => {
+            kind_fields(&["basedir", "server_options", "config_file", "start_timeout", "superuser"])?;
+            let kind = match c.server.as_str() {
+                "mariadb" => ServerKind::Mariadb,
+                "mysql" => ServerKind::Mysql,
+                _ => ServerKind::Postgresql,
+            };
+            let timeout = match &c.start_timeout {
+                Some(t) => Duration::from_secs(seconds(t).map_err(|m| cerr("start_timeout", m))?.max(1)),
+                None => Duration::from_secs(120),
+            };
+            let config_file = c.config_file.as_deref().map(rel);
+            if let Some(f) = &config_file {
+                if !f.is_file() {
+                    return Err(cerr("config_file", format!("{} is not a file", f.display())));
+                }
+            }
+            let basedir = c.basedir.as_deref().map(rel);
+            if let Some(b) = &basedir {
+                if !b.is_dir() {
+                    return Err(cerr("basedir", format!("{} is not a directory", b.display())));
+                }
+            }
+            let spec = ServerSpec {
+                kind,
+                basedir,
+                options: c.server_options.clone(),
+                config_file,
+                timeout,
+                superuser: c.superuser.unwrap_or(false),
+                // Set by `configuration`, from `cpus`.
+                cpus: None,
+                init_cpus: None,
+            };
+            (Target::Managed(spec), PreparePolicy::Restore)
+        }
+        "external" => {
+            kind_fields(&["dsn", "password_env"])?;
+            let Some(dsn) = &c.dsn else {
+                return Err(cerr(
+                    "dsn",
+                    "an external server needs dsn = \"mysql://user@host:port/db\" or \"postgresql://...\"".into(),
+                ));
+            };
+            let password = match &c.password_env {
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    cerr("password_env", format!("environment variable {var} is not set; export it with the server's password"))
+                })?),
+                None => None,
+            };
+            let driver_args = dsn_driver_args(dsn, password.as_deref()).map_err(|m| cerr("dsn", m))?;
+            (Target::External { driver_args }, PreparePolicy::Once)
+        }
+        "sqlite" => {
+            kind_fields(&["pragmas"])?;
+            let mut driver_args = vec!["--db-driver=sqlite".to_string()];
+            for (k, v) in &c.pragmas {
+                if !SQLITE_PRAGMAS.contains(&k.as_str()) {
+                    return Err(err(
+                        &[K("configuration"), I(i), K("pragmas"), K_owned(k)],
+                        format!("not a pragma dbbench sets; use one of {}", SQLITE_PRAGMAS.join(", ")),
+                    ));
+                }
+                let v = option_value(v).map_err(|m| err(&[K("configuration"), I(i), K("pragmas"), K_owned(k)], m))?;
+                driver_args.push(format!("--sqlite-{}={v}", k.replace('_', "-")));
+            }
+            (Target::Sqlite { driver_args }, PreparePolicy::Restore)
+        }
+        other => {
+            return Err(cerr(
+                "server",
+                format!("'{other}' is not a server kind; use \"mariadb\", \"mysql\", \"postgresql\", \"external\" or \"sqlite\""),
+            ))
+        }
+    })
+}
+
+/// `[[workload]]`s in spec order (a TPC-H workload becomes one per query).
+fn workloads(
+    cx: &Ctx,
+    raw: &RawSpec,
+    x: &ExperimentSettings,
+    configurations: &[Configuration],
+) -> Result<Vec<Workload>, String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let e = &raw.experiment;
     if raw.workloads.is_empty() {
-        return Err(format!("{}: no [[workload]]: give at least one (see examples/quickstart.toml)", path.display()));
+        return Err(format!(
+            "{}: no [[workload]]: give at least one (see examples/quickstart.toml)",
+            cx.path.display()
+        ));
     }
     let mut workloads: Vec<Workload> = Vec::new();
     for (i, w) in raw.workloads.iter().enumerate() {
         let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
         let werr = |key: &str, m: String| err(&at(key), m);
-        let workload_cpus = cpus_at(&[K("workload"), I(i)], &w.cpus, &["clients", "other"])?;
+        let workload_cpus = cx.cpus_at(&[K("workload"), I(i)], &w.cpus, &["clients", "other"])?;
         let threads = match &w.threads {
             Some(t) => {
                 check_threads(t).map_err(|m| werr("threads", m))?;
@@ -778,40 +901,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             },
         };
         if let Some(t) = &w.tpch {
-            if w.test.is_some()
-                || w.command.is_some()
-                || !w.options.is_empty()
-                || !w.metrics.is_empty()
-                || w.prepare_command.is_some()
-            {
-                return Err(werr(
-                    "tpch",
-                    "a TPC-H workload is tpch = {...} alone: no test, command, options, metrics or prepare_command"
-                        .into(),
-                ));
-            }
-            if w.threads.is_some() {
-                return Err(werr(
-                    "threads",
-                    "a TPC-H workload runs one query at a time (its figure is the query's time)".into(),
-                ));
-            }
-            let name = w.name.clone().unwrap_or_else(|| "tpch".to_string());
-            if name.is_empty() || name.contains(['/', ':']) {
-                return Err(werr("name", "must be non-empty and must not contain '/' or ':'".into()));
-            }
-            for mut q in tpch_workloads(t, &name, &dir, workloads.len(), &configurations)
-                .map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))?
-            {
-                if workloads.iter().any(|x| x.name == q.name) {
-                    return Err(werr(
-                        "name",
-                        format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name),
-                    ));
-                }
-                q.cpus = workload_cpus.clone();
-                workloads.push(q);
-            }
+            push_tpch_workloads(cx, i, w, t, &workload_cpus, &mut workloads, configurations)?;
             continue;
         }
         let (name, kind, natural_writes) = match (&w.test, &w.command) {
@@ -822,87 +912,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
                     "needs test = \"<built-in or script.lua>\", command = [...] or tpch = { sf = ... }".into(),
                 ))
             }
-            (Some(test), None) => {
-                if w.prepare_command.is_some() {
-                    return Err(werr("prepare_command", "applies to command workloads only".into()));
-                }
-                if !w.metrics.is_empty() {
-                    return Err(werr(
-                        "metrics",
-                        "applies to command workloads only; a test's figures are all recorded".into(),
-                    ));
-                }
-                let resolved = if crate::workloads::builtin(test).is_some() && !test.contains('/') {
-                    test.clone()
-                } else {
-                    let p = rel_to(&dir, test);
-                    if !p.is_file() {
-                        return Err(werr(
-                            "test",
-                            format!("'{test}' is neither a built-in test nor a script file ({} does not exist); see `dbbench --help` for the built-in tests", p.display()),
-                        ));
-                    }
-                    p.to_string_lossy().into_owned()
-                };
-                let mut options = common_options.clone();
-                let own = options_list(&w.options)
-                    .map_err(|(k, m)| err(&[K("workload"), I(i), K("options"), K_owned(&k)], m))?;
-                for (k, v) in own {
-                    options.retain(|(ek, _)| *ek != k);
-                    options.push((k, v));
-                }
-                let base = crate::workloads::test_workload_name(test);
-                let writes = !READ_ONLY_TESTS.contains(&base.as_str());
-                (w.name.clone().unwrap_or(base), WorkloadKind::Test { test: resolved, options }, writes)
-            }
-            (None, Some(command)) => {
-                if command.is_empty() {
-                    return Err(werr("command", "must name a program".into()));
-                }
-                if !w.options.is_empty() {
-                    return Err(werr(
-                        "options",
-                        "applies to test workloads; put a command's arguments in command = [...]".into(),
-                    ));
-                }
-                let Some(name) = &w.name else {
-                    return Err(werr("name", "a command workload needs a name".into()));
-                };
-                if w.metrics.is_empty() {
-                    return Err(werr(
-                        "metrics",
-                        "a command workload needs metrics = { tps = 'tps = ([0-9.]+)' } (name → regex with one group)"
-                            .into(),
-                    ));
-                }
-                let mut metrics = Vec::new();
-                for (m, re) in &w.metrics {
-                    let Some(re) = re.as_str() else {
-                        return Err(err(
-                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
-                            "must be a regex in a string".into(),
-                        ));
-                    };
-                    let rx = regex::Regex::new(re).map_err(|e| {
-                        err(
-                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
-                            format!("bad regex: {}", e.to_string().replace('\n', " ")),
-                        )
-                    })?;
-                    if rx.captures_len() < 2 {
-                        return Err(err(
-                            &[K("workload"), I(i), K("metrics"), K_owned(m)],
-                            "the regex needs one capture group around the number".into(),
-                        ));
-                    }
-                    metrics.push((m.clone(), rx));
-                }
-                (
-                    name.clone(),
-                    WorkloadKind::Command { command: command.clone(), prepare: w.prepare_command.clone(), metrics },
-                    true,
-                )
-            }
+            (Some(test), None) => test_workload(cx, x, i, w, test)?,
+            (None, Some(command)) => command_workload(cx, i, w, command)?,
         };
         if name.is_empty() || name.contains('/') {
             return Err(werr("name", "must be non-empty and must not contain '/'".into()));
@@ -924,33 +935,147 @@ pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
             cpus: workload_cpus,
         });
     }
+    Ok(workloads)
+}
 
-    super::datasets::share_prepared_data(&mut workloads, &configurations);
+/// Workload `i`, `tpch = {...}`: one workload per query, appended to `workloads`.
+fn push_tpch_workloads(
+    cx: &Ctx,
+    i: usize,
+    w: &RawWorkload,
+    t: &RawTpch,
+    workload_cpus: &Placement,
+    workloads: &mut Vec<Workload>,
+    configurations: &[Configuration],
+) -> Result<(), String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
+    let werr = |key: &str, m: String| err(&at(key), m);
+    if w.test.is_some()
+        || w.command.is_some()
+        || !w.options.is_empty()
+        || !w.metrics.is_empty()
+        || w.prepare_command.is_some()
+    {
+        return Err(werr(
+            "tpch",
+            "a TPC-H workload is tpch = {...} alone: no test, command, options, metrics or prepare_command".into(),
+        ));
+    }
+    if w.threads.is_some() {
+        return Err(werr(
+            "threads",
+            "a TPC-H workload runs one query at a time (its figure is the query's time)".into(),
+        ));
+    }
+    let name = w.name.clone().unwrap_or_else(|| "tpch".to_string());
+    if name.is_empty() || name.contains(['/', ':']) {
+        return Err(werr("name", "must be non-empty and must not contain '/' or ':'".into()));
+    }
+    for mut q in tpch_workloads(t, &name, &cx.dir, workloads.len(), configurations)
+        .map_err(|(k, m)| err(&[K("workload"), I(i), K("tpch"), K_owned(&k)], m))?
+    {
+        if workloads.iter().any(|x| x.name == q.name) {
+            return Err(werr(
+                "name",
+                format!("two workloads are named '{}'; give each a distinct name = \"...\"", q.name),
+            ));
+        }
+        q.cpus = workload_cpus.clone();
+        workloads.push(q);
+    }
+    Ok(())
+}
 
-    Ok(Spec {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        name: e.name.clone(),
-        description: e.description.clone(),
-        configurations,
-        workloads,
-        repeats: e.repeats,
-        warmup_s,
-        time_s,
-        run_timeout,
-        order,
-        drop_caches: e.drop_caches,
-        sample_interval_s,
-        seed: e.seed,
-        store: e.store.as_ref().map(|s| {
-            if crate::store::is_url(s) {
-                s.clone()
-            } else {
-                rel_to(&dir, s).to_string_lossy().into_owned()
-            }
-        }),
-        hooks: experiment_hooks,
-    })
+/// Workload `i`, `test = ...`: its name, kind and whether it writes unless told.
+fn test_workload(
+    cx: &Ctx,
+    x: &ExperimentSettings,
+    i: usize,
+    w: &RawWorkload,
+    test: &str,
+) -> Result<(String, WorkloadKind, bool), String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
+    let werr = |key: &str, m: String| err(&at(key), m);
+    if w.prepare_command.is_some() {
+        return Err(werr("prepare_command", "applies to command workloads only".into()));
+    }
+    if !w.metrics.is_empty() {
+        return Err(werr("metrics", "applies to command workloads only; a test's figures are all recorded".into()));
+    }
+    let resolved = if crate::workloads::builtin(test).is_some() && !test.contains('/') {
+        test.to_string()
+    } else {
+        let p = rel_to(&cx.dir, test);
+        if !p.is_file() {
+            return Err(werr(
+                "test",
+                format!("'{test}' is neither a built-in test nor a script file ({} does not exist); see `dbbench --help` for the built-in tests", p.display()),
+            ));
+        }
+        p.to_string_lossy().into_owned()
+    };
+    let mut options = x.common_options.clone();
+    let own = options_list(&w.options).map_err(|(k, m)| err(&[K("workload"), I(i), K("options"), K_owned(&k)], m))?;
+    for (k, v) in own {
+        options.retain(|(ek, _)| *ek != k);
+        options.push((k, v));
+    }
+    let base = crate::workloads::test_workload_name(test);
+    let writes = !READ_ONLY_TESTS.contains(&base.as_str());
+    Ok((w.name.clone().unwrap_or(base), WorkloadKind::Test { test: resolved, options }, writes))
+}
+
+/// Workload `i`, `command = [...]`: its name, kind and whether it writes unless told.
+fn command_workload(
+    cx: &Ctx,
+    i: usize,
+    w: &RawWorkload,
+    command: &[String],
+) -> Result<(String, WorkloadKind, bool), String> {
+    let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
+    let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
+    let werr = |key: &str, m: String| err(&at(key), m);
+    if command.is_empty() {
+        return Err(werr("command", "must name a program".into()));
+    }
+    if !w.options.is_empty() {
+        return Err(werr("options", "applies to test workloads; put a command's arguments in command = [...]".into()));
+    }
+    let Some(name) = &w.name else {
+        return Err(werr("name", "a command workload needs a name".into()));
+    };
+    if w.metrics.is_empty() {
+        return Err(werr(
+            "metrics",
+            "a command workload needs metrics = { tps = 'tps = ([0-9.]+)' } (name → regex with one group)".into(),
+        ));
+    }
+    let mut metrics = Vec::new();
+    for (m, re) in &w.metrics {
+        let Some(re) = re.as_str() else {
+            return Err(err(&[K("workload"), I(i), K("metrics"), K_owned(m)], "must be a regex in a string".into()));
+        };
+        let rx = regex::Regex::new(re).map_err(|e| {
+            err(
+                &[K("workload"), I(i), K("metrics"), K_owned(m)],
+                format!("bad regex: {}", e.to_string().replace('\n', " ")),
+            )
+        })?;
+        if rx.captures_len() < 2 {
+            return Err(err(
+                &[K("workload"), I(i), K("metrics"), K_owned(m)],
+                "the regex needs one capture group around the number".into(),
+            ));
+        }
+        metrics.push((m.clone(), rx));
+    }
+    Ok((
+        name.clone(),
+        WorkloadKind::Command { command: command.to_vec(), prepare: w.prepare_command.clone(), metrics },
+        true,
+    ))
 }
 
 fn rel_to(dir: &Path, p: &str) -> PathBuf {
