@@ -633,7 +633,9 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
     Ok(handles)
 }
 
-/// `run`: the benchmark itself.
+/// `run`: the benchmark itself, in its phases: start the clients, wait
+/// for them to be ready, release them, report until they are done, join
+/// them and print the final report.
 pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     // Bound first: a bad address ends the run before anything runs.
     let listener = match cfg.metrics_listen.as_deref().map(crate::metrics::bind).transpose() {
@@ -654,33 +656,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     }
     print_header(cfg, text);
 
-    let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::with_room())).collect();
-    let rated = cfg.rate > 0.0;
-    let ctl = Arc::new(Control {
-        shared: shared.clone(),
-        events_limit: cfg.events,
-        events_started: AtomicU64::new(0),
-        warmup_end_ns: OnceLock::new(),
-        grid: OnceLock::new(),
-        rate: rated.then(|| RateQueue {
-            queue: Mutex::new(VecDeque::new()),
-            ready: Condvar::new(),
-            dropped: AtomicU64::new(0),
-            generated: AtomicU64::new(0),
-            at_boundaries: Mutex::new(VecDeque::new()),
-        }),
-        all_done: Mutex::new(false),
-        done: Condvar::new(),
-        ready: Mutex::new((0, 0)),
-        ready_cv: Condvar::new(),
-        go: Mutex::new(None),
-        go_cv: Condvar::new(),
-        threads_running: AtomicU32::new(cfg.threads),
-        rated,
-        stats: stats.clone(),
-        first_tid: cfg.shard.as_ref().map_or(0, |s| s.first_tid),
-        clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
-    });
+    let ctl = Control::for_run(shared, cfg);
     // A process runs one benchmark, so this is the only run ever set.
     let _ = SCRIPT_RUN.set(ctl.clone());
     let metrics = match listener.map(|l| start_metrics(l, shared, cfg)).transpose() {
@@ -706,23 +682,126 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             Exit::Error.exit();
         }
     };
-    // Wait for every client to be ready.
-    let init_deadline = Instant::now() + cfg.init_timeout;
-    let init_failed = {
-        let mut r = ctl.ready.lock().unwrap_or_else(|p| p.into_inner());
-        while r.0 < cfg.threads {
-            let left = init_deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                println!(
-                    "FATAL: Worker threads failed to initialize within {} seconds! (raise --thread-init-timeout)",
-                    cfg.init_timeout.as_secs()
-                );
-                Exit::Partial.exit();
-            }
-            r = ctl.ready_cv.wait_timeout(r, left).unwrap_or_else(|p| p.into_inner()).0;
+    let init_failed = wait_for_clients(&ctl, cfg);
+    let released = release_clients(&ctl, cfg, init_failed, metrics.is_some());
+    if init_failed {
+        for h in handles {
+            let _ = h.join();
         }
-        r.1 > 0
+        println!("FATAL: Thread initialization failed!");
+        return Exit::Error.into();
+    }
+    let generator = ctl.rated.then(|| {
+        let c = ctl.clone();
+        let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
+        let shard = cfg.shard.as_ref().map_or(0, |s| s.index);
+        thread::spawn(move || rate_generator(c, rate, backlog, shard))
+    });
+
+    let mut rep = Reporter::new(&ctl, cfg, released.grid, released.grid_start, main, ctl.stats.clone());
+    rep.shard_start = released.shard_start.clone();
+    if let Some(m) = &metrics {
+        rep.collector.keep_measured();
+        rep.publisher = Some(m.publisher());
+    }
+    // After the clients and the generator are started: threads inherit it.
+    rep.raised = crate::priority::raise_current_thread();
+    if rep.raised {
+        rep.collector.lend_priority();
+    } else {
+        crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
+    }
+    let next_b = rep.report_until_done(&released, metrics.as_ref());
+    let (end, errors) = join_clients(handles, released.run_start);
+    if let Some(g) = generator {
+        let _ = g.join();
+    }
+    let status = rep.end_of_run(next_b, end, errors);
+    script::close_reports(main);
+    let status = match script::global_fn(main, "done").map(|f| script::call(main, &f, ())) {
+        Some(Err(e)) => {
+            crate::log::fatal(&format!("`done' function failed: {e}"));
+            Exit::Error.into()
+        }
+        _ => status,
     };
+    if let Some(m) = &metrics {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        m.linger();
+    }
+    status
+}
+
+impl Control {
+    /// The state a run's clients share, before any client exists.
+    fn for_run(shared: &Arc<Shared>, cfg: &RunConfig) -> Arc<Control> {
+        let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::with_room())).collect();
+        let rated = cfg.rate > 0.0;
+        Arc::new(Control {
+            shared: shared.clone(),
+            events_limit: cfg.events,
+            events_started: AtomicU64::new(0),
+            warmup_end_ns: OnceLock::new(),
+            grid: OnceLock::new(),
+            rate: rated.then(|| RateQueue {
+                queue: Mutex::new(VecDeque::new()),
+                ready: Condvar::new(),
+                dropped: AtomicU64::new(0),
+                generated: AtomicU64::new(0),
+                at_boundaries: Mutex::new(VecDeque::new()),
+            }),
+            all_done: Mutex::new(false),
+            done: Condvar::new(),
+            ready: Mutex::new((0, 0)),
+            ready_cv: Condvar::new(),
+            go: Mutex::new(None),
+            go_cv: Condvar::new(),
+            threads_running: AtomicU32::new(cfg.threads),
+            rated,
+            stats,
+            first_tid: cfg.shard.as_ref().map_or(0, |s| s.first_tid),
+            clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
+        })
+    }
+}
+
+/// Waits for every client to be ready (`--thread-init-timeout`; past it
+/// the process ends). True if a client's `thread_init` failed.
+fn wait_for_clients(ctl: &Control, cfg: &RunConfig) -> bool {
+    let init_deadline = Instant::now() + cfg.init_timeout;
+    let mut r = ctl.ready.lock().unwrap_or_else(|p| p.into_inner());
+    while r.0 < cfg.threads {
+        let left = init_deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            println!(
+                "FATAL: Worker threads failed to initialize within {} seconds! (raise --thread-init-timeout)",
+                cfg.init_timeout.as_secs()
+            );
+            Exit::Partial.exit();
+        }
+        r = ctl.ready_cv.wait_timeout(r, left).unwrap_or_else(|p| p.into_inner()).0;
+    }
+    r.1 > 0
+}
+
+/// What releasing the clients fixed, as the reporting needs it.
+struct Released<'a> {
+    /// The periods the run is counted in.
+    grid: &'a Grid,
+    /// The release, in ns of [`crate::clock`]: the grid's start.
+    grid_start: u64,
+    /// The end of the warmup.
+    run_start: Instant,
+    /// `--shard`: when it was ready and started, and whether it was late.
+    shard_start: crate::shard::result::StartInfo,
+}
+
+/// Releases the ready clients (or, if `init_failed`, tells them to give
+/// up): fixes the grid and the deadline, then lets them go.
+/// `publishing`: live metrics are on (the grid then has their boundaries).
+fn release_clients<'a>(ctl: &'a Control, cfg: &RunConfig, init_failed: bool, publishing: bool) -> Released<'a> {
+    let shared = &ctl.shared;
+    let text = cfg.format.shows_progress();
     // A shard: every client is ready; wait for --start-at (a shard ready
     // after it starts at once, and its result says it was late).
     let ready_unix_ms = crate::shard::now_unix_ms();
@@ -755,9 +834,10 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let grid = ctl.grid.get_or_init(|| {
         let checkpoints = checkpoint_times.iter().map(|s| run_ns.saturating_add(s.saturating_mul(1_000_000_000)));
         let grid = Grid::new(grid_start, run_ns, tick_ns, checkpoints.collect());
-        match &metrics {
-            Some(_) => grid.publishing_every(crate::metrics::PUBLISH_EVERY.as_nanos() as u64),
-            None => grid,
+        if publishing {
+            grid.publishing_every(crate::metrics::PUBLISH_EVERY.as_nanos() as u64)
+        } else {
+            grid
         }
     });
     // Before the release, not after: waking thousands of clients at once
@@ -767,112 +847,23 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         println!("Threads started!");
         println!();
     }
-    {
-        if !cfg.time.is_zero() {
-            shared.set_deadline(run_start + cfg.time);
-        }
-        let _ = ctl.warmup_end_ns.set(run_ns);
-        *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
-        ctl.go_cv.notify_all();
+    if !cfg.time.is_zero() {
+        shared.set_deadline(run_start + cfg.time);
     }
-    if init_failed {
-        for h in handles {
-            let _ = h.join();
-        }
-        println!("FATAL: Thread initialization failed!");
-        return Exit::Error.into();
+    let _ = ctl.warmup_end_ns.set(run_ns);
+    *ctl.go.lock().unwrap_or_else(|p| p.into_inner()) = Some(!init_failed);
+    ctl.go_cv.notify_all();
+    Released {
+        grid,
+        grid_start,
+        run_start,
+        shard_start: crate::shard::result::StartInfo { ready_unix_ms, start_unix_ms, late },
     }
-    let generator = rated.then(|| {
-        let c = ctl.clone();
-        let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
-        let shard = cfg.shard.as_ref().map_or(0, |s| s.index);
-        thread::spawn(move || rate_generator(c, rate, backlog, shard))
-    });
+}
 
-    // The reporting loop: each boundary of the grid (report tick, end of the
-    // warmup, checkpoint) is handled shortly after it passes. What it
-    // collects depends only on when events ended, not on when this thread
-    // runs (see `stats`), so a late wake-up delays a line, never changes it.
-    let mut rep = Reporter::new(&ctl, cfg, grid, grid_start, main, stats.clone());
-    rep.shard_start = crate::shard::result::StartInfo { ready_unix_ms, start_unix_ms, late };
-    if let Some(m) = &metrics {
-        rep.collector.keep_measured();
-        rep.publisher = Some(m.publisher());
-    }
-    // After the clients and the generator are started: threads inherit it.
-    rep.raised = crate::priority::raise_current_thread();
-    if rep.raised {
-        rep.collector.lend_priority();
-    } else {
-        crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
-    }
-    let mut next_b = grid.next_after(grid_start);
-    // A boundary is collected this long after it: an event that ended just
-    // before it is recorded within microseconds unless its client was
-    // descheduled in between.
-    let slack_ns = if tick_ns > 0 { (tick_ns / 10).min(2_000_000) } else { 2_000_000 };
-    let forced_ns =
-        cfg.forced_grace.filter(|_| !cfg.time.is_zero()).map(|g| crate::clock::ns_of(run_start + cfg.time + g));
-    let deadline_ns = shared.deadline().map(crate::clock::ns_of);
-    // Without --forced-shutdown, clients still in an event this long after
-    // --time end the run anyway (a stopped server must not hang a bounded
-    // run); decided at the deadline from the longest event seen so far.
-    let mut stall_ns: Option<u64> = None;
-    loop {
-        let now = crate::clock::now_ns();
-        while next_b != u64::MAX && now >= next_b.saturating_add(slack_ns) {
-            rep.boundary(next_b);
-            next_b = grid.next_after(next_b);
-        }
-        if let (None, Some(d)) = (forced_ns, deadline_ns) {
-            if now >= d && stall_ns.is_none() {
-                let grace = STALL_GRACE_MIN.as_nanos() as u64;
-                stall_ns = Some(d + grace.max(rep.collector.longest_event_ns().saturating_mul(2)));
-            }
-        }
-        let forced = forced_ns.filter(|f| now >= *f).map(|_| true).or(stall_ns.filter(|s| now >= *s).map(|_| false));
-        if let Some(by_option) = forced {
-            let unfinished = in_events(&stats);
-            let running = ctl.threads_running.load(Ordering::Relaxed);
-            let aborted = if by_option {
-                // One message (the count belongs to it), so it prints at
-                // any verbosity, where log sends FATAL lines.
-                crate::log::fatal(&format!("The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}"));
-                format!("forced shutdown with {unfinished} unfinished events")
-            } else {
-                let waited = (now - deadline_ns.unwrap_or(now)) as f64 / 1e9;
-                crate::log::fatal(&format!(
-                    "{running} of {} clients had not finished {waited:.1}s after the end of --time ({unfinished} in an event: \
-                     is the server stopped?); ending the run (--forced-shutdown=N sets this wait)",
-                    cfg.threads
-                ));
-                format!("stalled: {running} clients had not finished {waited:.1}s after the end of --time")
-            };
-            while next_b <= now {
-                rep.boundary(next_b);
-                next_b = grid.next_after(next_b);
-            }
-            rep.finish(Instant::now());
-            rep.publish(rep.end_ns, true);
-            rep.final_report(Some(aborted.clone()));
-            rep.write_shard_result(Some(aborted));
-            let _ = std::io::Write::flush(&mut std::io::stdout());
-            if let Some(m) = &metrics {
-                m.linger();
-            }
-            Exit::Partial.exit();
-        }
-        let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
-        if *all_done {
-            break;
-        }
-        let mut wake = next_b.saturating_add(slack_ns);
-        for t in [forced_ns, stall_ns.or(deadline_ns.filter(|_| forced_ns.is_none()))].into_iter().flatten() {
-            wake = wake.min(t);
-        }
-        let wait = Duration::from_nanos(wake.saturating_sub(crate::clock::now_ns())).max(Duration::from_micros(100));
-        let _ = ctl.done.wait_timeout(all_done, wait);
-    }
+/// Joins the clients: the last one's end (no earlier than `run_start`)
+/// and the errors that ended any of them.
+fn join_clients(handles: Vec<ClientHandle>, run_start: Instant) -> (Instant, Vec<String>) {
     let mut end = run_start;
     let mut errors = Vec::new();
     for h in handles {
@@ -890,77 +881,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
             Err(_) => errors.push("a client thread panicked".into()),
         }
     }
-    if let Some(g) = generator {
-        let _ = g.join();
-    }
-    // Every client has finished: the boundaries up to the last one's end
-    // are complete (later ones would hold nothing), then the tail after the
-    // last boundary, which only the totals include.
-    let end_ns = crate::clock::ns_of(end);
-    while next_b <= end_ns {
-        rep.boundary(next_b);
-        next_b = grid.next_after(next_b);
-    }
-    rep.finish(end);
-    rep.publish(rep.end_ns, true);
-    if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
-        // sysbench's clients each log the limit they hit; its logger folds
-        // the identical lines into a "repeated" line.
-        let by_events = ctl.events_limit > 0 && ctl.events_started.load(Ordering::Relaxed) >= ctl.events_limit;
-        let by_time = shared.deadline().is_some_and(|d| end >= d);
-        if by_events || by_time {
-            crate::log::info(if by_events {
-                "Event limit exceeded, exiting..."
-            } else {
-                "Time limit exceeded, exiting..."
-            });
-            if cfg.threads > 1 {
-                crate::log::info(&format!("(last message repeated {} times)", cfg.threads - 1));
-            }
-        }
-        crate::log::info("Done.");
-        crate::log::info("");
-    }
-    // A run ended by errors (a fatal one, or a lost server that could not
-    // be reached again before --time) still reports what it measured,
-    // marked as such, and fails.
-    let failure = errors
-        .first()
-        .map(|e| {
-            let first = e.lines().find(|l| !l.trim().is_empty()).unwrap_or(e);
-            format!("ended by an error: {}", first.trim_start_matches("FATAL: "))
-        })
-        .or_else(|| shared.failed.load(Ordering::Relaxed).then(|| "ended by an error".to_string()))
-        .or_else(|| shared.ended_by_errors.get().map(|e| format!("ended by errors: {e}")));
-    let measured = rep.collector.cumulative();
-    let status = match failure.clone() {
-        Some(reason) => {
-            if measured.get(Counter::Event) + measured.queries() > 0 {
-                rep.final_report(Some(reason));
-            }
-            Exit::Error.into()
-        }
-        None => {
-            rep.final_report(None);
-            Exit::Ok.into()
-        }
-    };
-    // A shard's result, also of a failed run (the merge reports it).
-    let status = if rep.write_shard_result(failure) { status } else { Exit::Error.into() };
-    rep.warnings();
-    script::close_reports(main);
-    let status = match script::global_fn(main, "done").map(|f| script::call(main, &f, ())) {
-        Some(Err(e)) => {
-            crate::log::fatal(&format!("`done' function failed: {e}"));
-            Exit::Error.into()
-        }
-        _ => status,
-    };
-    if let Some(m) = &metrics {
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-        m.linger();
-    }
-    status
+    (end, errors)
 }
 
 /// Starts the live-metrics endpoint on `listener` with the figures before
@@ -1069,6 +990,167 @@ impl<'a> Reporter<'a> {
             shard_row: None,
             shard_start: crate::shard::result::StartInfo { ready_unix_ms: 0.0, start_unix_ms: 0.0, late: false },
         }
+    }
+
+    /// The reporting loop: each boundary of the grid (report tick, end of
+    /// the warmup, checkpoint) is handled shortly after it passes. What it
+    /// collects depends only on when events ended, not on when this thread
+    /// runs (see `stats`), so a late wake-up delays a line, never changes it.
+    /// Returns, once every client has finished, the next boundary not yet
+    /// handled. A forced or stalled end reports and ends the process here.
+    fn report_until_done(&mut self, released: &Released, metrics: Option<&crate::metrics::Server>) -> u64 {
+        let (ctl, cfg, grid) = (self.ctl, self.cfg, self.grid);
+        let shared = &ctl.shared;
+        let tick_ns = cfg.report_interval.as_nanos().min(u64::MAX as u128) as u64;
+        let mut next_b = grid.next_after(released.grid_start);
+        // A boundary is collected this long after it: an event that ended just
+        // before it is recorded within microseconds unless its client was
+        // descheduled in between.
+        let slack_ns = if tick_ns > 0 { (tick_ns / 10).min(2_000_000) } else { 2_000_000 };
+        let forced_ns = cfg
+            .forced_grace
+            .filter(|_| !cfg.time.is_zero())
+            .map(|g| crate::clock::ns_of(released.run_start + cfg.time + g));
+        let deadline_ns = shared.deadline().map(crate::clock::ns_of);
+        // Without --forced-shutdown, clients still in an event this long after
+        // --time end the run anyway (a stopped server must not hang a bounded
+        // run); decided at the deadline from the longest event seen so far.
+        let mut stall_ns: Option<u64> = None;
+        loop {
+            let now = crate::clock::now_ns();
+            while next_b != u64::MAX && now >= next_b.saturating_add(slack_ns) {
+                self.boundary(next_b);
+                next_b = grid.next_after(next_b);
+            }
+            if let (None, Some(d)) = (forced_ns, deadline_ns) {
+                if now >= d && stall_ns.is_none() {
+                    let grace = STALL_GRACE_MIN.as_nanos() as u64;
+                    stall_ns = Some(d + grace.max(self.collector.longest_event_ns().saturating_mul(2)));
+                }
+            }
+            let forced =
+                forced_ns.filter(|f| now >= *f).map(|_| true).or(stall_ns.filter(|s| now >= *s).map(|_| false));
+            if let Some(by_option) = forced {
+                self.forced_end(by_option, now, deadline_ns, next_b, metrics);
+            }
+            let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
+            if *all_done {
+                return next_b;
+            }
+            let mut wake = next_b.saturating_add(slack_ns);
+            for t in [forced_ns, stall_ns.or(deadline_ns.filter(|_| forced_ns.is_none()))].into_iter().flatten() {
+                wake = wake.min(t);
+            }
+            let wait =
+                Duration::from_nanos(wake.saturating_sub(crate::clock::now_ns())).max(Duration::from_micros(100));
+            let _ = ctl.done.wait_timeout(all_done, wait);
+        }
+    }
+
+    /// Ends a run whose clients did not finish: past `--forced-shutdown`
+    /// (`by_option`) or stalled after `--time`. Reports what was measured,
+    /// marked as aborted, and ends the process.
+    fn forced_end(
+        &mut self,
+        by_option: bool,
+        now: u64,
+        deadline_ns: Option<u64>,
+        mut next_b: u64,
+        metrics: Option<&crate::metrics::Server>,
+    ) -> ! {
+        let unfinished = in_events(&self.stats);
+        let running = self.ctl.threads_running.load(Ordering::Relaxed);
+        let aborted = if by_option {
+            // One message (the count belongs to it), so it prints at
+            // any verbosity, where log sends FATAL lines.
+            crate::log::fatal(&format!("The --max-time limit has expired, forcing shutdown...\n\nNumber of unfinished transactions on forced shutdown: {unfinished}"));
+            format!("forced shutdown with {unfinished} unfinished events")
+        } else {
+            let waited = (now - deadline_ns.unwrap_or(now)) as f64 / 1e9;
+            crate::log::fatal(&format!(
+                "{running} of {} clients had not finished {waited:.1}s after the end of --time ({unfinished} in an event: \
+                 is the server stopped?); ending the run (--forced-shutdown=N sets this wait)",
+                self.cfg.threads
+            ));
+            format!("stalled: {running} clients had not finished {waited:.1}s after the end of --time")
+        };
+        while next_b <= now {
+            self.boundary(next_b);
+            next_b = self.grid.next_after(next_b);
+        }
+        self.finish(Instant::now());
+        self.publish(self.end_ns, true);
+        self.final_report(Some(aborted.clone()));
+        self.write_shard_result(Some(aborted));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        if let Some(m) = metrics {
+            m.linger();
+        }
+        Exit::Partial.exit();
+    }
+
+    /// After every client has finished (the last at `end`, `errors` from
+    /// those a fatal error ended): the remaining boundaries from `next_b`,
+    /// the final report and the shard's result. The run's status.
+    fn end_of_run(&mut self, mut next_b: u64, end: Instant, errors: Vec<String>) -> Status {
+        let (ctl, cfg) = (self.ctl, self.cfg);
+        let shared = &ctl.shared;
+        // Every client has finished: the boundaries up to the last one's end
+        // are complete (later ones would hold nothing), then the tail after the
+        // last boundary, which only the totals include.
+        let end_ns = crate::clock::ns_of(end);
+        while next_b <= end_ns {
+            self.boundary(next_b);
+            next_b = self.grid.next_after(next_b);
+        }
+        self.finish(end);
+        self.publish(self.end_ns, true);
+        if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
+            // sysbench's clients each log the limit they hit; its logger folds
+            // the identical lines into a "repeated" line.
+            let by_events = ctl.events_limit > 0 && ctl.events_started.load(Ordering::Relaxed) >= ctl.events_limit;
+            let by_time = shared.deadline().is_some_and(|d| end >= d);
+            if by_events || by_time {
+                crate::log::info(if by_events {
+                    "Event limit exceeded, exiting..."
+                } else {
+                    "Time limit exceeded, exiting..."
+                });
+                if cfg.threads > 1 {
+                    crate::log::info(&format!("(last message repeated {} times)", cfg.threads - 1));
+                }
+            }
+            crate::log::info("Done.");
+            crate::log::info("");
+        }
+        // A run ended by errors (a fatal one, or a lost server that could not
+        // be reached again before --time) still reports what it measured,
+        // marked as such, and fails.
+        let failure = errors
+            .first()
+            .map(|e| {
+                let first = e.lines().find(|l| !l.trim().is_empty()).unwrap_or(e);
+                format!("ended by an error: {}", first.trim_start_matches("FATAL: "))
+            })
+            .or_else(|| shared.failed.load(Ordering::Relaxed).then(|| "ended by an error".to_string()))
+            .or_else(|| shared.ended_by_errors.get().map(|e| format!("ended by errors: {e}")));
+        let measured = self.collector.cumulative();
+        let status = match failure.clone() {
+            Some(reason) => {
+                if measured.get(Counter::Event) + measured.queries() > 0 {
+                    self.final_report(Some(reason));
+                }
+                Exit::Error.into()
+            }
+            None => {
+                self.final_report(None);
+                Exit::Ok.into()
+            }
+        };
+        // A shard's result, also of a failed run (the merge reports it).
+        let status = if self.write_shard_result(failure) { status } else { Exit::Error.into() };
+        self.warnings();
+        status
     }
 
     fn sql(&self) -> bool {
