@@ -2,7 +2,8 @@
 //!
 //! Parsing is two steps: serde reads the TOML into `Raw*` structs (unknown
 //! keys are errors, so a typo never silently falls back to a default), then
-//! `validate` checks what serde cannot and resolves defaults into a `Spec`.
+//! `parse` checks what serde cannot, one function per part of the file
+//! (`experiment`, `configurations`, `workloads`), and resolves defaults into a `Spec`.
 //! Every error names the file, the line and the key, found by walking the
 //! spanned TOML tree (`locate`).
 
@@ -758,7 +759,6 @@ fn configuration_target(cx: &Ctx, i: usize, c: &RawConfiguration) -> Result<(Tar
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
     let cerr = |key: &str, m: String| err(&at(key), m);
-    let dir = &cx.dir;
     let kind_fields = |allowed: &[&str]| -> Result<(), String> {
         let given = [
             ("basedir", c.basedir.is_some()),
@@ -777,14 +777,7 @@ fn configuration_target(cx: &Ctx, i: usize, c: &RawConfiguration) -> Result<(Tar
         }
         Ok(())
     };
-    let rel = |p: &str| -> PathBuf {
-        let p = PathBuf::from(p);
-        if p.is_absolute() {
-            p
-        } else {
-            dir.join(p)
-        }
-    };
+    let rel = |p: &str| rel_to(&cx.dir, p);
     Ok(match c.server.as_str() {
         "mariadb" | "mysql" | "postgresql" => {
             kind_fields(&["basedir", "server_options", "config_file", "start_timeout", "superuser"])?;
