@@ -29,6 +29,7 @@ mod sched;
 mod script;
 mod secret;
 mod shard;
+mod sqlclient;
 mod sqltext;
 mod statistics;
 mod stats;

@@ -185,25 +185,14 @@ impl Pg {
     }
 }
 
-/// A PostgreSQL error as one line: the server's message when there is one
-/// (the crate's own text is only "db error").
+/// A PostgreSQL error as one line (see `crate::sqlclient`).
 fn pg_error(e: postgres::Error) -> String {
-    match (e.as_db_error(), std::error::Error::source(&e)) {
-        (Some(d), _) => {
-            format!("{}: {}{}", d.severity(), d.message(), d.detail().map(|x| format!(" ({x})")).unwrap_or_default())
-        }
-        // "error connecting to server" alone does not say why.
-        (None, Some(cause)) => format!("{e}: {cause}"),
-        (None, None) => e.to_string(),
-    }
+    crate::sqlclient::postgres_error(&e)
 }
 
-/// A MariaDB/MySQL error as one line, without the crate's `MySqlError { }`.
+/// A MariaDB/MySQL error as one line (see `crate::sqlclient`).
 fn my_error(e: mysql::Error) -> String {
-    match e {
-        mysql::Error::MySqlError(m) => format!("ERROR {} ({}): {}", m.code, m.state, m.message),
-        e => e.to_string(),
-    }
+    crate::sqlclient::mysql_error(&e)
 }
 
 /// Binds `params` to a prepared statement's parameter types: the crate

@@ -19,18 +19,14 @@ pub(super) struct QueryError {
 
 pub(super) type Rows = (Vec<String>, Vec<Vec<Option<String>>>);
 
+/// A MariaDB/MySQL error as one line of at most 500 bytes (see `crate::sqlclient`).
 pub(super) fn my_err(e: &mysql::Error) -> String {
-    match e {
-        mysql::Error::MySqlError(m) => one_line(&format!("ERROR {} ({}): {}", m.code, m.state, m.message), 500),
-        other => one_line(&other.to_string(), 500),
-    }
+    one_line(&crate::sqlclient::mysql_error(e), 500)
 }
 
+/// A PostgreSQL error as one line of at most 500 bytes (see `crate::sqlclient`).
 pub(super) fn pg_err(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => one_line(&format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code()), 500),
-        None => one_line(&e.to_string(), 500),
-    }
+    one_line(&crate::sqlclient::postgres_error(e), 500)
 }
 
 fn my_text(v: mysql::Value) -> Option<String> {
@@ -142,4 +138,30 @@ pub(super) fn scram_sha256_verifier(password: &str) -> String {
     let stored_key = Sha256::digest(client_key);
     let server_key = hmac_sha256(&salted, &[b"Server Key"]);
     format!("SCRAM-SHA-256${ITERATIONS}:{}${}:{}", b64.encode(salt), b64.encode(stored_key), b64.encode(server_key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "cannot connect to PostgreSQL at ... as postgres: error connecting to
+    /// server" said nothing of why: the reason is the crate error's cause.
+    #[test]
+    fn a_postgresql_connect_error_says_why() {
+        let dir = std::env::temp_dir().join(format!("dbbench-admin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // No server listens in a fresh directory.
+        let e = postgres::Config::new()
+            .host_path(&dir)
+            .port(5432)
+            .user("postgres")
+            .connect_timeout(std::time::Duration::from_secs(2))
+            .connect(postgres::NoTls)
+            .err()
+            .expect("nothing listens there");
+        let _ = std::fs::remove_dir(&dir);
+        let line = pg_err(&e);
+        assert!(line.starts_with("error connecting to server: "), "{line}");
+        assert!(line.contains("No such file or directory"), "{line}");
+    }
 }
