@@ -683,6 +683,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         }
     };
     let init_failed = wait_for_clients(&ctl, cfg);
+    // This thread reports from here on. Raised before the release, not
+    // after: the clients it wakes (and their server processes) would queue
+    // it behind them, and at 1024 PostgreSQL clients the first line came 2 s
+    // late. Threads it starts from now on inherit the priority under the
+    // nice fallback (the rate generator puts its own back).
+    let own_nice = crate::priority::current_nice();
+    let raised = crate::priority::raise_current_thread();
+    let raised_nice = raised.is_some() && crate::priority::current_nice() != own_nice;
     let released = release_clients(&ctl, cfg, init_failed, metrics.is_some());
     if init_failed {
         for h in handles {
@@ -695,7 +703,14 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         let c = ctl.clone();
         let (rate, backlog) = (cfg.rate, cfg.rate_backlog);
         let shard = cfg.shard.as_ref().map_or(0, |s| s.index);
-        thread::spawn(move || rate_generator(c, rate, backlog, shard))
+        thread::spawn(move || {
+            // At the clients' priority, as sysbench's generator runs: the
+            // arrivals must not be more punctual than the host allows.
+            if let Some(n) = own_nice.filter(|_| raised_nice) {
+                crate::priority::set_current_nice(n);
+            }
+            rate_generator(c, rate, backlog, shard)
+        })
     });
 
     let mut rep = Reporter::new(&ctl, cfg, released.grid, released.grid_start, main, ctl.stats.clone());
@@ -704,9 +719,8 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         rep.collector.keep_measured();
         rep.publisher = Some(m.publisher());
     }
-    // After the clients and the generator are started: threads inherit it.
-    rep.raised = crate::priority::raise_current_thread();
-    if rep.raised {
+    rep.raised = raised;
+    if rep.raised.is_some() {
         rep.collector.lend_priority();
     } else {
         crate::log::debug("the reporting thread keeps its priority (no right to raise it)");
@@ -945,8 +959,9 @@ struct Reporter<'a> {
     end_ns: u64,
     /// Rows printed later than [`Reporter::late_threshold`], and the latest.
     late_rows: u32,
-    /// Whether this thread runs at a raised priority (see `crate::priority`).
-    raised: bool,
+    /// This thread's raised priority, while it reports (see
+    /// `crate::priority`); None where the process may not raise it.
+    raised: Option<crate::priority::Lent>,
     latest_ns: u64,
     /// Live metrics (`--metrics-listen`): where each boundary's figures go.
     publisher: Option<crate::metrics::Publisher>,
@@ -982,7 +997,7 @@ impl<'a> Reporter<'a> {
             period_from: grid.run_ns(),
             end_ns: 0,
             late_rows: 0,
-            raised: false,
+            raised: None,
             latest_ns: 0,
             publisher: None,
             shard_ticks: Vec::new(),
@@ -1105,6 +1120,9 @@ impl<'a> Reporter<'a> {
         }
         self.finish(end);
         self.publish(self.end_ns, true);
+        // The reporting is over: the final report and the script's `done`
+        // run at the thread's own priority.
+        self.raised = None;
         if cfg.format.is_text() && crate::log::enabled(crate::log::Level::Info) {
             // sysbench's clients each log the limit they hit; its logger folds
             // the identical lines into a "repeated" line.
