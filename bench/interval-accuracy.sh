@@ -58,6 +58,16 @@ read -r -a RUN_OPTIONS <<<"${RUN_OPTIONS:-}"
 [ -x "$DBBENCH" ] || { echo "no $DBBENCH: cargo build --release" >&2; exit 1; }
 MAX_CLIENTS=0
 for n in $CLIENTS; do [ "$n" -gt "$MAX_CLIENTS" ] && MAX_CLIENTS=$n; done
+# Stamps each line with its arrival time. At a real-time priority where
+# allowed: at normal priority the reader waits for the CPU behind the
+# thousands of clients and server processes, and the stamps measured its
+# own delay.
+STAMP=(bash -c 'while IFS= read -r line; do printf "%s %s\n" "$EPOCHREALTIME" "$line"; done')
+if chrt -f 1 true 2>/dev/null; then
+    STAMP=(chrt -f 1 "${STAMP[@]}")
+else
+    echo "# note: cannot run the line stamper at a real-time priority (chrt -f 1); under load its stamps include its own wait for the CPU" >&2
+fi
 
 WORK=$(mktemp -d /tmp/dbbench-interval-accuracy.XXXXXX)
 chmod 711 "$WORK"   # the postgres user reaches its socket directory inside
@@ -156,7 +166,7 @@ for engine in $ENGINES; do
         # Only stamps lines (no fork per line): the analysis is afterwards.
         "$DBBENCH" oltp_point_select "${DRV[@]}" run --tables=1 --table-size="$TABLE_SIZE" \
             --threads="$n" --time="$TIME" --report-interval=1 ${RUN_OPTIONS[@]+"${RUN_OPTIONS[@]}"} 2>"$out.err" |
-            while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$out.out"
+            "${STAMP[@]}" >"$out.out"
         sleep 1.2
         # The sampler is this script's own client; its statement ends with
         # the session.

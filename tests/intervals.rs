@@ -1,5 +1,5 @@
 //! `--report-interval` lines at thousands of clients (MariaDB at 4096,
-//! PostgreSQL at 512: a backend process per client), checked against the
+//! PostgreSQL at 1024: a backend process per client), checked against the
 //! server's own counters (issue 20, item 5): every line on time, labelled by
 //! its interval, none missing or repeated, and counting the events of its
 //! interval, on MariaDB and PostgreSQL servers the test starts itself.
@@ -147,6 +147,25 @@ fn check_intervals(
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let started = started.expect("a 'Threads started!' line");
 
+    // On time as dbbench itself measured it (when each line was written,
+    // which this test's own reader, queued behind thousands of clients for
+    // the CPU, cannot see): where dbbench may raise its reporting thread's
+    // priority (root here), no line more than a second late. Before the
+    // reporting thread was raised ahead of the clients' release and lent
+    // clients a real-time priority, and before clients grew their
+    // statistics outside their locks, lines at 1024 PostgreSQL clients
+    // came up to 7 s late on an otherwise idle host.
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let latest = r.stderr.lines().find_map(|l| {
+            let rest = l.split("interval reports were printed late, up to ").nth(1)?;
+            rest.split('s').next()?.parse::<f64>().ok()
+        });
+        if let Some(latest) = latest {
+            assert!(latest <= 1.0, "{name}: a line was printed {latest}s after its interval ended: {}", r.stderr);
+        }
+    }
+
     // Labels 1, 2, 3, ... each once (a run may end with lines for the events
     // that finished after --time).
     let labels: Vec<u64> = ticks.iter().map(|t| t.label).collect();
@@ -235,7 +254,7 @@ fn mariadb_interval_lines_match_the_servers_counters_at_4096_clients() {
 }
 
 #[test]
-fn postgresql_interval_lines_match_the_servers_counters_at_512_clients() {
+fn postgresql_interval_lines_match_the_servers_counters_at_1024_clients() {
     if !have_server_binaries() {
         return;
     }
@@ -243,7 +262,7 @@ fn postgresql_interval_lines_match_the_servers_counters_at_512_clients() {
     let server = Managed::start(
         &dir.join("srv"),
         "postgresql",
-        &["shared_preload_libraries=pg_stat_statements", "max_connections=700", "shared_buffers=32MB"],
+        &["shared_preload_libraries=pg_stat_statements", "max_connections=1100", "shared_buffers=32MB"],
     );
     // The benchmark account is no superuser; it sees its own statements.
     server.psql_admin("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
@@ -257,5 +276,5 @@ fn postgresql_interval_lines_match_the_servers_counters_at_512_clients() {
             .unwrap();
         row.get::<_, i64>(0) as u64
     };
-    check_intervals("postgresql", &server, 512, 6, counter);
+    check_intervals("postgresql", &server, 1024, 6, counter);
 }
