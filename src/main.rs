@@ -66,6 +66,10 @@ fn main() -> ExitCode {
         if is_closed_pipe(info) {
             Exit::Ok.exit();
         }
+        // A library call whose panic the caller turns into an error.
+        if exit::catching_library_panic() {
+            return;
+        }
         let _ = std::io::Write::flush(&mut std::io::stdout());
         eprintln!("FATAL: internal error (a dbbench bug, please report it): {info}");
         Exit::Internal.exit();

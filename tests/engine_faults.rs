@@ -287,3 +287,50 @@ fn an_always_failing_statement_with_ignored_errors_ends_at_time_on_mariadb_and_p
     let pg = Server::start("always-failing-pgsql", "postgresql", &["shared_buffers=16MB"]);
     always_failing("postgresql", &pg.managed.driver_args(), "--pgsql-ignore-errors=all");
 }
+
+/// More clients than the process has file descriptors for: each failing
+/// client says so in one line with what to do (raise `ulimit -n` or lower
+/// --threads), the run fails with status 1, and nothing panics. The
+/// `postgres` crate unwraps the creation of each connection's event loop:
+/// at 4096 clients under a default limit dbbench ended with "internal
+/// error" (status 70) instead.
+#[test]
+fn clients_beyond_the_open_file_limit_fail_with_one_line_saying_which_limit() {
+    let servers = [common::pgsql_db("fd_limit_pg"), common::mysql_db("fd_limit_my")];
+    if servers.iter().any(Option::is_none) {
+        return;
+    }
+    let dir = tempdir("fd-limit");
+    for (kind, base) in ["postgresql", "mariadb"].into_iter().zip(servers.into_iter().flatten()) {
+        let mut args: Vec<String> = vec!["oltp_point_select".into()];
+        args.extend(base);
+        args.extend(["--tables=1", "--table-size=100"].map(String::from));
+        let prepare: Vec<&str> = args.iter().map(String::as_str).chain(["prepare"]).collect();
+        let r = dbbench_in(&dir, &prepare);
+        assert_eq!(r.code, 0, "{kind} prepare: {}{}", r.stdout, r.stderr);
+        // 64 descriptors; a client takes one (MariaDB) to three
+        // (PostgreSQL: its socket and the crate's event loop) of them.
+        let run = format!(
+            "ulimit -n 64 && exec \"$0\" {} --threads=100 --time=2 run",
+            args.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" ")
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &run, env!("CARGO_BIN_EXE_dbbench")])
+            .current_dir(&dir)
+            .output()
+            .expect("run sh");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{kind}: {stdout}{stderr}");
+        assert!(!format!("{stdout}{stderr}").contains("internal error"), "{kind}: {stdout}{stderr}");
+        let advice = stdout
+            .lines()
+            .find(|l| l.contains("out of file descriptors"))
+            .unwrap_or_else(|| panic!("{kind}: {stdout}{stderr}"));
+        assert!(
+            advice.starts_with("FATAL: cannot connect to ")
+                && advice.contains("`ulimit -n`")
+                && advice.contains("--threads"),
+            "{kind}: {advice}"
+        );
+    }
+}

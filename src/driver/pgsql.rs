@@ -151,6 +151,42 @@ fn connect_failure(cfg: &Config, (e, note): (postgres::Error, String), reconnect
     d
 }
 
+/// The message of a panic in the `postgres` crate: its unwrap of an I/O
+/// error prints `called `Result::unwrap()` on an `Err` value: Os { code:
+/// 24, kind: Uncategorized, message: "Too many open files" }`; the OS's
+/// message is what the user needs.
+fn panic_text(panic: &str) -> String {
+    match panic.split("message: \"").nth(1).and_then(|m| m.split('"').next()) {
+        Some(os) => {
+            let code = panic.split("code: ").nth(1).and_then(|c| c.split(',').next()).unwrap_or("?");
+            format!("{os} (os error {code})")
+        }
+        None => panic.to_string(),
+    }
+}
+
+/// A new session ([`Config::connect`]), with the `postgres` crate's panic
+/// when the process runs out of file descriptors (it unwraps the creation
+/// of the connection's event loop) turned into the failed connection it is,
+/// saying which limit to raise.
+fn open_session(cfg: &Config, reconnect: bool) -> Result<Client, DbError> {
+    match crate::exit::catch_library_panic(|| cfg.connect()) {
+        Ok(r) => r.map_err(|f| connect_failure(cfg, f, reconnect)),
+        Err(panic) => Err(DbError {
+            kind: ErrorKind::ConnectFailed,
+            code: 0,
+            sqlstate: "08001".into(),
+            message: format!(
+                "cannot connect to PostgreSQL at {} as '{}', database '{}': {}",
+                cfg.target,
+                cfg.user,
+                cfg.db,
+                crate::exit::with_descriptor_advice(&format!("the postgres library failed: {}", panic_text(&panic)))
+            ),
+        }),
+    }
+}
+
 /// The PostgreSQL driver (a single server; no round robin).
 #[derive(Debug)]
 pub struct PgsqlDriver {
@@ -214,7 +250,7 @@ impl Driver for PgsqlDriver {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
-        let client = self.cfg.connect().map_err(|f| connect_failure(&self.cfg, f, false))?;
+        let client = open_session(&self.cfg, false)?;
         let cancel = Arc::new(Mutex::new(client.cancel_token()));
         Ok(Box::new(PgsqlConnection {
             client,
@@ -293,6 +329,7 @@ fn connect_error(cfg: &Config, e: postgres::Error, reconnect: bool) -> DbError {
         None if reconnect && is_io(&e) => (ErrorKind::ConnectionLost, "08001".to_string(), e.to_string()),
         None => (ErrorKind::ConnectFailed, "08001".to_string(), with_causes(&e)),
     };
+    let detail = crate::exit::with_descriptor_advice(&detail);
     DbError {
         kind,
         code: 0,
@@ -585,7 +622,9 @@ struct PgCanceller {
 impl Canceller for PgCanceller {
     fn cancel(&self) -> Result<(), DbError> {
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let sent = match &self.cfg.tls {
+        // The crate makes an event loop for the request, as for a session
+        // (see `open_session`).
+        let sent = crate::exit::catch_library_panic(|| match &self.cfg.tls {
             None => token.cancel_query(NoTls),
             // allow/prefer: without TLS when the TLS attempt fails, as connecting.
             Some(tls) => token.cancel_query(tls.clone()).or_else(|e| {
@@ -595,13 +634,17 @@ impl Canceller for PgCanceller {
                     Err(e)
                 }
             }),
-        };
-        sent.map_err(|e| DbError {
+        });
+        let failed = |why: String| DbError {
             kind: ErrorKind::ConnectFailed,
             code: 0,
             sqlstate: "08001".into(),
-            message: format!("cannot send a cancel request to PostgreSQL at {}: {e}", self.cfg.target),
-        })
+            message: format!("cannot send a cancel request to PostgreSQL at {}: {why}", self.cfg.target),
+        };
+        match sent {
+            Ok(r) => r.map_err(|e| failed(e.to_string())),
+            Err(panic) => Err(failed(crate::exit::with_descriptor_advice(&panic_text(&panic)))),
+        }
     }
 }
 
@@ -674,7 +717,7 @@ impl Connection for PgsqlConnection {
     }
 
     fn reconnect(&mut self) -> Result<(), DbError> {
-        self.client = self.cfg.connect().map_err(|f| connect_failure(&self.cfg, f, true))?;
+        self.client = open_session(&self.cfg, true)?;
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = self.client.cancel_token();
         for slot in self.stmts.iter_mut() {
             if let Stmt::Server { sql, stmt } = slot {

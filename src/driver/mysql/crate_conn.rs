@@ -64,7 +64,7 @@ pub(super) fn connect_error(ep: &Endpoint, user: &str, e: mysql::Error, reconnec
         mysql::Error::DriverError(d @ (DriverError::CouldNotConnect(_) | DriverError::ConnectTimeout)) => {
             network(d.to_string())
         }
-        mysql::Error::IoError(io) => network(io.to_string()),
+        mysql::Error::IoError(io) => network(crate::exit::with_descriptor_advice(&io.to_string())),
         mysql::Error::CodecError(c) => network(c.to_string()),
         mysql::Error::DriverError(d) => (ErrorKind::ConnectFailed, 0, String::new(), d.to_string()),
         other => (ErrorKind::ConnectFailed, 0, String::new(), other.to_string()),

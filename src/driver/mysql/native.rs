@@ -177,7 +177,8 @@ impl NativeConnection {
             })
         };
         let net_code = if matches!(p.endpoint, Endpoint::Socket(_)) { 2002 } else { 2003 };
-        let stream = open_stream(p.endpoint).map_err(|e| fail(net_code, "HY000", e.to_string()))?;
+        let stream = open_stream(p.endpoint)
+            .map_err(|e| fail(net_code, "HY000", crate::exit::with_descriptor_advice(&e.to_string())))?;
         let mut c = NativeConnection {
             wire: Wire::new(stream),
             caps: 0,
