@@ -17,13 +17,33 @@ fn bin() -> &'static str {
 /// --shard-result=DIR/shard-I.json --start-at=now+1.5s`), waits for all;
 /// returns the result files and each shard's output.
 fn run_shards(dir: &Path, n: u32, base: &[&str], env: &[(&str, &str)]) -> (Vec<PathBuf>, Vec<Run>) {
+    run_shards_on(dir, n, base, env, &|_| Vec::new())
+}
+
+/// [`run_shards`] with shard I's command behind `wrap(I)` (such as `ip
+/// netns exec NS`: the shard on a simulated host).
+fn run_shards_on(
+    dir: &Path,
+    n: u32,
+    base: &[&str],
+    env: &[(&str, &str)],
+    wrap: &dyn Fn(u32) -> Vec<String>,
+) -> (Vec<PathBuf>, Vec<Run>) {
     let start_at =
         (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() + 1500).to_string();
     let mut children = Vec::new();
     let mut files = Vec::new();
     for i in 0..n {
         let file = dir.join(format!("shard-{i}.json"));
-        let mut cmd = Command::new(bin());
+        let prefix = wrap(i);
+        let mut cmd = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(bin());
+                c
+            }
+            None => Command::new(bin()),
+        };
         cmd.args(base)
             .arg(format!("--shard={i}/{n}"))
             .arg(format!("--shard-result={}", file.display()))
@@ -49,6 +69,17 @@ fn run_shards(dir: &Path, n: u32, base: &[&str], env: &[(&str, &str)]) -> (Vec<P
         })
         .collect();
     (files, runs)
+}
+
+/// dbbench with `args` in `dir`, behind `prefix` (such as `ip netns exec NS`) if any.
+fn dbbench_on(dir: &Path, prefix: &[String], args: &[&str]) -> Run {
+    let Some((program, rest)) = prefix.split_first() else { return dbbench_in(dir, args) };
+    let out = Command::new(program).args(rest).arg(bin()).args(args).current_dir(dir).output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 fn merge(dir: &Path, args: &[&str]) -> Run {
@@ -337,11 +368,27 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
     let Some(base) = mysql_db("dbbench_shards") else { return };
     let sock = std::env::var("DBBENCH_TEST_MYSQL_SOCKET").unwrap();
     let dir = tempdir("shards-mysql");
-    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=4", "--table-size=20000"]));
+    let doc = oltp_shards_match_mariadb_counters(&dir, &base, &sock, &|_| Vec::new());
+    assert!(doc["start_skew_clock"].as_str().unwrap().contains("NOW(6)"), "{}", doc["start_skew_clock"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Prepares oltp_read_write (4 tables of 20000 rows) through `base`, runs
+/// it as 4 shards (shard I behind `wrap(I)`), and checks the merged totals
+/// against the shards' sums and MariaDB's `Com_*` counters read through
+/// `sock` as sbtest; returns the merged JSON report.
+fn oltp_shards_match_mariadb_counters(
+    dir: &Path,
+    base: &[String],
+    sock: &str,
+    wrap: &dyn Fn(u32) -> Vec<String>,
+) -> serde_json::Value {
+    let prep =
+        dbbench_on(dir, &wrap(0), &args(base, &["oltp_read_write", "prepare", "--tables=4", "--table-size=20000"]));
     assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
-    let before = mysql_status(&sock);
+    let before = mysql_status(sock);
     let run = args(
-        &base,
+        base,
         &[
             "oltp_read_write",
             "run",
@@ -353,13 +400,13 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
             "--db-ps-mode=disable",
         ],
     );
-    let (files, runs) = run_shards(&dir, 4, &run, &[]);
+    let (files, runs) = run_shards_on(dir, 4, &run, &[], wrap);
     for r in &runs {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     }
-    let after = mysql_status(&sock);
+    let after = mysql_status(sock);
     let d = |k: &str| after[k] - before[k];
-    let doc = merged_totals(&dir, &files);
+    let doc = merged_totals(dir, &files);
     let c = |k: &str| doc["counters"][k].as_u64().unwrap();
     assert!(c("events") > 0);
     // Beyond the clients' reads: each shard's five clock readings, and the
@@ -385,28 +432,40 @@ fn four_shards_of_oltp_read_write_on_mariadb_match_the_server_counters() {
         assert_eq!(s["status"], "ok", "{s}");
         assert!(s["clock_offset_ms"].as_f64().unwrap().abs() < 1000.0, "{s}");
     }
-    assert!(doc["start_skew_clock"].as_str().unwrap().contains("NOW(6)"), "{}", doc["start_skew_clock"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    merged_text_has_the_totals(dir, &files, &doc);
+    doc
+}
+
+/// The text merge of `files` is sysbench's report layout with the merged
+/// JSON's totals: events, and reads/writes/other under "queries performed".
+fn merged_text_has_the_totals(dir: &Path, files: &[PathBuf], doc: &serde_json::Value) {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let t = merge(dir, &names);
+    assert_eq!(t.code, 0, "{}{}", t.stdout, t.stderr);
+    let c = |k: &str| doc["counters"][k].as_u64().unwrap();
+    assert!(t.stdout.contains("SQL statistics:\n    queries performed:"), "{}", t.stdout);
+    assert_eq!(t.rwo(), (c("reads"), c("writes"), c("other")), "{}", t.stdout);
+    assert_eq!(t.number("total number of events:"), Some(c("events") as f64), "{}", t.stdout);
+    assert!(t.stdout.contains("Shards:"), "{}", t.stdout);
 }
 
 /// PostgreSQL's counters, once the shards' backends have flushed them (at
 /// their exit; polled until two readings agree, at most 10 s): the
 /// database's transactions (`pg_stat_database`) and the rows of the sbtest
 /// tables (`pg_stat_user_tables`; the database's own tup_* also count the
-/// catalogs, which autoanalyze writes to during the run).
-fn pg_stats(db: &str) -> Vec<u64> {
+/// catalogs, which autoanalyze writes to during the run). `query` runs one
+/// query in database `db` and returns the first column of each row.
+fn pg_stats(db: &str, query: &dyn Fn(&str) -> Vec<String>) -> Vec<u64> {
     let read = || {
-        pgsql_query(
-            db,
-            &format!(
-                "SELECT concat_ws(',', d.xact_commit, d.xact_rollback, t.ins, t.upd, t.del) FROM pg_stat_database d, \
-                 (SELECT coalesce(sum(n_tup_ins), 0) AS ins, coalesce(sum(n_tup_upd), 0) AS upd, coalesce(sum(n_tup_del), 0) AS del \
-                 FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%') t WHERE d.datname = '{db}'"
-            ),
-        )[0]
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect::<Vec<u64>>()
+        query(&format!(
+            "SELECT concat_ws(',', d.xact_commit, d.xact_rollback, t.ins, t.upd, t.del) FROM pg_stat_database d, \
+             (SELECT coalesce(sum(n_tup_ins), 0) AS ins, coalesce(sum(n_tup_upd), 0) AS upd, coalesce(sum(n_tup_del), 0) AS del \
+             FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%') t WHERE d.datname = '{db}'"
+        ))[0]
+            .split(',')
+            .map(|v| v.parse().unwrap())
+            .collect::<Vec<u64>>()
     };
     let mut last = read();
     for _ in 0..20 {
@@ -431,28 +490,45 @@ fn pg_stats(db: &str) -> Vec<u64> {
 fn three_shards_of_oltp_read_write_on_postgresql_match_the_server_counters() {
     let Some(base) = pgsql_db("dbbench_shards") else { return };
     let dir = tempdir("shards-pgsql");
-    let prep = dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--tables=3", "--table-size=20000"]));
-    assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
-    let before = pg_stats("dbbench_shards");
-    let run = args(
+    oltp_shards_match_postgresql_counters(
+        &dir,
         &base,
-        &[
-            "oltp_read_write",
-            "run",
-            "--tables=3",
-            "--table-size=20000",
-            "--threads=3",
-            "--time=3",
-            "--report-interval=1",
-        ],
+        3,
+        "dbbench_shards",
+        &|sql| pgsql_query("dbbench_shards", sql),
+        &|_| Vec::new(),
     );
-    let (files, runs) = run_shards(&dir, 3, &run, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Prepares oltp_read_write (N tables of 20000 rows) in database `db`
+/// through `base`, runs it as N shards (shard I behind `wrap(I)`), and
+/// checks the merged totals against the shards' sums and PostgreSQL's
+/// counters (read by `query`); returns the merged JSON report.
+fn oltp_shards_match_postgresql_counters(
+    dir: &Path,
+    base: &[String],
+    n: u32,
+    db: &str,
+    query: &dyn Fn(&str) -> Vec<String>,
+    wrap: &dyn Fn(u32) -> Vec<String>,
+) -> serde_json::Value {
+    let tables = format!("--tables={n}");
+    let threads = format!("--threads={n}");
+    let prep = dbbench_on(dir, &wrap(0), &args(base, &["oltp_read_write", "prepare", &tables, "--table-size=20000"]));
+    assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
+    let before = pg_stats(db, query);
+    let run = args(
+        base,
+        &["oltp_read_write", "run", &tables, "--table-size=20000", &threads, "--time=3", "--report-interval=1"],
+    );
+    let (files, runs) = run_shards_on(dir, n, &run, &[], wrap);
     for r in &runs {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     }
-    let after = pg_stats("dbbench_shards");
+    let after = pg_stats(db, query);
     let d: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
-    let doc = merged_totals(&dir, &files);
+    let doc = merged_totals(dir, &files);
     let c = |k: &str| doc["counters"][k].as_u64().unwrap();
     assert!(c("events") > 0);
     assert!(d[0] >= c("events"), "transactions committed {} < events {}", d[0], c("events"));
@@ -463,5 +539,431 @@ fn three_shards_of_oltp_read_write_on_postgresql_match_the_server_counters() {
         eprintln!("{} events hit errors (deadlocks): the row counts are checked only as bounds", c("errors"));
         assert!(d[2] >= c("events") && d[2] + d[3] + d[4] >= c("writes"), "{d:?}");
     }
+    merged_text_has_the_totals(dir, &files, &doc);
+    doc
+}
+
+// ---------------------------------------------------------------------------
+// Shards on simulated hosts: network namespaces joined by veth links, the
+// database servers listening only on an address inside one of them.
+
+/// The address of the server namespace's bridge, where the servers listen.
+const NETLAB_SERVER: &str = "10.77.0.1";
+
+/// Network namespaces for one test: `srv`, with a bridge at
+/// [`NETLAB_SERVER`]/24, and `clients` namespaces (client host I at
+/// 10.77.0.(10+I)), each joined to the bridge by a veth link. The names
+/// carry this process's id and a counter, so parallel tests never share
+/// one; the addresses exist only inside these namespaces. On drop (also
+/// when a test fails) the servers started in them are stopped and the
+/// namespaces removed.
+struct NetLab {
+    names: Vec<String>,
+    servers: Vec<(std::process::Child, libc::c_int)>,
+}
+
+impl NetLab {
+    /// None (with the reason printed) where namespaces cannot be made: not
+    /// root, or no `ip netns`; under CI=true as root, that is a failure.
+    fn new(clients: usize) -> Option<NetLab> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: network namespace tests need root (CI runs them as root)");
+            return None;
+        }
+        let base = format!("dbbench-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let mut lab = NetLab { names: Vec::new(), servers: Vec::new() };
+        let srv = format!("{base}-srv");
+        if let Err(e) = ip(&["netns", "add", &srv]) {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("ip netns add failed under CI as root: {e}");
+            }
+            eprintln!("skipped: cannot create a network namespace ({e})");
+            return None;
+        }
+        lab.names.push(srv.clone());
+        let setup = |lab: &mut NetLab| -> Result<(), String> {
+            ip(&["-n", &srv, "link", "set", "lo", "up"])?;
+            ip(&["-n", &srv, "link", "add", "br0", "type", "bridge"])?;
+            ip(&["-n", &srv, "addr", "add", &format!("{NETLAB_SERVER}/24"), "dev", "br0"])?;
+            ip(&["-n", &srv, "link", "set", "br0", "up"])?;
+            for i in 0..clients {
+                let ns = format!("{base}-c{i}");
+                ip(&["netns", "add", &ns])?;
+                lab.names.push(ns.clone());
+                let port = format!("p{i}");
+                ip(&[
+                    "link", "add", "name", &port, "netns", &srv, "type", "veth", "peer", "name", "eth0", "netns", &ns,
+                ])?;
+                ip(&["-n", &srv, "link", "set", &port, "master", "br0"])?;
+                ip(&["-n", &srv, "link", "set", &port, "up"])?;
+                ip(&["-n", &ns, "addr", "add", &format!("10.77.0.{}/24", 10 + i), "dev", "eth0"])?;
+                ip(&["-n", &ns, "link", "set", "eth0", "up"])?;
+                ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+            }
+            Ok(())
+        };
+        if let Err(e) = setup(&mut lab) {
+            panic!("setting up network namespaces: {e}");
+        }
+        Some(lab)
+    }
+
+    fn server_ns(&self) -> &str {
+        &self.names[0]
+    }
+
+    /// `ip netns exec` into client host `i` (modulo the number of clients).
+    fn on_client(&self, i: u32) -> Vec<String> {
+        let ns = &self.names[1 + i as usize % (self.names.len() - 1)];
+        ["ip", "netns", "exec", ns].iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Starts `cmd` (a server) inside the server namespace; stopped on drop
+    /// with `stop_signal`.
+    fn start_server(&mut self, program: &str, args: &[String], log: &Path, stop_signal: libc::c_int) {
+        let log = std::fs::File::create(log).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", self.server_ns(), program])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {program}: {e}"));
+        self.servers.push((child, stop_signal));
+    }
+}
+
+impl Drop for NetLab {
+    fn drop(&mut self) {
+        // Never panics (a panic while a failed test unwinds would abort the run).
+        for (child, signal) in &mut self.servers {
+            // `ip netns exec` and setpriv exec the server: the child is the server.
+            // SAFETY: a plain kill(2); the pid is our child's, not yet
+            // waited for, so it cannot have been reused by another process.
+            unsafe { libc::kill(child.id() as libc::pid_t, *signal) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for ns in &self.names {
+            let _ = ip(&["netns", "del", ns]);
+        }
+    }
+}
+
+/// Runs `ip ARGS`; its stderr as the error.
+fn ip(a: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip").args(a).output().map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("ip {}: {}", a.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Polls `f` every 200 ms until it succeeds, at most `secs` seconds; panics
+/// with the last error and `log`'s tail.
+fn wait_for<T>(secs: u64, log: &Path, mut f: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e) if std::time::Instant::now() > deadline => {
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(20).collect();
+                panic!("not ready in {secs} s: {e}\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Runs a program to completion; panics with its output on failure.
+fn must(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A MariaDB in the lab's server namespace, listening on
+/// [`NETLAB_SERVER`]:3306 only (and a socket in `dir` for this test's own
+/// queries); sbtest, without a password, reaches it from the client hosts
+/// and over the socket. Returns the socket.
+fn netlab_mariadb(lab: &mut NetLab, dir: &Path) -> String {
+    let (data, tmp, sock, log) = (dir.join("my-data"), dir.join("my-tmp"), dir.join("my.sock"), dir.join("my.err"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    must(
+        Command::new("mariadb-install-db")
+            .args(["--no-defaults", "--user=root", "--auth-root-authentication-method=normal"])
+            .args(["--skip-test-db", "--skip-name-resolve"])
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--tmpdir={}", tmp.display())),
+    );
+    let server_args: Vec<String> = vec![
+        "--no-defaults".into(),
+        "--user=root".into(),
+        format!("--datadir={}", data.display()),
+        format!("--tmpdir={}", tmp.display()),
+        format!("--socket={}", sock.display()),
+        "--port=3306".into(),
+        format!("--bind-address={NETLAB_SERVER}"),
+        "--skip-name-resolve".into(),
+        "--innodb-buffer-pool-size=128M".into(),
+        "--innodb-flush-log-at-trx-commit=2".into(),
+        "--skip-log-bin".into(),
+        "--performance-schema=OFF".into(),
+        format!("--log-error={}", log.display()),
+    ];
+    lab.start_server("/usr/sbin/mariadbd", &server_args, &log, libc::SIGTERM);
+    use mysql::prelude::Queryable;
+    let sock = sock.display().to_string();
+    let mut root = wait_for(60, &log, || {
+        let opts = mysql::OptsBuilder::new().socket(Some(sock.clone())).user(Some("root"));
+        mysql::Conn::new(opts).map_err(|e| e.to_string())
+    });
+    for sql in [
+        "CREATE USER 'sbtest'@'10.77.0.%'",
+        "GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'10.77.0.%'",
+        "CREATE USER 'sbtest'@'localhost'",
+        "GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'localhost'",
+        "CREATE DATABASE sbtest",
+    ] {
+        root.query_drop(sql).unwrap();
+    }
+    sock
+}
+
+/// A PostgreSQL in the lab's server namespace, listening on
+/// [`NETLAB_SERVER`]:5432 only (and a socket directory in `dir` for this
+/// test's own queries), run as the `postgres` OS user; sbtest, a superuser
+/// trusted from the client hosts, owns database sbtest. Returns the socket
+/// directory.
+fn netlab_postgresql(lab: &mut NetLab, dir: &Path) -> String {
+    let bin = std::fs::read_dir("/usr/lib/postgresql")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("initdb").exists())
+        .max_by_key(|b| b.parent().unwrap().file_name().unwrap().to_string_lossy().parse::<u32>().unwrap_or(0))
+        .expect("PostgreSQL under /usr/lib/postgresql");
+    let (data, run, log) = (dir.join("pg-data"), dir.join("pg-run"), dir.join("pg.log"));
+    for d in [&data, &run] {
+        std::fs::create_dir_all(d).unwrap();
+        must(Command::new("chown").arg("postgres:").arg(d));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let as_postgres = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"];
+    must(
+        Command::new("setpriv")
+            .args(as_postgres)
+            .arg(bin.join("initdb"))
+            .args(["-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "-D"])
+            .arg(&data),
+    );
+    let hba = data.join("pg_hba.conf");
+    std::fs::write(&hba, "local all all trust\nhost all all 10.77.0.0/24 trust\n").unwrap();
+    must(Command::new("chown").arg("postgres:").arg(&hba));
+    let mut server_args: Vec<String> = as_postgres.iter().map(|s| s.to_string()).collect();
+    server_args.push(bin.join("postgres").display().to_string());
+    for setting in [
+        format!("-D{}", data.display()),
+        "-clisten_addresses=10.77.0.1".into(),
+        "-cport=5432".into(),
+        format!("-cunix_socket_directories={}", run.display()),
+        "-cfsync=off".into(),
+        "-cmax_connections=100".into(),
+    ] {
+        server_args.push(setting);
+    }
+    // SIGINT: PostgreSQL's fast shutdown (SIGTERM waits for the clients).
+    lab.start_server("setpriv", &server_args, &log, libc::SIGINT);
+    let host = run.display().to_string();
+    let mut admin = wait_for(60, &log, || {
+        postgres::Config::new()
+            .host(&host)
+            .port(5432)
+            .user("postgres")
+            .dbname("postgres")
+            .connect(postgres::NoTls)
+            .map_err(|e| e.to_string())
+    });
+    admin.batch_execute("CREATE ROLE sbtest SUPERUSER LOGIN").unwrap();
+    admin.batch_execute("CREATE DATABASE sbtest OWNER sbtest").unwrap();
+    host
+}
+
+/// The first column of each row of `sql` in database `db` of the lab's
+/// PostgreSQL (socket directory `host`), as text.
+fn netlab_pg_query(host: &str, db: &str, sql: &str) -> Vec<String> {
+    let mut c =
+        postgres::Config::new().host(host).port(5432).user("sbtest").dbname(db).connect(postgres::NoTls).unwrap();
+    c.simple_query(sql)
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A script whose clients each write to their own table, `pt_<tid>`, one
+/// row per event: its number and a random number (a per-thread table, the
+/// way scripts partition by thread id).
+const PER_THREAD_TABLE: &str = r#"
+local con, n
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  n = 0
+end
+function event()
+  n = n + 1
+  con:query(string.format("INSERT INTO pt_%d (n, v) VALUES (%d, %d)", sysbench.tid, n,
+    sysbench.rand.uniform(1, 1000000000)))
+end
+function thread_done()
+  con:disconnect()
+end
+"#;
+
+/// PER_THREAD_TABLE, 4 clients for 2 s, from one client host and as 4
+/// shards on 4 hosts, in databases `whole` and `sharded` (each with tables
+/// pt_0..pt_3 made by `sql`): every client wrote its own table under its
+/// global id, the same random numbers in the same order sharded and not,
+/// and each table holds as many rows as the merged report's fairness says
+/// that client ran events.
+fn per_thread_tables_are_the_same_sharded(
+    lab: &NetLab,
+    dir: &Path,
+    base: &dyn Fn(&str) -> Vec<String>,
+    sql: &dyn Fn(&str, &str) -> Vec<String>,
+) {
+    std::fs::write(dir.join("per_thread_table.lua"), PER_THREAD_TABLE).unwrap();
+    for db in ["whole", "sharded"] {
+        for t in 0..4 {
+            sql(db, &format!("CREATE TABLE pt_{t} (n INTEGER PRIMARY KEY, v BIGINT NOT NULL)"));
+        }
+    }
+    let run = ["per_thread_table.lua", "run", "--threads=4", "--time=2", "--rand-seed=7"];
+    let whole = base("whole");
+    let r = dbbench_on(dir, &lab.on_client(0), &args(&whole, &run));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let sharded = base("sharded");
+    let (files, runs) = run_shards_on(dir, 4, &args(&sharded, &run), &[], &|i| lab.on_client(i));
+    for r in &runs {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let doc = merged_totals(dir, &files);
+    let fairness = doc["fairness"].as_array().unwrap();
+    assert_eq!(fairness.len(), 4);
+    for (t, client) in fairness.iter().enumerate() {
+        let q = format!("SELECT v FROM pt_{t} ORDER BY n");
+        let (a, b) = (sql("whole", &q), sql("sharded", &q));
+        assert_eq!(b.len() as u64, client["events"].as_u64().unwrap(), "client {t}: rows vs its events");
+        let n = a.len().min(b.len());
+        assert!(n > 10, "client {t}: {} and {} rows", a.len(), b.len());
+        assert_eq!(a[..n], b[..n], "client {t}: the same random numbers sharded and unsharded");
+    }
+}
+
+/// Prints the start skew of a merged netns run (the figure docs/performance.md
+/// records; not asserted: this host's scheduling decides it).
+fn print_skew(what: &str, doc: &serde_json::Value) {
+    let after: Vec<String> = doc["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{:.2}", s["after_start_at_ms"].as_f64().unwrap_or(f64::NAN)))
+        .collect();
+    eprintln!(
+        "start skew across {} netns shards ({what}): {:.2} ms on {}; each shard's start after --start-at: {} ms",
+        after.len(),
+        doc["start_skew_ms"].as_f64().unwrap(),
+        doc["start_skew_clock"].as_str().unwrap_or("?"),
+        after.join(", ")
+    );
+}
+
+/// A MariaDB on a simulated host (a network namespace), 4 shards of
+/// oltp_read_write on 4 others: the merged report (JSON and sysbench's text
+/// layout) holds the shards' sums, which are the server's own counters;
+/// a script with per-thread tables behaves the same sharded and unsharded.
+#[test]
+fn netns_shards_on_mariadb_match_the_server_counters() {
+    let Some(mut lab) = NetLab::new(4) else { return };
+    let dir = tempdir("shards-netns-mysql");
+    let sock = netlab_mariadb(&mut lab, &dir);
+    let base = |db: &str| -> Vec<String> {
+        vec![
+            "--db-driver=mysql".into(),
+            format!("--mysql-host={NETLAB_SERVER}"),
+            "--mysql-port=3306".into(),
+            "--mysql-user=sbtest".into(),
+            format!("--mysql-db={db}"),
+        ]
+    };
+    // prepare runs once, from client host 0; shard I on client host I.
+    let doc = oltp_shards_match_mariadb_counters(&dir, &base("sbtest"), &sock, &|i| lab.on_client(i));
+    print_skew("MariaDB, oltp_read_write", &doc);
+
+    let sock2 = sock.clone();
+    let sql = move |db: &str, q: &str| -> Vec<String> {
+        use mysql::prelude::Queryable;
+        let opts = mysql::OptsBuilder::new().socket(Some(sock2.clone())).user(Some("sbtest"));
+        let mut c = mysql::Conn::new(opts).unwrap();
+        c.query_drop(format!("CREATE DATABASE IF NOT EXISTS {db}")).unwrap();
+        c.select_db(db).unwrap();
+        let rows: Vec<mysql::Row> = c.query(q).unwrap();
+        rows.into_iter().map(|r| r.get::<String, _>(0).unwrap_or_default()).collect()
+    };
+    per_thread_tables_are_the_same_sharded(&lab, &dir, &base, &sql);
+    drop(lab);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PostgreSQL on a simulated host, 4 shards of oltp_read_write on 4
+/// others: the merged report holds the shards' sums, which are the
+/// server's own row and transaction counters; a script with per-thread
+/// tables behaves the same sharded and unsharded.
+#[test]
+fn netns_shards_on_postgresql_match_the_server_counters() {
+    let Some(mut lab) = NetLab::new(4) else { return };
+    let dir = tempdir("shards-netns-pgsql");
+    let host = netlab_postgresql(&mut lab, &dir);
+    let base = |db: &str| -> Vec<String> {
+        vec![
+            "--db-driver=pgsql".into(),
+            format!("--pgsql-host={NETLAB_SERVER}"),
+            "--pgsql-port=5432".into(),
+            "--pgsql-user=sbtest".into(),
+            format!("--pgsql-db={db}"),
+        ]
+    };
+    let query = |sql: &str| netlab_pg_query(&host, "sbtest", sql);
+    let doc = oltp_shards_match_postgresql_counters(&dir, &base("sbtest"), 4, "sbtest", &query, &|i| lab.on_client(i));
+    print_skew("PostgreSQL, oltp_read_write", &doc);
+    assert!(doc["start_skew_clock"].as_str().unwrap().contains("clock_timestamp"), "{}", doc["start_skew_clock"]);
+
+    let sql = |db: &str, q: &str| -> Vec<String> {
+        if netlab_pg_query(&host, "sbtest", &format!("SELECT 1 FROM pg_database WHERE datname = '{db}'")).is_empty() {
+            netlab_pg_query(&host, "sbtest", &format!("CREATE DATABASE {db}"));
+        }
+        netlab_pg_query(&host, db, q)
+    };
+    per_thread_tables_are_the_same_sharded(&lab, &dir, &base, &sql);
+    drop(lab);
     let _ = std::fs::remove_dir_all(&dir);
 }
