@@ -245,6 +245,108 @@ fn spec_errors_name_file_line_and_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+const SHARDS_SPEC: &str = r#"
+[experiment]
+name = "shards-e2e"
+threads = [4]
+repeats = 1
+time = 2
+sample_interval = 1
+seed = 7
+options = { tables = 1, table-size = 500 }
+
+[[configuration]]
+name = "lite"
+server = "sqlite"
+
+[[workload]]
+name = "whole"
+test = "oltp_point_select"
+
+[[workload]]
+name = "sharded"
+test = "oltp_point_select"
+clients = { shards = 2, launcher = "local" }
+"#;
+
+/// `clients = { shards = N, launcher = "local" }` (docs/lab.md): the
+/// workload's run runs as N shard processes of one run, merged; the store
+/// keeps the merged run like any run plus each shard's row and result; the
+/// lab's report shows the per-shard table. Spec mistakes about it are one
+/// line naming the key.
+#[test]
+fn a_sharded_workload_runs_as_local_shards_merged_and_stored_with_each_shard() {
+    let dir = tempdir("lab-shards");
+    let spec = write_spec(&dir, SHARDS_SPEC);
+    let r = dbbench_in(&dir, &["lab", "run", &spec]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("shards of sharded runs"), "{}", r.stdout);
+    assert!(r.stdout.contains("lite / sharded / 4 thr / repeat 1"), "{}", r.stdout);
+    let shard_lines: Vec<&str> = r.stdout.lines().filter(|l| l.trim_start().starts_with("shard ")).collect();
+    assert_eq!(shard_lines.len(), 2, "{}", r.stdout);
+    assert!(shard_lines.iter().all(|l| l.contains(" ok")), "{shard_lines:?}");
+
+    let c = store(&dir);
+    assert_eq!(count(&c, "SELECT count(*) FROM runs WHERE status = 'ok' AND events > 0"), 2);
+    let sharded = "(SELECT r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'sharded')";
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {sharded}")), 2);
+    assert_eq!(
+        count(&c, "SELECT count(*) FROM run_shards WHERE json_extract(result, '$.format') = 'dbbench-shard-result'"),
+        2
+    );
+    // The merged run is the shards' sum; each shard ran 2 of the 4 clients.
+    assert_eq!(
+        count(&c, &format!("SELECT sum(json_extract(summary, '$.events')) FROM run_shards WHERE run_id = {sharded}")),
+        count(&c, &format!("SELECT events FROM runs WHERE id = {sharded}"))
+    );
+    assert_eq!(
+        count(&c, &format!("SELECT sum(json_extract(result, '$.cumulative.counts.events')) FROM run_shards WHERE run_id = {sharded}")),
+        count(&c, &format!("SELECT events FROM runs WHERE id = {sharded}"))
+    );
+    assert_eq!(count(&c, "SELECT group_concat(json_extract(summary, '$.threads')) = '2,2' FROM run_shards"), 1);
+    assert_eq!(count(&c, &format!("SELECT json_extract(report, '$.threads') FROM runs WHERE id = {sharded}")), 4);
+    assert_eq!(count(&c, &format!("SELECT json_array_length(report, '$.fairness') FROM runs WHERE id = {sharded}")), 4);
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM run_metrics WHERE name = 'start_skew_ms' AND run_id = {sharded}")),
+        1
+    );
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM runs WHERE id = {sharded} AND argv LIKE '%--shard=I/2%'")), 1);
+    // The OS samples' client CPU is the shards' together (not 0: no single child).
+    assert!(
+        count(&c, &format!("SELECT count(*) FROM samples WHERE run_id = {sharded} AND source = 'os' AND json_extract(data, '$.client_cpu_pct') > 0")) >= 1,
+        "no client CPU in the sharded run's samples"
+    );
+    // The unsharded workload's run has no shards.
+    assert_eq!(count(&c, "SELECT count(DISTINCT run_id) FROM run_shards"), 1);
+    // dbbench report shows the same table.
+    let rep = dbbench_in(&dir, &["report", "--store", dir.join("dbbench-lab/results.sqlite").to_str().unwrap()]);
+    assert_eq!(rep.code, 0, "{}{}", rep.stdout, rep.stderr);
+    assert!(rep.stdout.contains("shards of sharded runs"), "{}", rep.stdout);
+
+    // Mistakes: one line naming the key.
+    let bad = |text: &str, want: &str| {
+        let spec = write_spec(&dir, text);
+        let r = dbbench_in(&dir, &["lab", "plan", &spec]);
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(want), "want '{want}' in: {}", r.stderr);
+    };
+    bad(
+        &SHARDS_SPEC.replace("launcher = \"local\"", "launcher = \"kubernetes\""),
+        "workload[2].clients.launcher: \"kubernetes\" is not supported in the lab yet",
+    );
+    bad(
+        &SHARDS_SPEC.replace("shards = 2,", "shards = 8,"),
+        "8 shards for workload 'sharded' on configuration 'lite': its 4 thread(s) cannot be split",
+    );
+    bad(
+        &SHARDS_SPEC.replace("server = \"sqlite\"", "server = \"sqlite\"\nclients = { shards = 0 }"),
+        "configuration[1].clients.shards: must be a whole number from 1 to 64",
+    );
+    bad(&SHARDS_SPEC.replace("options = { tables", "options = { shard = \"0/2\", tables"), "shard");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn command_workloads_are_parsed_with_regexes() {
     let dir = tempdir("lab-cmd");

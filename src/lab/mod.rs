@@ -8,6 +8,7 @@
 //! See ARCHITECTURE.md and docs/lab.md.
 
 pub mod cli;
+pub mod clients;
 pub mod cpus;
 pub mod datadir;
 pub mod datasets;

@@ -1313,6 +1313,7 @@ impl Lab<'_> {
             // Samplers: the OS always (with the child's and the managed server's CPU); the server's status over its own connection.
             let pids = WatchedPids {
                 client: Default::default(),
+                shard_clients: Default::default(),
                 server: self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.pid()),
             };
             let os = OsSampler::start_watching(interval, Some(pids.clone()));
@@ -1341,7 +1342,25 @@ impl Lab<'_> {
                 .as_ref()
                 .and_then(|l| l.server.as_ref())
                 .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
+            let shards = self.spec.shards(c, w);
             let r = match &self.metrics {
+                // N shard processes (`clients = { shards = N }`), merged; the
+                // OS samples' client CPU is theirs together.
+                _ if shards > 1 => {
+                    let (r, rows, skew) = self.run_sharded(
+                        &argv,
+                        &env,
+                        shards,
+                        run.threads,
+                        run_timeout,
+                        clients.as_ref(),
+                        &pids.shard_clients,
+                    );
+                    rec.shards = rows;
+                    rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
+                    argv.push(format!("--shard=I/{shards}"));
+                    r
+                }
                 Some(m) => {
                     // The child serves on a loopback port of its choosing and
                     // says which in a file here (see `crate::lab::live`); the
@@ -1566,6 +1585,114 @@ impl Lab<'_> {
             None => format!("ok: {summary}"),
             Some(e) => format!("{}: {e}", rec.status),
         }))
+    }
+}
+
+impl Lab<'_> {
+    /// Runs `argv` (`dbbench TEST run ...`) as `n` shard processes of one
+    /// run on this host (docs/scale-out.md): shard I with `--shard=I/n`,
+    /// `--shard-result=WORKDIR/shards/shard-I.json` and a common
+    /// `--start-at`, then `dbbench merge --json` on their results. Returns
+    /// the merge as the run's child (its stdout the merged JSON report), or
+    /// the first failed shard's outcome; every shard's row for the store;
+    /// and the merged start skew.
+    #[allow(clippy::too_many_arguments)]
+    fn run_sharded(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+        n: u32,
+        threads: u32,
+        timeout: Duration,
+        cpus: Option<&CpuSet>,
+        watched: &std::sync::Mutex<Vec<std::sync::Arc<std::sync::atomic::AtomicU32>>>,
+    ) -> (ChildResult, Vec<crate::store::ShardRow>, Option<f64>) {
+        let failed = |why: String| ChildResult {
+            code: Some(1),
+            signal: None,
+            timed_out: false,
+            interrupted: false,
+            stdout: String::new(),
+            stderr: why,
+            cpus: None,
+        };
+        let dir = self.workdir.join("shards");
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = crate::safe_fs::private_dir(&dir, 0o700, "the shards' result directory") {
+            return (failed(e), Vec::new(), None);
+        }
+        let grace = super::clients::start_grace_ms(threads);
+        let start_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64 + grace)
+            .unwrap_or(0);
+        let files: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("shard-{i}.json"))).collect();
+        // Each shard's pid, for the OS sampler (the client's CPU is theirs together).
+        let pids: Vec<std::sync::Arc<std::sync::atomic::AtomicU32>> = (0..n).map(|_| Default::default()).collect();
+        if let Ok(mut w) = watched.lock() {
+            *w = pids.clone();
+        }
+        let outcomes: Vec<ChildResult> = std::thread::scope(|scope| {
+            let handles: Vec<_> = files
+                .iter()
+                .enumerate()
+                .map(|(i, file)| {
+                    let mut a = argv.to_vec();
+                    a.push(format!("--shard={i}/{n}"));
+                    a.push(format!("--shard-result={}", file.display()));
+                    a.push(format!("--start-at={start_at}"));
+                    let bound = timeout + Duration::from_millis(grace);
+                    let pid = &pids[i];
+                    scope.spawn(move || run_child_watched(&a, env, bound, None, cpus, Some(pid)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| failed("a shard's thread panicked".into())))
+                .collect()
+        });
+        let mut rows: Vec<crate::store::ShardRow> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| crate::store::ShardRow {
+                index: i as u32,
+                summary: json!({"shard": i}),
+                result: std::fs::read_to_string(f).ok(),
+            })
+            .collect();
+        let bad: Vec<(usize, &ChildResult)> =
+            outcomes.iter().enumerate().filter(|(_, r)| r.code != Some(0) || r.timed_out || r.interrupted).collect();
+        if let Some((_, first)) = bad.first() {
+            for (i, r) in &bad {
+                rows[*i].summary["status"] = json!(format!("{}: {}", r.exit(), r.failure(3)));
+            }
+            let why: Vec<String> =
+                bad.iter().map(|(i, r)| format!("shard {i}/{n} {}: {}", r.exit(), r.failure(3))).collect();
+            let r = ChildResult {
+                code: first.code,
+                signal: first.signal,
+                timed_out: outcomes.iter().any(|r| r.timed_out),
+                interrupted: outcomes.iter().any(|r| r.interrupted),
+                stdout: String::new(),
+                stderr: why.join("\n"),
+                cpus: outcomes[0].cpus.clone(),
+            };
+            return (r, rows, None);
+        }
+        let mut m = vec![self.exe.display().to_string(), "merge".to_string()];
+        m.extend(files.iter().map(|f| f.display().to_string()));
+        m.push("--json".to_string());
+        let mut merged = run_child(&m, &[], Duration::from_secs(600), None, None);
+        merged.cpus = outcomes[0].cpus.clone();
+        let doc: Option<serde_json::Value> = serde_json::from_str(merged.stdout.trim()).ok();
+        for s in doc.as_ref().and_then(|d| d["shards"].as_array()).into_iter().flatten() {
+            if let Some(row) = s["shard"].as_u64().and_then(|i| rows.get_mut(i as usize)) {
+                row.summary = s.clone();
+            }
+        }
+        let skew = doc.as_ref().and_then(|d| d["start_skew_ms"].as_f64());
+        let _ = std::fs::remove_dir_all(&dir);
+        (merged, rows, skew)
     }
 }
 

@@ -105,6 +105,9 @@ pub struct OsSample {
 pub struct WatchedPids {
     /// The run's child process, once spawned.
     pub client: Arc<AtomicU32>,
+    /// A sharded run's shard processes (each 0 until spawned), its client
+    /// together; when any are listed, they are the client, not `client`.
+    pub shard_clients: Arc<std::sync::Mutex<Vec<Arc<AtomicU32>>>>,
     /// The managed server's process; None when the lab did not start it.
     pub server: Option<u32>,
 }
@@ -266,10 +269,24 @@ impl Reading {
         r.net = parse_net_dev(&read("/proc/net/dev"));
         r.cpu_mhz = cpu_mhz();
         if let Some(p) = pids {
-            r.client_ticks = match p.client.load(Ordering::SeqCst) {
-                // Not spawned yet: it has used nothing.
-                0 => Some(0),
-                pid => process_tree_ticks(pid),
+            let shards: Vec<u32> = p
+                .shard_clients
+                .lock()
+                .map(|v| v.iter().map(|a| a.load(Ordering::SeqCst)).collect())
+                .unwrap_or_default();
+            r.client_ticks = if shards.is_empty() {
+                match p.client.load(Ordering::SeqCst) {
+                    // Not spawned yet: it has used nothing.
+                    0 => Some(0),
+                    pid => process_tree_ticks(pid),
+                }
+            } else {
+                // Every shard's, summed; one gone makes the sum unknown, as
+                // the single child's end does.
+                shards.iter().try_fold(0u64, |sum, &pid| match pid {
+                    0 => Some(sum),
+                    pid => process_tree_ticks(pid).map(|t| sum + t),
+                })
             };
             r.server_ticks = p.server.and_then(process_tree_ticks);
         }
@@ -626,7 +643,7 @@ pgalloc_dma 0
     /// the host is.
     #[test]
     fn a_busy_client_thread_raises_client_cpu() {
-        let pids = WatchedPids { client: Arc::new(AtomicU32::new(0)), server: None };
+        let pids = WatchedPids { client: Arc::new(AtomicU32::new(0)), server: None, ..Default::default() };
         let s = OsSampler::start_watching(Duration::from_millis(100), Some(pids.clone()));
         pids.client.store(std::process::id(), Ordering::SeqCst);
         let busy = std::thread::spawn(|| {

@@ -109,6 +109,8 @@ pub struct Configuration {
     /// Where its processes run: its own `cpus` over the experiment's `[cpus]`
     /// (docs/lab.md#pinning).
     pub cpus: Placement,
+    /// `clients = { shards = N }`: its test workloads' runs as N shards.
+    pub clients: Option<super::clients::Clients>,
 }
 
 /// The database a configuration runs against.
@@ -174,6 +176,8 @@ pub struct Workload {
     pub server_options: Vec<Vec<String>>,
     /// This workload's own `cpus` (clients, other), over its configuration's.
     pub cpus: Placement,
+    /// `clients = { shards = N }` (test workloads only), over its configuration's.
+    pub clients: Option<super::clients::Clients>,
 }
 
 impl Workload {
@@ -187,6 +191,16 @@ impl Spec {
     /// Where the processes of workload `w`'s runs on configuration `c` run.
     pub fn placement(&self, c: usize, w: usize) -> Placement {
         self.workloads[w].cpus.over(&self.configurations[c].cpus)
+    }
+
+    /// How many shard processes run each run of workload `w` on
+    /// configuration `c` (1: one process): the workload's `clients`, else
+    /// the configuration's; test workloads only.
+    pub fn shards(&self, c: usize, w: usize) -> u32 {
+        if !matches!(self.workloads[w].kind, WorkloadKind::Test { .. }) {
+            return 1;
+        }
+        self.workloads[w].clients.or(self.configurations[c].clients).map_or(1, |x| x.shards)
     }
 
     /// Whether some workload runs for the experiment's `time` (TPC-H queries
@@ -357,6 +371,7 @@ struct RawConfiguration {
     #[serde(default)]
     hooks: RawHooks,
     cpus: Option<toml::Table>,
+    clients: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -376,6 +391,7 @@ struct RawWorkload {
     metrics: toml::Table,
     tpch: Option<RawTpch>,
     cpus: Option<toml::Table>,
+    clients: Option<toml::Table>,
 }
 
 /// `tpch = { sf = 1, queries = "1-22", ... }` on a workload.
@@ -452,6 +468,9 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
     "max-time",
     "max-requests",
     "seed-rng",
+    "shard",
+    "shard-result",
+    "start-at",
 ];
 
 /// SQLite pragmas the SQLite driver applies, mapped to its options.
@@ -545,6 +564,25 @@ impl Ctx<'_> {
                 .collect();
             path.push(K("cpus"));
             path.extend(keys.iter().map(|k| K_owned(k)));
+            self.err(&path, m)
+        })
+    }
+
+    /// A `clients` table (`super::clients`), at `at`.
+    fn clients_at(&self, at: &[Seg], t: &Option<toml::Table>) -> Result<Option<super::clients::Clients>, String> {
+        let Some(t) = t else { return Ok(None) };
+        super::clients::parse(t).map(Some).map_err(|(key, m)| {
+            let mut path: Vec<Seg> = at
+                .iter()
+                .map(|s| match s {
+                    Seg::Key(k) => K(k),
+                    Seg::Index(i) => I(*i),
+                })
+                .collect();
+            path.push(K("clients"));
+            if key != "clients" {
+                path.push(K(key));
+            }
             self.err(&path, m)
         })
     }
@@ -748,9 +786,13 @@ fn configuration(
     if !cpus.is_empty() {
         definition["cpus"] = cpus.to_json();
     }
+    let clients = cx.clients_at(&[K("configuration"), I(i)], &c.clients)?;
+    if let Some(x) = clients {
+        definition["clients"] = serde_json::json!({"shards": x.shards, "launcher": "local"});
+    }
     // Passwords (in the DSN, in `mysql-password` options) never reach the store.
     let definition = crate::secret::redact_json(&definition);
-    Ok(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition, cpus })
+    Ok(Configuration { name: c.name.clone(), target, prepare, options, hooks, definition, cpus, clients })
 }
 
 /// Where configuration `i` runs (`server = ...` and the keys of that kind),
@@ -914,6 +956,10 @@ fn workloads(
         if workloads.iter().any(|x| x.name == name) {
             return Err(werr("name", format!("two workloads are named '{name}'; give each a distinct name = \"...\"")));
         }
+        let clients = cx.clients_at(&[K("workload"), I(i)], &w.clients)?;
+        if clients.is_some() && !matches!(kind, WorkloadKind::Test { .. }) {
+            return Err(werr("clients", "shards run dbbench's own tests only (test = \"...\"), not commands".into()));
+        }
         let data = workloads.len();
         workloads.push(Workload {
             name,
@@ -926,7 +972,25 @@ fn workloads(
             estimate_s: None,
             server_options: Vec::new(),
             cpus: workload_cpus,
+            clients,
         });
+    }
+    // Every shard runs at least one client.
+    for (wi, w) in workloads.iter().enumerate() {
+        for (ci, c) in configurations.iter().enumerate() {
+            let shards = match (&w.kind, w.clients.or(c.clients)) {
+                (WorkloadKind::Test { .. }, Some(x)) => x.shards,
+                _ => continue,
+            };
+            if let Some(t) = w.threads.iter().find(|t| **t < shards) {
+                let at = if w.clients.is_some() {
+                    vec![K("workload"), I(wi), K("clients")]
+                } else {
+                    vec![K("configuration"), I(ci), K("clients")]
+                };
+                return Err(err(&at, format!("{shards} shards for workload '{}' on configuration '{}': its {t} thread(s) cannot be split over them (each shard runs at least one client)", w.name, c.name)));
+            }
+        }
     }
     Ok(workloads)
 }
@@ -1338,6 +1402,7 @@ fn tpch_workloads(
             estimate_s: Some(estimate_s * (warmups as f64 + 1.0)),
             server_options: server_options.get(q.label().trim_start_matches('Q')).cloned().unwrap_or_default(),
             cpus: Placement::default(),
+            clients: None,
         })
         .collect())
 }

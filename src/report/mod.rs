@@ -54,6 +54,8 @@ pub struct Report<'a> {
     pub samples: samples::Samples,
     /// Whether the text and Markdown layouts show the samples' tables (`--samples`).
     pub samples_in_text: bool,
+    /// The shards of sharded runs: (run id, shard index, its row of the merged report).
+    pub shards: Vec<(i64, u32, serde_json::Value)>,
 }
 
 impl<'a> Report<'a> {
@@ -111,7 +113,8 @@ impl<'a> Report<'a> {
         }
         warnings.sort();
         let samples = samples::Samples::from_points(data, &data.samples);
-        Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false })
+        let shards = store.run_shard_summaries(data.experiment.id)?;
+        Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false, shards })
     }
 
     /// Every table, in reading order: TPC-H queries, compared, intervals,
@@ -125,6 +128,7 @@ impl<'a> Report<'a> {
         }
         t.extend(tables::absolute(a));
         t.extend(tables::latency(a, &self.pooled, &self.percentiles));
+        t.extend(tables::shards(a, &self.shards));
         t.extend(tables::flagged_runs(a));
         t.extend(tables::failed_runs(a));
         t
@@ -216,6 +220,7 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         shown.extend(tables::compared(&report.analysis, report.format));
     }
     shown.extend(tables::absolute(&report.analysis));
+    shown.extend(tables::shards(&report.analysis, &report.shards));
     shown.extend(tables::flagged_runs(&report.analysis));
     // The warnings say failed runs are listed at the end: they are.
     shown.extend(tables::failed_runs(&report.analysis));

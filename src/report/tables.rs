@@ -622,6 +622,49 @@ fn run_label(a: &Analysis, r: &crate::report::model::Run) -> String {
     )
 }
 
+/// The shards of sharded runs (`clients = { shards = N }`), each run's
+/// under its label: the merged report's per-shard row (`dbbench merge`);
+/// the run's own figures elsewhere are the merged ones.
+pub fn shards(a: &Analysis, shards: &[(i64, u32, serde_json::Value)]) -> Option<Table> {
+    if shards.is_empty() {
+        return None;
+    }
+    let num = |v: &serde_json::Value, k: &str| v[k].as_u64().map_or("-".to_string(), |n| n.to_string());
+    let ms = |v: &serde_json::Value, k: &str| v[k].as_f64().map_or("-".to_string(), |n| format!("{n:.2}"));
+    let mut rows = Vec::new();
+    let mut last = None;
+    for (run_id, shard, v) in shards {
+        let Some(run) = a.data.runs.iter().find(|r| r.figures.id == *run_id) else { continue };
+        if last != Some(*run_id) {
+            rows.push(Row { indent: 0, label: run_label(a, run), cells: Vec::new() });
+            last = Some(*run_id);
+        }
+        let status = v["status"].as_str().unwrap_or("-").to_string();
+        rows.push(Row {
+            indent: 1,
+            label: format!("shard {shard}"),
+            cells: vec![
+                Cell::new(v["host"].as_str().unwrap_or("-").to_string(), None),
+                Cell::new(num(v, "threads"), None),
+                Cell::new(num(v, "events"), None),
+                Cell::new(num(v, "queries"), None),
+                Cell::new(ms(v, "start_skew_ms"), None),
+                Cell::new(status, None),
+            ],
+        });
+    }
+    Some(Table {
+        title: "shards of sharded runs (clients = { shards = N }): the run's figures are these merged".into(),
+        corner: "run".into(),
+        column_caption: String::new(),
+        columns: ["host", "threads", "events", "queries", "start skew ms", "status"].iter().map(|s| s.to_string()).collect(),
+        rows,
+        legend: vec![
+            "start skew: the shard's start of measurement after the earliest shard's, on the database server's clock when every shard measured its offset (docs/scale-out.md); each shard's whole result is in the store (run_shards.result)".into(),
+        ],
+    })
+}
+
 /// The ok runs with validity flags, with the reasons (`report::validity`).
 pub fn flagged_runs(a: &Analysis) -> Option<Table> {
     let flagged: Vec<_> = a.data.flagged_runs().collect();

@@ -157,6 +157,15 @@ ALTER TABLE runs ADD COLUMN server_version TEXT;  -- the server's version string
 ALTER TABLE runs ADD COLUMN client_cpus TEXT;  -- Cpus_allowed_list of the run's child, read back at its start
 ALTER TABLE runs ADD COLUMN server_cpus TEXT;  -- Cpus_allowed_list of the managed server during the run
 "#,
+    r#"
+CREATE TABLE run_shards (                   -- the shards of a sharded run (clients = { shards = N }), one row each
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    shard   INTEGER NOT NULL,               -- 0-based shard index
+    summary TEXT NOT NULL,                  -- JSON: the merged report's row for it (host, threads, events, start skew, status)
+    result  TEXT,                           -- JSON: the shard's own result (docs/scale-out.md); NULL when it wrote none
+    PRIMARY KEY (run_id, shard)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -259,6 +268,17 @@ pub struct Overhead {
     pub concurrent_labs: Option<Vec<u32>>,
 }
 
+/// One shard of a sharded run, as the store keeps it (table `run_shards`).
+#[derive(Clone, Debug, Default)]
+pub struct ShardRow {
+    /// 0-based shard index.
+    pub index: u32,
+    /// The merged report's row for this shard (`shards[i]` of `dbbench merge --json`).
+    pub summary: serde_json::Value,
+    /// The shard's own result document; None when it wrote none.
+    pub result: Option<String>,
+}
+
 /// What a finished run writes.
 #[derive(Debug, Default)]
 pub struct RunRecord {
@@ -298,6 +318,8 @@ pub struct RunRecord {
     pub output_tail: Option<String>,
     /// Server log written during the run, for failed runs.
     pub log_excerpt: Option<String>,
+    /// A sharded run's shards (`clients = { shards = N }`), in index order.
+    pub shards: Vec<ShardRow>,
     /// The product and version of the server the run ran on, as it said
     /// (`lab::product`); None when no server answered.
     pub server: Option<Product>,

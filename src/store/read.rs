@@ -321,6 +321,24 @@ impl Store {
             .collect())
     }
 
+    /// The shards of an experiment's sharded runs (`clients = { shards = N
+    /// }`): (run id, shard index, the merged report's row for it), in run
+    /// and shard order. Empty for a store older than table `run_shards`.
+    pub fn run_shard_summaries(&self, experiment: i64) -> Result<Vec<(i64, u32, serde_json::Value)>, String> {
+        let rows = self.rows(
+            "SELECT s.run_id, s.shard, s.summary FROM run_shards s JOIN runs r ON s.run_id = r.id JOIN cells cl ON r.cell_id = cl.id
+             WHERE cl.experiment_id = ? ORDER BY r.seq, s.shard",
+            &vals![experiment],
+        )?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let summary = serde_json::from_str(&opt_text(r, 2)?).unwrap_or_default();
+                Some((opt_int(r, 0)?, opt_int(r, 1)? as u32, summary))
+            })
+            .collect())
+    }
+
     /// The latency histogram (HdrHistogram V2 deflate, base64) of every run
     /// of an experiment that has one: (run id, encoded histogram).
     pub fn run_histograms(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {

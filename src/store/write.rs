@@ -433,6 +433,12 @@ impl Store {
                     &vals![r.client_cpus.as_deref(), r.server_cpus.as_deref(), run_id],
                 )?;
             }
+            for sh in &r.shards {
+                db.execute(
+                    "INSERT INTO run_shards (run_id, shard, summary, result) VALUES (?, ?, ?, ?)",
+                    &vals![run_id, sh.index as i64, redact_json(&sh.summary).to_string(), sh.result.as_deref().map(redact)],
+                )?;
+            }
             for (name, value) in &metrics {
                 db.execute("INSERT INTO run_metrics (run_id, name, value) VALUES (?, ?, ?)", &vals![run_id, *name, *value])?;
             }
