@@ -11,7 +11,7 @@ set -euo pipefail
 REPS=${1:-5}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "shard-skew.sh: needs root (network namespaces)" >&2; exit 1; }
-cargo test --release --locked --test shards --no-run >/dev/null 2>&1
+cargo test --release --locked --test shards --no-run 2>&1 | tail -n 3 >&2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for ((r = 1; r <= REPS; r++)); do
