@@ -425,7 +425,7 @@ pub fn print(m: &Merged, format: Format) {
             println!(
                 "shard,host,first_thread,threads,events,queries,start_skew_ms,after_start_at_ms,clock_offset_ms,status"
             );
-            let f = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+            let f = |v: Option<f64>| v.map(|x| fixed(x, 3)).unwrap_or_default();
             let u = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
             for r in &m.shards {
                 println!(
@@ -481,7 +481,7 @@ fn csv_cell(s: &str) -> String {
 
 /// The per-shard table of the text layout.
 fn shard_table(m: &Merged) {
-    let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| fixed(x, 2));
     let n = |v: Option<u64>| v.map_or("-".to_string(), |x| x.to_string());
     println!("Shards:");
     println!(
@@ -509,4 +509,25 @@ fn shard_table(m: &Merged) {
     }
     println!("    (start skew: each shard's start after the earliest's, on {})", m.skew_clock);
     println!();
+}
+
+/// `x` with `places` decimals, never `-0.00`: a clock offset of −0.001 ms
+/// rounds to zero, and a signed zero reads as a measured negative offset.
+fn fixed(x: f64, places: usize) -> String {
+    let s = format!("{x:.places$}");
+    match s.strip_prefix('-') {
+        Some(abs) if abs.chars().all(|c| c == '0' || c == '.') => abs.to_string(),
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_value_that_rounds_to_zero_has_no_sign() {
+        assert_eq!(super::fixed(-0.001, 2), "0.00");
+        assert_eq!(super::fixed(-0.0, 3), "0.000");
+        assert_eq!(super::fixed(-0.006, 2), "-0.01");
+        assert_eq!(super::fixed(1.5, 2), "1.50");
+    }
 }
