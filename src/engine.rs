@@ -720,6 +720,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
         rep.publisher = Some(m.publisher());
     }
     rep.raised = raised;
+    rep.was_raised = rep.raised.is_some();
     if rep.raised.is_some() {
         rep.collector.lend_priority();
     } else {
@@ -962,6 +963,8 @@ struct Reporter<'a> {
     /// This thread's raised priority, while it reports (see
     /// `crate::priority`); None where the process may not raise it.
     raised: Option<crate::priority::Lent>,
+    /// Whether it was raised for the run (for the warning about late lines).
+    was_raised: bool,
     latest_ns: u64,
     /// Live metrics (`--metrics-listen`): where each boundary's figures go.
     publisher: Option<crate::metrics::Publisher>,
@@ -998,6 +1001,7 @@ impl<'a> Reporter<'a> {
             end_ns: 0,
             late_rows: 0,
             raised: None,
+            was_raised: false,
             latest_ns: 0,
             publisher: None,
             shard_ticks: Vec::new(),
@@ -1462,7 +1466,7 @@ impl<'a> Reporter<'a> {
         if self.late_rows > 0 {
             crate::log::warning(&format!(
                 "{} of {} interval reports were printed late, up to {:.2}s after their interval ended (the host was \
-                 overloaded){}",
+                 overloaded){}{}",
                 self.late_rows,
                 self.intervals.len(),
                 self.latest_ns as f64 / 1e9,
@@ -1470,6 +1474,12 @@ impl<'a> Reporter<'a> {
                     "; their figures are exact: each event counts in the interval in which it ended"
                 } else {
                     ""
+                },
+                if self.was_raised {
+                    ""
+                } else {
+                    "; dbbench could not raise its reporting thread's priority, which brings lines on time: run it as \
+                     root, with CAP_SYS_NICE, or under `ulimit -r 1`"
                 }
             ));
         }
