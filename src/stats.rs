@@ -360,6 +360,9 @@ impl Want {
         match self {
             Want::Nothing => None,
             Want::Values(n) => {
+                // Not `vec![0; n]`: calloc may hand out fresh pages without
+                // writing them, and the first write would fault under the lock.
+                #[allow(clippy::slow_vector_initialization)]
                 let mut v = Vec::with_capacity(n);
                 v.resize(n, 0);
                 v.clear();
