@@ -640,7 +640,7 @@ metrics = { tps = 'tps = ([0-9.]+)' }
         assert_eq!(query("SELECT count(*) FROM runs WHERE status = 'ok'"), ["2"], "{url}");
         assert_eq!(query("SELECT count(*) FROM run_metrics WHERE name = 'tps' AND value IN (1, 2)"), ["2"], "{url}");
         assert_eq!(query("SELECT status FROM experiments"), ["finished"], "{url}");
-        assert_eq!(query("SELECT version FROM dbbench_schema"), ["3"], "{url}");
+        assert_eq!(query("SELECT version FROM dbbench_schema"), ["4"], "{url}");
         assert_eq!(query("SELECT DISTINCT server_product FROM runs"), ["SQLite"], "{url}");
         // The spec's own `store = URL` is taken as is, not as a path.
         let spec2 = dir.join("spec-with-store.toml");

@@ -446,6 +446,16 @@ impl Background {
         let (tx, lines) = std::sync::mpsc::channel();
         let out = std::io::BufReader::new(child.stdout.take().unwrap());
         std::thread::spawn(move || {
+            // Stamps each line as it arrives: at a real-time priority where
+            // allowed (root), so that under a thousand clients the stamp is
+            // when dbbench wrote the line, not when this thread next got
+            // the CPU (the reader saw "Threads started!" a second late and
+            // `[ 1s ]` with it, in CI). The child started before; it keeps
+            // its own priority.
+            let param = libc::sched_param { sched_priority: 1 };
+            // SAFETY: `param` outlives the call, which only reads it; 0 is
+            // the calling thread; a refusal only leaves its priority as is.
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
             for l in out.lines().map_while(Result::ok) {
                 let _ = tx.send((std::time::Instant::now(), l));
             }
