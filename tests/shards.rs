@@ -810,14 +810,7 @@ fn netlab_postgresql(lab: &mut NetLab, dir: &Path) -> String {
 fn netlab_pg_query(host: &str, db: &str, sql: &str) -> Vec<String> {
     let mut c =
         postgres::Config::new().host(host).port(5432).user("sbtest").dbname(db).connect(postgres::NoTls).unwrap();
-    c.simple_query(sql)
-        .unwrap()
-        .into_iter()
-        .filter_map(|m| match m {
-            postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
-            _ => None,
-        })
-        .collect()
+    first_column(&mut c, sql)
 }
 
 /// A script whose clients each write to their own table, `pt_<tid>`, one

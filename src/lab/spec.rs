@@ -555,13 +555,7 @@ impl Ctx<'_> {
     fn cpus_at(&self, at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]) -> Result<Placement, String> {
         let Some(t) = t else { return Ok(Placement::default()) };
         crate::lab::cpus::placement_from_toml(t, allowed).map_err(|(keys, m)| {
-            let mut path: Vec<Seg> = at
-                .iter()
-                .map(|s| match s {
-                    Seg::Key(k) => K(k),
-                    Seg::Index(i) => I(*i),
-                })
-                .collect();
+            let mut path = at.to_vec();
             path.push(K("cpus"));
             path.extend(keys.iter().map(|k| K_owned(k)));
             self.err(&path, m)
@@ -572,13 +566,7 @@ impl Ctx<'_> {
     fn clients_at(&self, at: &[Seg], t: &Option<toml::Table>) -> Result<Option<super::clients::Clients>, String> {
         let Some(t) = t else { return Ok(None) };
         super::clients::parse(t).map(Some).map_err(|(key, m)| {
-            let mut path: Vec<Seg> = at
-                .iter()
-                .map(|s| match s {
-                    Seg::Key(k) => K(k),
-                    Seg::Index(i) => I(*i),
-                })
-                .collect();
+            let mut path = at.to_vec();
             path.push(K("clients"));
             if key != "clients" {
                 path.push(K(key));

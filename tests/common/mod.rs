@@ -207,7 +207,11 @@ pub fn pgsql_db(db: &str) -> Option<Vec<String>> {
 
 /// Runs one query on the PostgreSQL test server; first column as text.
 pub fn pgsql_query(db: &str, sql: &str) -> Vec<String> {
-    let mut c = pg_client(db);
+    first_column(&mut pg_client(db), sql)
+}
+
+/// The first column of each row of `sql` on `c`, as text.
+pub fn first_column(c: &mut postgres::Client, sql: &str) -> Vec<String> {
     c.simple_query(sql)
         .unwrap()
         .into_iter()
