@@ -12,6 +12,7 @@
 
 pub mod merge;
 pub mod result;
+pub mod series;
 
 use crate::options::Options;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -6,7 +6,7 @@
 //! docs/scale-out.md describes the fields; `format_version` changes when a
 //! field's meaning does.
 
-use crate::stats::{ClientFairness, Counter, Counts, LatencyAcc, Period, NCOUNTERS};
+use crate::stats::{ClientFairness, Counter, Counts, LatencyAcc, Period, HIST_MAX_US, NCOUNTERS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -153,7 +153,8 @@ impl CountsData {
         }
     }
 
-    fn to_counts(self) -> Counts {
+    /// The counters in the engine's array.
+    pub fn to_counts(self) -> Counts {
         let mut c = [0u64; NCOUNTERS];
         c[Counter::Event as usize] = self.events;
         c[Counter::Read as usize] = self.reads;
@@ -207,6 +208,55 @@ impl HistData {
         }
     }
 
+    /// The non-empty buckets as (highest value µs, count) in ascending
+    /// order, appended to `out` (`bytes` is a buffer the caller reuses):
+    /// for the merge's interval series, which adds buckets without a
+    /// histogram per tick ([`super::series`]). Checks what
+    /// [`LatencyAcc::add_buckets`] checks, with the errors of
+    /// [`HistData::add_to`].
+    pub fn decode(&self, bytes: &mut Vec<u8>, out: &mut Vec<(u64, u64)>) -> Result<(), String> {
+        use base64::Engine;
+        bytes.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(&self.buckets, bytes)
+            .map_err(|e| format!("latency buckets are not base64: {e}"))?;
+        // Locals, not an iterator's fields: this loop is most of a merge's
+        // time (155 million buckets for 64 shards of an hour).
+        out.reserve(bytes.len() / 2);
+        let (mut pos, mut prev, mut values, mut truncated) = (0, 0u64, 0u64, false);
+        while pos < bytes.len() {
+            // Most pairs are two one-byte numbers.
+            let (d, c) = match bytes.get(pos..pos + 2) {
+                Some(&[d, c]) if (d | c) & 0x80 == 0 => {
+                    pos += 2;
+                    (u64::from(d), u64::from(c))
+                }
+                _ => match (read_leb128(bytes, &mut pos), read_leb128(bytes, &mut pos)) {
+                    (Some(d), Some(c)) => (d, c),
+                    _ => {
+                        truncated = true;
+                        break;
+                    }
+                },
+            };
+            prev = prev.saturating_add(d);
+            if prev == 0 || prev > HIST_MAX_US * 2 {
+                return Err(format!("a latency bucket of {prev} µs is outside the histogram's range"));
+            }
+            if c > 0 {
+                values = values.saturating_add(c);
+                out.push((prev, c));
+            }
+        }
+        if values != self.count {
+            return Err(format!("the latency buckets hold {values} values, the count says {}", self.count));
+        }
+        if truncated {
+            return Err("latency buckets end in the middle of a number".into());
+        }
+        Ok(())
+    }
+
     /// Adds these figures into `acc` (the same histogram, exactly).
     pub fn add_to(&self, acc: &mut LatencyAcc) -> Result<(), String> {
         use base64::Engine;
@@ -250,7 +300,14 @@ fn leb128(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
+#[inline]
 fn read_leb128(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    // Most deltas and counts fit in one byte.
+    let b = *bytes.get(*pos)?;
+    if b & 0x80 == 0 {
+        *pos += 1;
+        return Some(u64::from(b));
+    }
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let b = *bytes.get(*pos)?;
@@ -359,19 +416,30 @@ impl ShardResult {
     /// that holds one `dbbench-shard-result: {...}` line (the last one
     /// counts). `name` names the input in errors.
     pub fn parse(text: &str, name: &str) -> Result<ShardResult, String> {
-        let json = match text.lines().rev().find_map(|l| l.trim_end().strip_prefix(super::LINE_PREFIX)) {
-            Some(line) => line,
-            None if text.trim_start().starts_with('{') => text,
-            None => {
-                return Err(format!(
-                    "{name}: not a shard result (neither a JSON document nor a log with a '{}' line)",
-                    super::LINE_PREFIX.trim_end()
-                ))
+        // A document is one JSON object; a log is searched for its line
+        // (from the end, as the last one counts).
+        let json = if text.trim_start().starts_with('{') {
+            text
+        } else {
+            match text.lines().rev().find_map(|l| l.trim_end().strip_prefix(super::LINE_PREFIX)) {
+                Some(line) => line,
+                None => {
+                    return Err(format!(
+                        "{name}: not a shard result (neither a JSON document nor a log with a '{}' line)",
+                        super::LINE_PREFIX.trim_end()
+                    ))
+                }
             }
         };
-        // The format first (a quick pass that skips the rest), then the
-        // document straight into its type: through a serde_json::Value,
-        // 64 results of an hour's intervals took seconds of allocation.
+        // Straight into the type (through a serde_json::Value, 64 results
+        // of an hour's intervals took seconds of allocation); only when
+        // that fails, or the format is not ours, a second pass over the
+        // format fields says why.
+        let damaged = match serde_json::from_str::<ShardResult>(json) {
+            Ok(r) if r.format == FORMAT && r.format_version == FORMAT_VERSION => return Ok(r),
+            Ok(_) => None,
+            Err(e) => Some(e),
+        };
         #[derive(Deserialize)]
         struct Head {
             format: Option<String>,
@@ -391,19 +459,23 @@ impl ShardResult {
                 ))
             }
         }
-        serde_json::from_str(json).map_err(|e| format!("{name}: damaged shard result: {e}"))
+        // (A document that parsed has a wrong format or version: said above.)
+        Err(match damaged {
+            Some(e) => format!("{name}: damaged shard result: {e}"),
+            None => format!("{name}: not a shard result"),
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A tiny deterministic generator for the property tests (the
     /// engine's `rand` needs its global configuration).
-    struct Lcg(u64);
+    pub(in crate::shard) struct Lcg(pub(in crate::shard) u64);
     impl Lcg {
-        fn next(&mut self) -> u64 {
+        pub(in crate::shard) fn next(&mut self) -> u64 {
             self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             self.0 >> 11
         }

@@ -1,0 +1,340 @@
+//! The shards' interval series added up tick by tick while `dbbench merge`
+//! reads the results, so that a result's intervals can be dropped as soon
+//! as it is read: the memory a merge needs grows with the ticks and the
+//! distinct latency buckets, not with the number of shards.
+//!
+//! Each tick keeps its latency buckets as a sorted list of (highest value
+//! µs, count) — the form the results carry them in — rather than a
+//! histogram (188 KiB each, resident: an hour of 1-second ticks would be
+//! 660 MiB). The list goes into one reused histogram only when the tick's
+//! row is computed, so every figure is the one [`Period::add_to`] of all
+//! the shards' periods would give (the tests below check that).
+//!
+//! [`Period::add_to`]: super::result::PeriodData::add_to
+
+use super::result::TickData;
+use crate::output::IntervalRow;
+use crate::stats::{Counts, Period};
+use std::collections::BTreeMap;
+
+/// Interval series merged so far.
+#[derive(Default)]
+pub struct Series {
+    ticks: BTreeMap<i64, Tick>,
+    /// The first damaged interval met, by (tick, shard): the error the
+    /// tick-by-tick merge of all the shards would have stopped at.
+    error: Option<((i64, u32), String)>,
+}
+
+/// One tick of the shards added so far.
+struct Tick {
+    /// The row's time, from the highest-numbered shard that has the tick.
+    time_s: f64,
+    time_from: u32,
+    /// The longest of the shards' interval lengths.
+    interval_s: f64,
+    threads: u32,
+    late_ms: Option<f64>,
+    queue: Option<(u64, u64)>,
+    counts: Counts,
+    latency: Buckets,
+}
+
+/// A latency accumulator as sorted buckets.
+#[derive(Default)]
+struct Buckets {
+    count: u64,
+    /// u64::MAX while empty, as in `LatencyAcc`.
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: u128,
+    overflow: u64,
+    /// (highest value µs, count), ascending, values distinct.
+    sorted: Vec<(u64, u64)>,
+}
+
+impl Buckets {
+    /// Adds another accumulator's exact figures (count, min, max, sum,
+    /// overflow), as `LatencyAcc::add_buckets` does.
+    fn add_exact(&mut self, count: u64, min_ns: u64, max_ns: u64, sum_ns: u128, overflow: u64) {
+        if count > 0 {
+            self.count += count;
+            self.min_ns = self.min_ns.min(min_ns);
+            self.max_ns = self.max_ns.max(max_ns);
+            self.sum_ns += sum_ns;
+            self.overflow += overflow;
+        }
+    }
+}
+
+/// Buffers one reader reuses for every interval.
+#[derive(Default)]
+pub struct Scratch {
+    bytes: Vec<u8>,
+    incoming: Vec<(u64, u64)>,
+    merged: Vec<(u64, u64)>,
+}
+
+impl Series {
+    /// Adds shards' series, tick by tick (a damaged interval is remembered:
+    /// see [`Series::rows`]).
+    pub fn add_many(&mut self, shards: &[(u32, &[TickData])], scratch: &mut Scratch) {
+        let mut order: Vec<(i64, u32, &TickData)> =
+            shards.iter().flat_map(|(shard, series)| series.iter().map(move |t| (t.tick, *shard, t))).collect();
+        order.sort_by_key(|(tick, shard, _)| (*tick, *shard));
+        for (tick, shard, t) in order {
+            if let Err(e) = self.add_tick(shard, t, scratch) {
+                self.note_error(tick, shard, format!("shard {shard}, interval {tick}: {e}"));
+            }
+        }
+    }
+
+    fn note_error(&mut self, tick: i64, shard: u32, msg: String) {
+        if self.error.as_ref().is_none_or(|(at, _)| (tick, shard) < *at) {
+            self.error = Some(((tick, shard), msg));
+        }
+    }
+
+    fn add_tick(&mut self, shard: u32, t: &TickData, scratch: &mut Scratch) -> Result<(), String> {
+        // Checked as adding them to a period would check them; the rows
+        // show no service time, so its buckets are not kept.
+        scratch.incoming.clear();
+        t.period.service.decode(&mut scratch.bytes, &mut scratch.incoming)?;
+        scratch.incoming.clear();
+        t.period.latency.decode(&mut scratch.bytes, &mut scratch.incoming)?;
+        let h = &t.period.latency;
+        let tick = self.ticks.entry(t.tick).or_insert_with(|| Tick {
+            time_s: t.time_s,
+            time_from: shard,
+            interval_s: 0.0,
+            threads: 0,
+            late_ms: None,
+            queue: None,
+            counts: Counts::default(),
+            latency: Buckets { min_ns: u64::MAX, ..Buckets::default() },
+        });
+        if shard >= tick.time_from {
+            (tick.time_s, tick.time_from) = (t.time_s, shard);
+        }
+        tick.interval_s = tick.interval_s.max(t.interval_s);
+        tick.threads += t.threads;
+        tick.late_ms = max_of(tick.late_ms, t.late_ms);
+        tick.queue = sum_of(tick.queue, t.queue);
+        for (sum, c) in tick.counts.iter_mut().zip(t.period.counts.to_counts()) {
+            *sum += c;
+        }
+        let b = &mut tick.latency;
+        b.add_exact(h.count, h.min_ns, h.max_ns, h.sum_ns, h.overflow);
+        // The counts are added in place while the values are ones the
+        // list has (most are: the shards run one workload); from the first
+        // it lacks, the rest is merged in.
+        let (list, incoming) = (&mut b.sorted, &scratch.incoming);
+        let mut i = 0;
+        for (j, &(v, c)) in incoming.iter().enumerate() {
+            while i < list.len() && list[i].0 < v {
+                i += 1;
+            }
+            if i < list.len() && list[i].0 == v {
+                list[i].1 += c;
+                i += 1;
+            } else {
+                merge_sorted(list, i, &incoming[j..], &mut scratch.merged);
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds another reader's series (the same shards may not be in both).
+    pub fn absorb(&mut self, other: Series, scratch: &mut Scratch) {
+        if let Some(((tick, shard), msg)) = other.error {
+            self.note_error(tick, shard, msg);
+        }
+        for (k, o) in other.ticks {
+            let Some(t) = self.ticks.get_mut(&k) else {
+                self.ticks.insert(k, o);
+                continue;
+            };
+            if o.time_from >= t.time_from {
+                (t.time_s, t.time_from) = (o.time_s, o.time_from);
+            }
+            t.interval_s = t.interval_s.max(o.interval_s);
+            t.threads += o.threads;
+            t.late_ms = max_of(t.late_ms, o.late_ms);
+            t.queue = sum_of(t.queue, o.queue);
+            for (sum, c) in t.counts.iter_mut().zip(o.counts) {
+                *sum += c;
+            }
+            let (b, ob) = (&mut t.latency, o.latency);
+            b.add_exact(ob.count, ob.min_ns, ob.max_ns, ob.sum_ns, ob.overflow);
+            merge_sorted(&mut b.sorted, 0, &ob.sorted, &mut scratch.merged);
+        }
+    }
+
+    /// The interval rows, tick by tick, or the first damaged interval.
+    pub fn rows(&self, pct: &[f64]) -> Result<Vec<IntervalRow>, String> {
+        if let Some((_, msg)) = &self.error {
+            return Err(msg.clone());
+        }
+        let mut period = Period::preallocated();
+        let mut out = Vec::with_capacity(self.ticks.len());
+        for t in self.ticks.values() {
+            period.clear();
+            period.counts = t.counts;
+            let b = &t.latency;
+            // The buckets were checked as they came in; the sums cannot
+            // disagree unless this module is wrong.
+            period.latency.add_buckets(b.sorted.iter().copied(), b.count, b.min_ns, b.max_ns, b.sum_ns, b.overflow)?;
+            let mut row = IntervalRow::new(t.time_s, t.interval_s, t.threads, &period, pct, t.queue);
+            row.late_ms = t.late_ms;
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
+
+fn max_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn sum_of(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    match (a, b) {
+        (Some((q, c)), Some((q2, c2))) => Some((q + q2, c + c2)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `into` ∪ `incoming` (both ascending), counts of equal values added,
+/// where `into[..from]` holds no value above `incoming`'s; `spare` is
+/// reused as the new list's storage.
+fn merge_sorted(into: &mut Vec<(u64, u64)>, from: usize, incoming: &[(u64, u64)], spare: &mut Vec<(u64, u64)>) {
+    if incoming.is_empty() {
+        return;
+    }
+    spare.clear();
+    spare.reserve(into.len() + incoming.len());
+    spare.extend_from_slice(&into[..from]);
+    let (mut i, mut j) = (from, 0);
+    while i < into.len() && j < incoming.len() {
+        let (a, b) = (into[i], incoming[j]);
+        if a.0 == b.0 {
+            spare.push((a.0, a.1 + b.1));
+            i += 1;
+            j += 1;
+        } else if a.0 < b.0 {
+            spare.push(a);
+            i += 1;
+        } else {
+            spare.push(b);
+            j += 1;
+        }
+    }
+    spare.extend_from_slice(&into[i..]);
+    spare.extend_from_slice(&incoming[j..]);
+    std::mem::swap(into, spare);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::result::tests::Lcg;
+    use crate::shard::result::{PeriodData, TickData};
+    use crate::stats::LatencyAcc;
+
+    /// Random shards' interval series (ticks missing here and there,
+    /// empty intervals, latencies beyond the histogram), merged by
+    /// [`Series`] in two readers and by adding every shard's period into
+    /// one per tick (what the merge did before): the same rows.
+    #[test]
+    fn sorted_buckets_give_the_rows_of_added_periods() {
+        let mut r = Lcg(7);
+        for round in 0..30 {
+            let shards = 1 + r.next() % 9;
+            let ticks = 1 + r.next() % 12;
+            let pct = [50.0, 95.0, 99.0, 100.0];
+            let mut series: Vec<Vec<TickData>> = Vec::new();
+            for _ in 0..shards {
+                let mut s = Vec::new();
+                for tick in 1..=ticks as i64 {
+                    if r.next().is_multiple_of(7) {
+                        continue;
+                    }
+                    let mut p = Period::default();
+                    for _ in 0..r.next() % 300 {
+                        p.latency.record(match r.next() % 50 {
+                            0 => 3_700_000_000_000,
+                            1..=5 => 1 + r.next() % 5000,
+                            _ => 10_000 + r.next() % 40_000_000,
+                        });
+                    }
+                    p.counts[0] = p.latency.count;
+                    s.push(TickData {
+                        tick,
+                        time_s: tick as f64 + (r.next() % 10) as f64 / 1000.0,
+                        interval_s: 1.0,
+                        threads: 1 + (r.next() % 4) as u32,
+                        queue: r.next().is_multiple_of(2).then(|| (r.next() % 9, r.next() % 9)),
+                        late_ms: r.next().is_multiple_of(2).then(|| (r.next() % 100) as f64),
+                        period: PeriodData::of(&p),
+                    });
+                }
+                series.push(s);
+            }
+            // Before: all periods of a tick added, in shard order.
+            let mut by_tick: BTreeMap<i64, Vec<(u32, &TickData)>> = BTreeMap::new();
+            for (i, s) in series.iter().enumerate() {
+                for t in s {
+                    by_tick.entry(t.tick).or_default().push((i as u32, t));
+                }
+            }
+            let mut want = Vec::new();
+            for parts in by_tick.values() {
+                let mut p = Period::default();
+                let (mut dt, mut time, mut threads, mut late, mut queue) = (0.0f64, 0.0, 0, None, None);
+                for (_, t) in parts {
+                    t.period.add_to(&mut p).unwrap();
+                    dt = dt.max(t.interval_s);
+                    time = t.time_s;
+                    threads += t.threads;
+                    late = max_of(late, t.late_ms);
+                    queue = sum_of(queue, t.queue);
+                }
+                let mut row = IntervalRow::new(time, dt, threads, &p, &pct, queue);
+                row.late_ms = late;
+                want.push(format!("{row:?}"));
+            }
+            // Now: two readers, shards dealt out of order, then absorbed.
+            let (mut a, mut b, mut scratch) = (Series::default(), Series::default(), Scratch::default());
+            for (i, s) in series.iter().enumerate().rev() {
+                let reader = if r.next().is_multiple_of(2) { &mut a } else { &mut b };
+                reader.add_many(&[(i as u32, s)], &mut scratch);
+            }
+            a.absorb(b, &mut scratch);
+            let got: Vec<String> = a.rows(&pct).unwrap().iter().map(|row| format!("{row:?}")).collect();
+            assert_eq!(got, want, "round {round}");
+        }
+    }
+
+    #[test]
+    fn the_first_damaged_interval_is_the_one_reported() {
+        let mut acc = LatencyAcc::default();
+        acc.record(2_000_000);
+        let p = Period { latency: acc, ..Period::default() };
+        let tick = |tick: i64, count: u64| {
+            let mut d = PeriodData::of(&p);
+            d.latency.count = count;
+            TickData { tick, time_s: tick as f64, interval_s: 1.0, threads: 1, queue: None, late_ms: None, period: d }
+        };
+        let mut s = Series::default();
+        let mut scratch = Scratch::default();
+        s.add_many(&[(3, &[tick(1, 1), tick(2, 5)])], &mut scratch);
+        s.add_many(&[(1, &[tick(1, 1), tick(2, 1), tick(3, 9)]), (2, &[tick(1, 1), tick(2, 7)])], &mut scratch);
+        assert_eq!(
+            s.rows(&[95.0]).unwrap_err(),
+            "shard 2, interval 2: the latency buckets hold 1 values, the count says 7"
+        );
+    }
+}
