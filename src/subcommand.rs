@@ -101,6 +101,14 @@ pub fn parse_with<T: FromArgMatches>(name: &str, args: &[String], cmd: Command) 
     })
 }
 
+/// A subcommand's failure, printed in the one place that prints errors:
+/// `dbbench NAME: ` and the error with its contexts joined by ": " (`{:#}`),
+/// so a message reads as one line from the outermost context inward; exit 1.
+pub fn failed(name: &str, e: &anyhow::Error) -> ExitCode {
+    eprintln!("dbbench {name}: {e:#}");
+    Exit::Error.into()
+}
+
 /// The connection options (`--db-driver`, `--mysql-*`, `--pgsql-*`,
 /// `--sqlite-*`, `--db-ps-mode`), declared once as the engine's
 /// `OptionSpec`s, as clap arguments: the subcommands that connect add them

@@ -500,6 +500,28 @@ fn bad_input_is_one_line() {
         assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
         assert!(r.stderr.contains(&msg), "{args:?}: {}", r.stderr);
     }
+    // An error with context through layers is one whole line: every
+    // context, outermost first, then the cause (the one place that prints
+    // errors joins them with ": ").
+    let missing_spec = dir.join("missing.toml");
+    let missing_json = dir.join("missing.json");
+    for (args, line) in [
+        (
+            vec!["report".to_string(), missing_spec.display().to_string()],
+            format!(
+                "dbbench report: {}: cannot read the spec: No such file or directory (os error 2)",
+                missing_spec.display()
+            ),
+        ),
+        (
+            vec!["compare".to_string(), missing_json.display().to_string(), missing_json.display().to_string()],
+            format!("dbbench compare: {}: No such file or directory (os error 2)", missing_json.display()),
+        ),
+    ] {
+        let r = dbbench_in(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert_eq!(r.stderr, format!("{line}\n"), "{args:?}");
+    }
     // Looking for a store creates or changes nothing.
     assert!(!missing.exists());
     assert_eq!(std::fs::read(&empty).unwrap(), b"");

@@ -16,6 +16,7 @@ use super::model::{find_experiment, Dataset};
 use crate::exit::Exit;
 use crate::statistics::{Ratio, RatioCi, Summary};
 use crate::store::{RunFigures, Store};
+use anyhow::{anyhow, bail, Context};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
@@ -59,9 +60,9 @@ enum Selector {
 }
 
 impl Selector {
-    fn parse(s: &str) -> Result<Selector, String> {
+    fn parse(s: &str) -> anyhow::Result<Selector> {
         if let Some(id) = s.strip_prefix("run:") {
-            return id.parse().map(Selector::Run).map_err(|_| format!("'{s}': run:ID takes a run's numeric id"));
+            return id.parse().map(Selector::Run).map_err(|_| anyhow!("'{s}': run:ID takes a run's numeric id"));
         }
         if s.ends_with(".json") || std::path::Path::new(s).is_file() {
             return Ok(Selector::File(s.to_string()));
@@ -74,9 +75,9 @@ impl Selector {
                 experiment: e.to_string(),
                 configuration: c.to_string(),
                 workload: w.to_string(),
-                threads: t.parse().map_err(|_| format!("'{s}': the last part of EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS is a thread count"))?,
+                threads: t.parse().map_err(|_| anyhow!("'{s}': the last part of EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS is a thread count"))?,
             }),
-            _ => Err(format!("'{s}' names nothing: use run:ID, FILE.json, EXPERIMENT, EXPERIMENT/CONFIGURATION or EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS")),
+            _ => bail!("'{s}' names nothing: use run:ID, FILE.json, EXPERIMENT, EXPERIMENT/CONFIGURATION or EXPERIMENT/CONFIGURATION/WORKLOAD/THREADS"),
         }
     }
 
@@ -113,9 +114,9 @@ struct Side {
 }
 
 /// The figures of a `--format=json` run report, as a stored run's.
-fn figures_from_json(path: &str) -> Result<RunFigures, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let d = crate::run_document::RunDocument::parse(&text, path)?;
+fn figures_from_json(path: &str) -> anyhow::Result<RunFigures> {
+    let text = std::fs::read_to_string(path).with_context(|| path.to_string())?;
+    let d = crate::run_document::RunDocument::parse(&text, path).map_err(anyhow::Error::msg)?;
     Ok(RunFigures {
         status: if d.aborted.is_some() { "failed".into() } else { "ok".into() },
         error: d.aborted.clone(),
@@ -134,12 +135,12 @@ fn figures_from_json(path: &str) -> Result<RunFigures, String> {
 }
 
 /// Loads one side; `requested` is `--metric` as given (None: each workload's default).
-fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Result<Side, String> {
+fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> anyhow::Result<Side> {
     let need_store =
-        || store.ok_or_else(|| "no results store: give --store=PATH|URL or the experiment's spec".to_string());
-    let single = |f: &RunFigures, label: String| -> Result<Side, String> {
+        || store.ok_or_else(|| anyhow!("no results store: give --store=PATH|URL or the experiment's spec"));
+    let single = |f: &RunFigures, label: String| -> anyhow::Result<Side> {
         let metric = Metric::parse(requested.unwrap_or("tps"));
-        let v = metric.value(f).ok_or_else(|| format!("{label}: the run has no '{}' figure", metric.key()))?;
+        let v = metric.value(f).ok_or_else(|| anyhow!("{label}: the run has no '{}' figure", metric.key()))?;
         let cell = CellData { metric, values: vec![v], pooled: None, rank: (0, 0, 0) };
         Ok(Side { label, cells: BTreeMap::from([((String::new(), String::new(), 0), cell)]) })
     };
@@ -147,24 +148,22 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
         Selector::File(path) => {
             let f = figures_from_json(path)?;
             if f.status != "ok" {
-                return Err(format!(
-                    "{path}: the run did not finish ({}); its figures are not compared",
-                    f.error.unwrap_or_default()
-                ));
+                bail!("{path}: the run did not finish ({}); its figures are not compared", f.error.unwrap_or_default());
             }
             single(&f, path.clone())
         }
         Selector::Run(id) => {
             let store = need_store()?;
-            for (eid, ..) in store.experiments()? {
-                if let Some(run) = store.run_figures(eid)?.into_iter().find(|r| r.id == *id) {
+            for (eid, ..) in store.experiments().map_err(anyhow::Error::msg)? {
+                if let Some(run) = store.run_figures(eid).map_err(anyhow::Error::msg)?.into_iter().find(|r| r.id == *id)
+                {
                     if run.status != "ok" {
-                        return Err(format!("run {id} is not ok ({}): {}", run.status, run.error.unwrap_or_default()));
+                        bail!("run {id} is not ok ({}): {}", run.status, run.error.unwrap_or_default());
                     }
                     return single(&run, format!("run {id}"));
                 }
             }
-            Err(format!("no run with id {id} in {}", store.location()))
+            bail!("no run with id {id} in {}", store.location())
         }
         Selector::Experiment(e)
         | Selector::Configuration { experiment: e, .. }
@@ -174,7 +173,7 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
             let config = match sel {
                 Selector::Configuration { configuration, .. } | Selector::Cell { configuration, .. } => {
                     Some(data.configuration_index(configuration).ok_or_else(|| {
-                        format!("experiment '{}' has no configuration '{configuration}'", data.experiment.name)
+                        anyhow!("experiment '{}' has no configuration '{configuration}'", data.experiment.name)
                     })?)
                 }
                 _ => None,
@@ -223,7 +222,7 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> Resul
             }
             if cells.is_empty() {
                 let what = requested.map(|m| format!("a '{m}' figure")).unwrap_or_else(|| "a figure".into());
-                return Err(format!("nothing to compare in '{}': no ok run with {what} there", selector_text(sel)));
+                bail!("nothing to compare in '{}': no ok run with {what} there", selector_text(sel));
             }
             Ok(Side { label: selector_text(sel), cells })
         }
@@ -373,14 +372,11 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     };
     match run(args) {
         Ok(()) => Exit::Ok.into(),
-        Err(e) => {
-            eprintln!("dbbench compare: {e}");
-            Exit::Error.into()
-        }
+        Err(e) => crate::subcommand::failed("compare", &e),
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(args: Args) -> anyhow::Result<()> {
     let (store_arg, metric, level) = (args.store, args.metric, args.level.unwrap_or(0.95));
     let mut spec = None;
     let mut sides = Vec::new();
@@ -392,16 +388,16 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     let [sa, sb] = sides.as_slice() else {
-        return Err(format!("compare takes two things to compare, got {}; see `dbbench compare --help`", sides.len()));
+        bail!("compare takes two things to compare, got {}; see `dbbench compare --help`", sides.len());
     };
     if sa.kind() != sb.kind() {
-        return Err(format!(
+        bail!(
             "'{}' is {} and '{}' {}: compare like with like",
             selector_text(sa),
             sa.kind(),
             selector_text(sb),
             sb.kind()
-        ));
+        );
     }
     let needs_store = !matches!((sa, sb), (Selector::File(_), Selector::File(_)));
     let store = if needs_store { Some(super::open_store(store_arg.as_deref(), spec.as_ref())?) } else { None };
@@ -416,10 +412,7 @@ fn run(args: Args) -> Result<(), String> {
     let mut pairs: Vec<_> = a.cells.iter().filter_map(|(k, ca)| b.cells.get(k).map(|cb| (k, ca, cb))).collect();
     pairs.sort_by_key(|(_, ca, _)| ca.rank);
     if pairs.is_empty() {
-        return Err(format!(
-            "'{}' and '{}' have no cell in common (same configuration, workload and threads)",
-            a.label, b.label
-        ));
+        bail!("'{}' and '{}' have no cell in common (same configuration, workload and threads)", a.label, b.label);
     }
     let mut rows = Vec::new();
     let mut any_pooled = false;

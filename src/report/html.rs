@@ -774,13 +774,13 @@ fn host(r: &Report) -> String {
 }
 
 /// The page.
-pub fn page(r: &Report, store: &Store) -> Result<String, String> {
+pub fn page(r: &Report, store: &Store) -> anyhow::Result<String> {
     page_with(r, store, &[])
 }
 
 /// The page with further sections (each an `<h2>` and its content, e.g.
 /// `dbbench querydiff`'s) before the system information.
-pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> Result<String, String> {
+pub fn page_with(r: &Report, store: &Store, sections: &[String]) -> anyhow::Result<String> {
     let a = &r.analysis;
     let d = a.data;
     let series = d.series(store)?;

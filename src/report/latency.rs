@@ -36,13 +36,13 @@ pub fn percentile_ms(h: &Histogram<u64>, p: f64, max_ms: Option<f64>) -> Option<
 type CellKey = (usize, usize, u32);
 
 /// Every cell's pooled percentiles; warnings name histograms that could not be read.
-pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> Result<(PooledLatency, Vec<String>), String> {
+pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> anyhow::Result<(PooledLatency, Vec<String>)> {
     let by_id: HashMap<i64, usize> =
         data.runs.iter().enumerate().filter(|(_, r)| r.ok()).map(|(i, r)| (r.figures.id, i)).collect();
     // Per cell: the merged histogram and the largest exact maximum of its runs.
     let mut merged: HashMap<CellKey, (Histogram<u64>, Option<f64>)> = HashMap::new();
     let mut warnings = Vec::new();
-    for (id, encoded) in store.run_histograms(data.experiment.id)? {
+    for (id, encoded) in store.run_histograms(data.experiment.id).map_err(anyhow::Error::msg)? {
         let Some(&i) = by_id.get(&id) else { continue };
         let run = &data.runs[i];
         let h = match decode(&encoded) {

@@ -30,6 +30,7 @@ use crate::exit::Exit;
 use crate::render::write_file;
 use crate::store::Store;
 use analysis::{Analysis, Settings};
+use anyhow::{bail, Context};
 use model::Dataset;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,7 +67,7 @@ impl<'a> Report<'a> {
         settings: Settings,
         format: tables::Format,
         percentiles: Vec<f64>,
-    ) -> Result<Report<'a>, String> {
+    ) -> anyhow::Result<Report<'a>> {
         let (pooled, mut histogram_warnings) = latency::pooled(store, data, &percentiles)?;
         // A percentile metric is compared by its pooled figure, the latency tables' number.
         let asked: Vec<f64> = data
@@ -113,7 +114,7 @@ impl<'a> Report<'a> {
         }
         warnings.sort();
         let samples = samples::Samples::from_points(data, &data.samples);
-        let shards = store.run_shard_summaries(data.experiment.id)?;
+        let shards = store.run_shard_summaries(data.experiment.id).map_err(anyhow::Error::msg)?;
         Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false, shards })
     }
 
@@ -200,8 +201,13 @@ impl<'a> Report<'a> {
 /// What `dbbench lab run` prints when an experiment ends, and `lab summary`
 /// prints again: the context, warnings, the seeds' compared table and the
 /// absolute figures at the default settings. When `html` is given the full
-/// page is written there first and its path ends the text.
+/// page is written there first and its path ends the text. The error is
+/// text: the lab's runner, which prints it, keeps `Result<_, String>`.
 pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Result<String, String> {
+    summary_text(store, experiment, html).map_err(|e| format!("{e:#}"))
+}
+
+fn summary_text(store: &Store, experiment: i64, html: Option<&Path>) -> anyhow::Result<String> {
     let data = Dataset::load(store, experiment)?;
     if data.runs.is_empty() {
         return Ok(format!("experiment '{}' (id {experiment}) has no runs\n", data.experiment.name));
@@ -229,7 +235,7 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
         o.push_str(&text::table(&t));
     }
     if let Some(path) = html {
-        write_file(path, html::page(&report, store)?.as_bytes())?;
+        write_file(path, html::page(&report, store)?.as_bytes()).map_err(anyhow::Error::msg)?;
         o.push_str(&format!(
             "\nHTML report (charts, intervals, latency, system, configuration diff): {}\n",
             path.display()
@@ -241,9 +247,9 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Resul
 
 /// `lab run`'s closing warning about flagged runs (`report::validity`):
 /// which runs, which flags with their figures, what to do; None when no
-/// run is flagged.
+/// run is flagged. The error is text, as [`lab_summary`]'s.
 pub fn flag_warning(store: &Store, experiment: i64) -> Result<Option<String>, String> {
-    let data = Dataset::load(store, experiment)?;
+    let data = Dataset::load(store, experiment).map_err(|e| format!("{e:#}"))?;
     let flagged: Vec<_> = data.flagged_runs().collect();
     if flagged.is_empty() {
         return Ok(None);
@@ -278,13 +284,13 @@ pub fn flag_warning(store: &Store, experiment: i64) -> Result<Option<String>, St
 /// Each TPC-H query's answers on every configuration against the
 /// baseline's, repeat by repeat (a repeat has the same parameters on every
 /// configuration): the first repeat where both sides have an answer decides.
-fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> Result<tables::AnswerChecks, String> {
+fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> anyhow::Result<tables::AnswerChecks> {
     use crate::tpch::answers::{compare, Agreement, Answer};
     let by_id: std::collections::HashMap<i64, usize> =
         data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
     // (configuration, workload, repeat) → answer
     let mut answers: std::collections::HashMap<(usize, usize, u32), Answer> = std::collections::HashMap::new();
-    for (id, doc) in store.tpch_documents(data.experiment.id)? {
+    for (id, doc) in store.tpch_documents(data.experiment.id).map_err(anyhow::Error::msg)? {
         let Some(&i) = by_id.get(&id) else { continue };
         let run = &data.runs[i];
         if !run.ok() {
@@ -339,17 +345,17 @@ pub struct SpecRef {
 
 impl SpecRef {
     /// Reads `path`'s `[experiment]` table.
-    pub fn load(path: &Path) -> Result<SpecRef, String> {
+    pub fn load(path: &Path) -> anyhow::Result<SpecRef> {
         let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the spec: {e}", path.display()))?;
+            std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the spec", path.display()))?;
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1).unwrap_or(0);
-            format!("{}:{line}: {}", path.display(), e.message().trim().replace('\n', " "))
+            anyhow::anyhow!("{}:{line}: {}", path.display(), e.message().trim().replace('\n', " "))
         })?;
         let experiment = doc.get("experiment").and_then(|e| e.as_table());
         let text_of = |key: &str| experiment.and_then(|e| e.get(key)).and_then(|v| v.as_str()).map(str::to_string);
         let name = text_of("name").filter(|n| !n.trim().is_empty()).ok_or_else(|| {
-            format!("{}: [experiment] has no name; is this a dbbench experiment spec?", path.display())
+            anyhow::anyhow!("{}: [experiment] has no name; is this a dbbench experiment spec?", path.display())
         })?;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let store = match text_of("store") {
@@ -364,13 +370,13 @@ impl SpecRef {
 /// Opens the store a report reads: `--store`, else the spec's, else the
 /// default next to the current directory. It must already be a dbbench
 /// store: reading never creates or converts one.
-pub fn open_store(store: Option<&str>, spec: Option<&SpecRef>) -> Result<Store, String> {
+pub fn open_store(store: Option<&str>, spec: Option<&SpecRef>) -> anyhow::Result<Store> {
     let location = match (store, spec) {
         (Some(s), _) => s.to_string(),
         (None, Some(spec)) => spec.store.clone(),
         (None, None) => "dbbench-lab/results.sqlite".to_string(),
     };
-    Store::open_existing(&location)
+    Store::open_existing(&location).map_err(anyhow::Error::msg)
 }
 
 /// An experiment's tables, charts and exports from the results store (docs/report.md).
@@ -548,22 +554,19 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     };
     match run(args) {
         Ok(()) => Exit::Ok.into(),
-        Err(e) => {
-            eprintln!("dbbench report: {e}");
-            Exit::Error.into()
-        }
+        Err(e) => crate::subcommand::failed("report", &e),
     }
 }
 
-fn run(a: Args) -> Result<(), String> {
+fn run(a: Args) -> anyhow::Result<()> {
     if !a.querydiff.is_empty() && a.export_html.is_none() {
-        return Err("--querydiff adds a section to the HTML page: give --export-html=FILE too".into());
+        bail!("--querydiff adds a section to the HTML page: give --export-html=FILE too");
     }
     let spec = a.spec.as_deref().map(SpecRef::load).transpose()?;
     let store = open_store(a.store.as_deref(), spec.as_ref())?;
     if a.list {
         let mut o = format!("{:>5}  {:<12} {:<26} name\n", "id", "status", "started");
-        for (id, name, status, started) in store.experiments()? {
+        for (id, name, status, started) in store.experiments().map_err(anyhow::Error::msg)? {
             o.push_str(&format!("{id:>5}  {status:<12} {started:<26} {name}\n"));
         }
         crate::term::print_out(&o);
@@ -573,13 +576,13 @@ fn run(a: Args) -> Result<(), String> {
     let id = model::find_experiment(&store, which.as_deref())?;
     let data = Dataset::load(&store, id)?;
     if data.runs.is_empty() {
-        return Err(format!("experiment '{}' (id {id}) has no runs yet", data.experiment.name));
+        bail!("experiment '{}' (id {id}) has no runs yet", data.experiment.name);
     }
     let baseline = match &a.baseline {
         None => 0,
         Some(b) => data.configuration_index(b).ok_or_else(|| {
             let names: Vec<&str> = data.configurations.iter().map(|c| c.name.as_str()).collect();
-            format!(
+            anyhow::anyhow!(
                 "--baseline={b}: no such configuration in experiment '{}'; it has {}",
                 data.experiment.name,
                 names.join(", ")
@@ -607,31 +610,35 @@ fn run(a: Args) -> Result<(), String> {
             } else {
                 format!(", or a command workload's: {}", named.join(", "))
             };
-            return Err(format!(
+            bail!(
                 "--metric={m}: no run of experiment '{}' has this figure; use tps, qps, rw_qps, latency_avg, latency_p95, latency_p99, latency_max{commands}",
                 data.experiment.name
-            ));
+            );
         }
     }
     for (what, path) in a.exports() {
         let bytes = match what {
             "html" => {
-                let sections =
-                    a.querydiff.iter().map(|p| crate::querydiff::html_section(p)).collect::<Result<Vec<_>, _>>()?;
+                let sections = a
+                    .querydiff
+                    .iter()
+                    .map(|p| crate::querydiff::html_section(p))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(anyhow::Error::msg)?;
                 html::page_with(&report, &store, &sections)?.into_bytes()
             }
             "json" => json::document(&report).into_bytes(),
             "csv" => csv::cells(&report).into_bytes(),
             "markdown" => report.markdown().into_bytes(),
-            "xlsx" => xlsx::workbook(&report)?,
+            "xlsx" => xlsx::workbook(&report).map_err(anyhow::Error::msg)?,
             _ => unreachable!("checked when parsed"),
         };
-        write_file(path, &bytes)?;
+        write_file(path, &bytes).map_err(anyhow::Error::msg)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(dir) = &a.export_charts {
         let page = html::page(&report, &store)?;
-        for line in crate::render::charts::export(&page, dir)? {
+        for line in crate::render::charts::export(&page, dir).map_err(anyhow::Error::msg)? {
             eprintln!("{line}");
         }
     }

@@ -72,13 +72,13 @@ pub struct Dataset {
 
 /// How an experiment is named on the command line: its id, or its name (the
 /// newest experiment of that name). None: the newest experiment in the store.
-pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String> {
-    let all = store.experiments()?;
+pub fn find_experiment(store: &Store, which: Option<&str>) -> anyhow::Result<i64> {
+    let all = store.experiments().map_err(anyhow::Error::msg)?;
     if all.is_empty() {
-        return Err(format!(
+        anyhow::bail!(
             "the results store {} holds no experiment yet; run one with `dbbench lab run SPEC`",
             store.location()
-        ));
+        );
     }
     let Some(which) = which else { return Ok(all[0].0) };
     if let Some(e) = which.parse::<i64>().ok().and_then(|id| all.iter().find(|e| e.0 == id)) {
@@ -89,11 +89,11 @@ pub fn find_experiment(store: &Store, which: Option<&str>) -> Result<i64, String
     }
     let mut names: Vec<&str> = all.iter().map(|e| e.1.as_str()).collect();
     names.dedup();
-    Err(format!(
+    anyhow::bail!(
         "no experiment '{which}' in {}; it holds {} (give a name or an id; `dbbench report --list` lists them)",
         store.location(),
         names.join(", ")
-    ))
+    )
 }
 
 /// Each ok run's validity flags, from its stored OS samples and run document.
@@ -102,7 +102,7 @@ fn flag_runs(
     experiment: &ExperimentInfo,
     samples: &[SamplePoint],
     runs: &mut [Run],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     if !runs.iter().any(Run::ok) {
         return Ok(());
     }
@@ -111,7 +111,8 @@ fn flag_runs(
         os.entry(p.run_id).or_default().push(p.data.clone());
     }
     let docs: HashMap<i64, RunDocument> = store
-        .run_document_texts(experiment.id)?
+        .run_document_texts(experiment.id)
+        .map_err(anyhow::Error::msg)?
         .into_iter()
         // TPC-H documents are of another type: no interval lines, no query rate.
         .filter_map(|(id, text)| Some((id, RunDocument::parse(&text, "").ok()?)))
@@ -126,11 +127,13 @@ fn flag_runs(
 
 impl Dataset {
     /// Loads experiment `id`.
-    pub fn load(store: &Store, id: i64) -> Result<Dataset, String> {
-        let experiment =
-            store.experiment_info(id)?.ok_or_else(|| format!("no experiment with id {id} in {}", store.location()))?;
-        let configurations = store.configurations_of(id)?;
-        let figures = store.run_figures(id)?;
+    pub fn load(store: &Store, id: i64) -> anyhow::Result<Dataset> {
+        let experiment = store
+            .experiment_info(id)
+            .map_err(anyhow::Error::msg)?
+            .ok_or_else(|| anyhow::anyhow!("no experiment with id {id} in {}", store.location()))?;
+        let configurations = store.configurations_of(id).map_err(anyhow::Error::msg)?;
+        let figures = store.run_figures(id).map_err(anyhow::Error::msg)?;
         let config_index: HashMap<i64, usize> = configurations.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
         let mut workloads = spec_workloads(&experiment.spec_text);
         let described = workloads.len();
@@ -184,7 +187,7 @@ impl Dataset {
         for w in &mut workloads {
             w.threads.sort_unstable();
         }
-        let samples = store.samples(id)?;
+        let samples = store.samples(id).map_err(anyhow::Error::msg)?;
         flag_runs(store, &experiment, &samples, &mut runs)?;
         Ok(Dataset { experiment, configurations, workloads, runs, samples })
     }
@@ -215,10 +218,10 @@ impl Dataset {
     }
 
     /// Loads the per-interval series of every run, by run index.
-    pub fn series(&self, store: &Store) -> Result<Vec<Vec<IntervalPoint>>, String> {
+    pub fn series(&self, store: &Store) -> anyhow::Result<Vec<Vec<IntervalPoint>>> {
         let index: HashMap<i64, usize> = self.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
         let mut out = vec![Vec::new(); self.runs.len()];
-        for p in store.interval_points(self.experiment.id)? {
+        for p in store.interval_points(self.experiment.id).map_err(anyhow::Error::msg)? {
             if let Some(&i) = index.get(&p.run_id) {
                 out[i].push(p);
             }
