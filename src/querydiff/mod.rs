@@ -23,6 +23,7 @@ use crate::driver::{Connection, Driver, ErrorKind, Outcome};
 use crate::dsn::Dsn;
 use crate::exit::Exit;
 use crate::sqltext::{self, Comments, Dialect};
+use anyhow::{anyhow, bail, Context};
 use counters::{Counters, Probe};
 use filter::Filter;
 use record::{Line, PlanAgreement, Record, RunInfo, Server, Side, Summary, Temperature};
@@ -164,26 +165,23 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     };
     match result {
         Ok(code) => code.into(),
-        Err(e) => {
-            eprintln!("dbbench querydiff: {e}");
-            Exit::Error.into()
-        }
+        Err(e) => crate::subcommand::failed("querydiff", &e),
     }
 }
 
 /// A required option's value, non-empty.
-fn required<'a>(value: &'a Option<String>, name: &str, what: &str) -> Result<&'a str, String> {
+fn required<'a>(value: &'a Option<String>, name: &str, what: &str) -> anyhow::Result<&'a str> {
     value
         .as_deref()
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| format!("--{name} is required ({what}); see `dbbench querydiff --help`"))
+        .ok_or_else(|| anyhow!("--{name} is required ({what}); see `dbbench querydiff --help`"))
 }
 
 /// `--filter`, parsed.
-fn parse_filter(filter: &Option<String>) -> Result<Option<Filter>, String> {
+fn parse_filter(filter: &Option<String>) -> anyhow::Result<Option<Filter>> {
     match filter.as_deref() {
         None | Some("") => Ok(None),
-        Some(f) => Filter::parse(f).map(Some).map_err(|e| format!("--filter '{f}': {e}")),
+        Some(f) => Filter::parse(f).map(Some).with_context(|| format!("--filter '{f}'")),
     }
 }
 
@@ -244,7 +242,7 @@ fn lexings(dsns: &[Dsn]) -> Vec<Dialect> {
 /// after a backslash in a string, in a `#` comment, in a dollar quote) is
 /// refused rather than run as two different things. A statement that only
 /// holds comments under any lexing is left out.
-fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> Result<Vec<String>, String> {
+fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> anyhow::Result<Vec<String>> {
     let read: Vec<Vec<String>> = lexings
         .iter()
         .map(|&d| {
@@ -256,7 +254,7 @@ fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> R
         if *other != read[0] {
             let i = read[0].iter().zip(other).position(|(a, b)| a != b).unwrap_or(read[0].len().min(other.len()));
             let shown = |v: &Vec<String>| v.get(i).map_or("nothing".into(), |s| format!("'{}'", text::one_line(s, 60)));
-            return Err(format!(
+            bail!(
                 "{}: {} and {} split it into different statements (statement {}: {} vs {}): a backslash in a string, a `#` or `--` comment, a dollar quote or a nested comment means different things to them; write it so that both read it the same",
                 file.display(),
                 lexings[0].name(),
@@ -264,7 +262,7 @@ fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> R
                 i + 1,
                 shown(&read[0]),
                 shown(other)
-            ));
+            );
         }
     }
     Ok(read.into_iter().next().unwrap_or_default())
@@ -272,26 +270,26 @@ fn file_statements(file: &std::path::Path, text: &str, lexings: &[Dialect]) -> R
 
 /// The queries of `--queries` (a directory's `*.sql` files or one file),
 /// read under `lexings` (the servers' dialects, not empty).
-pub fn read_queries(path: &std::path::Path, lexings: &[Dialect]) -> Result<Vec<Query>, String> {
+pub fn read_queries(path: &std::path::Path, lexings: &[Dialect]) -> anyhow::Result<Vec<Query>> {
     let files: Vec<std::path::PathBuf> = if path.is_dir() {
         let mut f: Vec<_> = std::fs::read_dir(path)
-            .map_err(|e| format!("cannot read directory {}: {e}", path.display()))?
+            .with_context(|| format!("cannot read directory {}", path.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "sql") && p.is_file())
             .collect();
         f.sort_by_key(|p| natural_key(&p.file_name().unwrap_or_default().to_string_lossy()));
         if f.is_empty() {
-            return Err(format!("--queries={}: the directory has no .sql files", path.display()));
+            bail!("--queries={}: the directory has no .sql files", path.display());
         }
         f
     } else if path.is_file() {
         vec![path.to_path_buf()]
     } else {
-        return Err(format!("--queries={}: no such file or directory", path.display()));
+        bail!("--queries={}: no such file or directory", path.display());
     };
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let text = std::fs::read_to_string(&f).with_context(|| format!("cannot read {}", f.display()))?;
         let stmts = file_statements(&f, &text, lexings)?;
         let base = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
         // Setup statements before the first query and after the last one
@@ -339,13 +337,13 @@ struct Execution {
 }
 
 impl Endpoint {
-    fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> Result<(Endpoint, Option<String>), String> {
-        let driver =
-            crate::connect::driver(&dsn.driver_args).map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+    fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> anyhow::Result<(Endpoint, Option<String>)> {
+        let on = || format!("--dsn{number} {}", dsn.shown);
+        let driver = crate::connect::driver(&dsn.driver_args).map_err(anyhow::Error::msg).with_context(on)?;
         let dialect = Dialect::of_driver(driver.name()).unwrap_or(Dialect::MySql);
         let init = init.map(|i| sqltext::split(i, dialect, Comments::DropDoubleDash)).unwrap_or_default();
         let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
-        let warning = ep.connect().map_err(|e| format!("--dsn{number} {}: {e}", dsn.shown))?;
+        let warning = ep.connect().map_err(anyhow::Error::msg).with_context(on)?;
         Ok((ep, warning))
     }
 
@@ -363,13 +361,13 @@ impl Endpoint {
     }
 
     /// Connects, retrying for up to a minute (after a cold command that restarted the server).
-    fn reconnect_patiently(&mut self) -> Result<(), String> {
+    fn reconnect_patiently(&mut self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             match self.connect() {
                 Ok(_) => return Ok(()),
                 Err(e) if Instant::now() >= deadline => {
-                    return Err(format!("server {} is not reachable after 60 s: {e}", self.number))
+                    return Err(anyhow!(e).context(format!("server {} is not reachable after 60 s", self.number)))
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }
@@ -479,7 +477,7 @@ struct Settings {
     lexings: Vec<Dialect>,
 }
 
-fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String> {
+fn run_cold_command(cmd: &str, server: usize, query: &str) -> anyhow::Result<()> {
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
@@ -487,16 +485,18 @@ fn run_cold_command(cmd: &str, server: usize, query: &str) -> Result<(), String>
         .env("DBBENCH_QUERYDIFF_QUERY", query)
         .stdin(std::process::Stdio::null())
         .status()
-        .map_err(|e| format!("--cold-command: cannot run sh: {e}"))?;
+        .context("--cold-command: cannot run sh")?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("--cold-command failed ({status}) before {query} on server {server}; the cold figures would not be cold, so the run stops here"))
+        bail!("--cold-command failed ({status}) before {query} on server {server}; the cold figures would not be cold, so the run stops here")
     }
 }
 
 /// Runs one query on both servers at every temperature; the records.
-fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> Result<Vec<Record>, String> {
+/// Its error stops the run (a cold command failed, a server did not come
+/// back); an execution's own error is a record's data (`Side::error`).
+fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> anyhow::Result<Vec<Record>> {
     let ordered = sqlscan::has_top_level_order_by(&q.sql, &s.lexings);
     let temps: Vec<(Temperature, u32)> =
         [(Temperature::Cold, s.cold), (Temperature::Warm, s.warm)].into_iter().filter(|t| t.1 > 0).collect();
@@ -592,10 +592,10 @@ fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
     sum.reported += recs.iter().filter(|r| r.matches(filter)).count() as u64;
 }
 
-fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
+fn run_cmd(a: &RunArgs) -> anyhow::Result<Exit> {
     let dsns = [
-        Dsn::parse(required(&a.dsn1, "dsn1", "the first server")?)?,
-        Dsn::parse(required(&a.dsn2, "dsn2", "the second server")?)?,
+        Dsn::parse(required(&a.dsn1, "dsn1", "the first server")?).map_err(anyhow::Error::msg)?,
+        Dsn::parse(required(&a.dsn2, "dsn2", "the second server")?).map_err(anyhow::Error::msg)?,
     ];
     let queries_arg = required(&a.queries, "queries", "a directory of .sql files or one file")?;
     let filter = parse_filter(&a.filter)?;
@@ -608,7 +608,7 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
         lexings: lexings(&dsns),
     };
     if settings.cold + settings.warm == 0 {
-        return Err("--cold=0 and --warm=0: nothing would run; give at least one execution".into());
+        bail!("--cold=0 and --warm=0: nothing would run; give at least one execution");
     }
     if settings.cold > 1 && settings.cold_command.is_none() {
         eprintln!(
@@ -631,7 +631,8 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
     let mut output = match a.output.as_deref() {
         Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(
             crate::safe_fs::create_truncate(std::path::Path::new(p), crate::safe_fs::default_file_mode())
-                .map_err(|e| format!("--output={p}: {e}"))?,
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("--output={p}"))?,
         )),
         _ => None,
     };
@@ -654,11 +655,11 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
         timeout_s: settings.timeout.map(|t| t.as_secs_f64()),
         filter: filter.as_ref().map(|f| f.source().to_string()),
     };
-    let write_line = |out: &mut Option<std::io::BufWriter<std::fs::File>>, line: &Line| -> Result<(), String> {
+    let write_line = |out: &mut Option<std::io::BufWriter<std::fs::File>>, line: &Line| -> anyhow::Result<()> {
         if let Some(w) = out {
-            let text = serde_json::to_string(line).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string(line)?;
             // Flushed per line: an interrupted run keeps every finished query.
-            writeln!(w, "{text}").and_then(|_| w.flush()).map_err(|e| format!("writing --output: {e}"))?;
+            writeln!(w, "{text}").and_then(|_| w.flush()).context("writing --output")?;
         }
         Ok(())
     };
@@ -698,7 +699,8 @@ fn run_cmd(a: &RunArgs) -> Result<Exit, String> {
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
-            .map_err(|e| format!("--export-html={path}: {e}"))?;
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--export-html={path}"))?;
         eprintln!("HTML report: {path}");
     }
     if let Some(e) = stopped {
@@ -742,7 +744,7 @@ pub fn summarise(saved: &record::Saved, filter: Option<&Filter>) -> Summary {
 
 /// The HTML section of a saved run, filtered by the run's own filter (for
 /// `dbbench report --querydiff=FILE`).
-pub fn html_section(path: &std::path::Path) -> Result<String, String> {
+pub fn html_section(path: &std::path::Path) -> anyhow::Result<String> {
     let mut saved = record::read(path)?;
     let filter = saved
         .run
@@ -750,7 +752,7 @@ pub fn html_section(path: &std::path::Path) -> Result<String, String> {
         .as_deref()
         .map(Filter::parse)
         .transpose()
-        .map_err(|e| format!("{}: the run's stored filter: {e}", path.display()))?;
+        .with_context(|| format!("{}: the run's stored filter", path.display()))?;
     for r in saved.records.iter_mut() {
         r.matched = r.matches(filter.as_ref());
     }
@@ -758,7 +760,7 @@ pub fn html_section(path: &std::path::Path) -> Result<String, String> {
     Ok(html::section(&saved, filter.as_ref(), &sum))
 }
 
-fn report_cmd(a: &ReportArgs) -> Result<Exit, String> {
+fn report_cmd(a: &ReportArgs) -> anyhow::Result<Exit> {
     let input = required(&a.input, "input", "a `querydiff --output` file")?;
     let mut saved = record::read(std::path::Path::new(input))?;
     let filter = match parse_filter(&a.filter)? {
@@ -769,7 +771,7 @@ fn report_cmd(a: &ReportArgs) -> Result<Exit, String> {
             .as_deref()
             .map(Filter::parse)
             .transpose()
-            .map_err(|e| format!("{input}: the run's stored filter: {e}"))?,
+            .with_context(|| format!("{input}: the run's stored filter"))?,
     };
     if saved.summary.is_none() {
         eprintln!("warning: {input} has no summary line: the run was interrupted; these are the queries it finished");
@@ -782,7 +784,8 @@ fn report_cmd(a: &ReportArgs) -> Result<Exit, String> {
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
-            .map_err(|e| format!("--export-html={path}: {e}"))?;
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--export-html={path}"))?;
         eprintln!("HTML report: {path}");
     }
     Ok(if sum.diverging > 0 { Exit::Partial } else { Exit::Ok })
@@ -806,7 +809,7 @@ mod tests {
         assert_eq!(names, ["2.sql#1", "2.sql#2", "10.sql"]);
         assert_eq!(q[1].sql, "select 22");
         std::fs::remove_dir_all(&d).unwrap();
-        assert!(read_queries(&d, &[Dialect::MySql]).unwrap_err().contains("no such file or directory"));
+        assert!(read_queries(&d, &[Dialect::MySql]).unwrap_err().to_string().contains("no such file or directory"));
     }
 
     #[test]
@@ -818,7 +821,10 @@ mod tests {
         assert_eq!(file_statements(f, text, &both).unwrap(), ["select a # b\nfrom t", "select 2 /* x; */"]);
         // A `;` inside a backslash-escaped string: MySQL reads one statement, PostgreSQL two.
         let e = file_statements(f, r"select 'a\'; select 2; -- '", &both).unwrap_err();
-        assert!(e.starts_with("q.sql: MySQL and PostgreSQL split it into different statements (statement 1:"), "{e}");
+        assert!(
+            e.to_string().starts_with("q.sql: MySQL and PostgreSQL split it into different statements (statement 1:"),
+            "{e}"
+        );
         assert_eq!(file_statements(f, r"select 'a\'; select 2; -- '", &[Dialect::PostgreSql]).unwrap().len(), 2);
         assert_eq!(file_statements(f, r"select 'a\'; select 2; -- '", &[Dialect::MySql]).unwrap().len(), 1);
         // A dollar quote holding `;`, on PostgreSQL servers.

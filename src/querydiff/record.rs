@@ -266,23 +266,28 @@ pub struct Saved {
 }
 
 /// Reads a `--output` file; errors name the file and line.
-pub fn read(path: &std::path::Path) -> Result<Saved, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn read(path: &std::path::Path) -> anyhow::Result<Saved> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let (mut run, mut records, mut summary) = (None, Vec::new(), None);
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let parsed: Line = serde_json::from_str(line).map_err(|e| {
-            format!("{}:{}: not a querydiff record ({e}); is this a `querydiff --output` file?", path.display(), i + 1)
+            anyhow::anyhow!(
+                "{}:{}: not a querydiff record ({e}); is this a `querydiff --output` file?",
+                path.display(),
+                i + 1
+            )
         })?;
         match parsed {
             Line::Run(r) => {
                 if r.schema != SCHEMA || r.version > SCHEMA_VERSION {
-                    return Err(format!(
+                    anyhow::bail!(
                         "{}:{}: schema {} v{} is not one this dbbench reads ({SCHEMA} up to v{SCHEMA_VERSION})",
                         path.display(),
                         i + 1,
                         r.schema,
                         r.version
-                    ));
+                    );
                 }
                 run = Some(r)
             }
@@ -290,7 +295,8 @@ pub fn read(path: &std::path::Path) -> Result<Saved, String> {
             Line::Summary(s) => summary = Some(s),
         }
     }
-    let run = run.ok_or_else(|| format!("{}: no `run` line; is this a `querydiff --output` file?", path.display()))?;
+    let run =
+        run.ok_or_else(|| anyhow::anyhow!("{}: no `run` line; is this a `querydiff --output` file?", path.display()))?;
     Ok(Saved { run, records, summary })
 }
 

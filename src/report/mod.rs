@@ -623,8 +623,7 @@ fn run(a: Args) -> anyhow::Result<()> {
                     .querydiff
                     .iter()
                     .map(|p| crate::querydiff::html_section(p))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(anyhow::Error::msg)?;
+                    .collect::<anyhow::Result<Vec<_>>>()?;
                 html::page_with(&report, &store, &sections)?.into_bytes()
             }
             "json" => json::document(&report).into_bytes(),
