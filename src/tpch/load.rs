@@ -12,6 +12,7 @@
 use super::gen::{self, LineFormat};
 use super::schema::{Dialect, Table, TABLES};
 use crate::driver::{Connection, Driver};
+use anyhow::{anyhow, bail, Context};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
@@ -72,8 +73,8 @@ impl LoadSummary {
 /// and the metrics depend on it) instead of trusting a flag.
 pub const META_TABLE: &str = "dbbench_tpch";
 
-fn exec(conn: &mut dyn Connection, sql: &str) -> Result<(), String> {
-    conn.query(sql).map(|_| ()).map_err(|e| format!("{e} in: {}", sql.lines().next().unwrap_or(sql)))
+fn exec(conn: &mut dyn Connection, sql: &str) -> anyhow::Result<()> {
+    conn.query(sql).map(|_| ()).map_err(|e| anyhow!("{e} in: {}", sql.lines().next().unwrap_or(sql)))
 }
 
 /// Jobs: a table or a part of it. Big tables are split into `threads`
@@ -105,8 +106,8 @@ fn load_job(
     parts: i32,
     sf: f64,
     loaded: &AtomicU64,
-) -> Result<u64, String> {
-    let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
+) -> anyhow::Result<u64> {
+    let mut conn = driver.connect().context("cannot connect")?;
     let (tx, rx) = sync_channel::<Vec<u8>>(4);
     let generator = std::thread::spawn(move || {
         gen::generate(table, sf, part, parts, LineFormat::Load, 1 << 20, &mut |chunk| tx.send(chunk).is_ok())
@@ -131,13 +132,10 @@ fn load_job(
     });
     // Whatever happened, end the generator: dropping the receiver makes its sends fail.
     drop(rx);
-    let generated = generator.join().map_err(|_| "the data generator thread panicked".to_string())?;
-    let n = result.map_err(|e| format!("loading {} (part {part} of {parts}): {e}", table.name()))?;
+    let generated = generator.join().map_err(|_| anyhow!("the data generator thread panicked"))?;
+    let n = result.with_context(|| format!("loading {} (part {part} of {parts})", table.name()))?;
     if n != generated {
-        return Err(format!(
-            "loading {} (part {part} of {parts}): the database took {n} rows of {generated}",
-            table.name()
-        ));
+        bail!("loading {} (part {part} of {parts}): the database took {n} rows of {generated}", table.name());
     }
     Ok(n)
 }
@@ -146,11 +144,11 @@ fn load_job(
 fn parallel<T: Send, R: Send>(
     jobs: Vec<T>,
     threads: usize,
-    f: impl Fn(T) -> Result<R, String> + Sync,
-) -> Result<Vec<R>, String> {
+    f: impl Fn(T) -> anyhow::Result<R> + Sync,
+) -> anyhow::Result<Vec<R>> {
     let queue = Mutex::new(jobs.into_iter());
     let results = Mutex::new(Vec::new());
-    let error: Mutex<Option<String>> = Mutex::new(None);
+    let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads.max(1) {
             s.spawn(|| loop {
@@ -175,10 +173,10 @@ fn parallel<T: Send, R: Send>(
 
 /// Drops and creates the tables, loads them, builds keys and indexes,
 /// analyzes, checks the row counts and records the load in `META_TABLE`.
-pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, String> {
+pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> anyhow::Result<LoadSummary> {
     let dialect = Dialect::of_driver(driver.name())
-        .ok_or_else(|| format!("TPC-H has no dialect for driver {}", driver.name()))?;
-    let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
+        .ok_or_else(|| anyhow!("TPC-H has no dialect for driver {}", driver.name()))?;
+    let mut conn = driver.connect().context("cannot connect")?;
     let mut summary = LoadSummary::default();
     let t = Instant::now();
     exec(&mut *conn, &format!("DROP TABLE IF EXISTS {META_TABLE}"))?;
@@ -207,7 +205,7 @@ pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, St
     let t = Instant::now();
     let key_threads = if dialect == Dialect::Sqlite { 1 } else { o.threads.max(1) };
     parallel(TABLES.to_vec(), key_threads, |table| {
-        let mut c = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
+        let mut c = driver.connect().context("cannot connect")?;
         if o.keys == Keys::After {
             exec(&mut *c, &table.add_primary_key(dialect))?;
         }
@@ -246,7 +244,7 @@ pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> Result<LoadSummary, St
         };
         if counted != Some(rows) {
             let holds = counted.map_or_else(|| "an unreadable number of".to_string(), |n| n.to_string());
-            return Err(format!("{} holds {holds} rows after the load, {rows} were loaded", table.name()));
+            bail!("{} holds {holds} rows after the load, {rows} were loaded", table.name());
         }
     }
     exec(&mut *conn, &format!("CREATE TABLE {META_TABLE} (scale_factor {} NOT NULL, rows_loaded BIGINT NOT NULL, loaded_at VARCHAR(40) NOT NULL, keys_created VARCHAR(10) NOT NULL, dbbench_version VARCHAR(40) NOT NULL, refresh_sets INTEGER NOT NULL)", if dialect == Dialect::Sqlite { "REAL" } else { "DOUBLE PRECISION" }))?;

@@ -28,6 +28,7 @@ pub mod run;
 pub mod schema;
 
 use crate::exit::Exit;
+use anyhow::{anyhow, bail, Context};
 use run::{Method, ParamSource, QueryId, QueryResult, RunOptions};
 use schema::{Dialect, Table, TABLES};
 use serde_json::json;
@@ -165,8 +166,8 @@ struct ScaleFactor {
 
 impl ScaleFactor {
     /// `--sf`: required.
-    fn required(&self) -> Result<f64, String> {
-        self.sf.ok_or_else(|| "--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)".into())
+    fn required(&self) -> anyhow::Result<f64> {
+        self.sf.ok_or_else(|| anyhow!("--sf=N is required (the scale factor: 1 is about 1 GB; 0.01 for a quick test)"))
     }
 }
 
@@ -396,23 +397,24 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         Ok(code) => code.into(),
         Err(e) => {
             crate::progress::clear_line();
-            eprintln!("dbbench tpch: {e}");
-            Exit::Error.into()
+            crate::subcommand::failed("tpch", &e)
         }
     }
 }
 
-fn run(command: TpchCommand, connection: &[String]) -> Result<Exit, String> {
+fn run(command: TpchCommand, connection: &[String]) -> anyhow::Result<Exit> {
     match command {
         TpchCommand::Gen(a) => gen_files(&a),
         TpchCommand::Load(a) => load_cmd(&a, connection),
         TpchCommand::Queries(a) => queries_cmd(&a),
-        TpchCommand::Query { query, stream, run } => {
-            run_cmd(&run, connection, Test::Query(QueryId::parse_list(&query)?.remove(0), stream.unwrap_or(0)))
-        }
+        TpchCommand::Query { query, stream, run } => run_cmd(
+            &run,
+            connection,
+            Test::Query(QueryId::parse_list(&query).map_err(anyhow::Error::msg)?.remove(0), stream.unwrap_or(0)),
+        ),
         TpchCommand::Power { run, refresh } => run_cmd(&run, connection, Test::Power(refresh.refresh.unwrap_or(false))),
         TpchCommand::Throughput { streams, run, refresh } => {
-            let s = streams.ok_or("--streams=S is required for the throughput test")?;
+            let s = streams.ok_or_else(|| anyhow!("--streams=S is required for the throughput test"))?;
             run_cmd(&run, connection, Test::Throughput(s as u32, refresh.refresh.unwrap_or(false)))
         }
         TpchCommand::Check { files } => check_cmd(&files),
@@ -420,10 +422,10 @@ fn run(command: TpchCommand, connection: &[String]) -> Result<Exit, String> {
 }
 
 /// The driver and dialect the connection options name.
-fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect), String> {
-    let driver = crate::connect::driver(args)?;
+fn connect_driver(args: &[String]) -> anyhow::Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect)> {
+    let driver = crate::connect::driver(args).map_err(anyhow::Error::msg)?;
     let dialect =
-        Dialect::of_driver(driver.name()).ok_or_else(|| format!("no TPC-H dialect for driver {}", driver.name()))?;
+        Dialect::of_driver(driver.name()).ok_or_else(|| anyhow!("no TPC-H dialect for driver {}", driver.name()))?;
     Ok((driver, dialect))
 }
 
@@ -434,7 +436,7 @@ fn connect_driver(args: &[String]) -> Result<(std::sync::Arc<dyn crate::driver::
 fn create_missing_database(
     args: &[String],
     driver: &std::sync::Arc<dyn crate::driver::Driver>,
-) -> Result<Option<String>, String> {
+) -> anyhow::Result<Option<String>> {
     let Err(err) = driver.connect() else { return Ok(None) };
     let (option, maintenance, quote) = match driver.name() {
         "mysql" if err.code == 1049 => ("mysql-db", "", '`'),
@@ -446,18 +448,19 @@ fn create_missing_database(
     let name = args.iter().rev().find_map(|x| x.strip_prefix(&prefix)).unwrap_or("sbtest");
     let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&prefix)).cloned().collect();
     other.push(format!("--{option}={maintenance}"));
-    let mut conn = crate::connect::driver(&other)?
+    let mut conn = crate::connect::driver(&other)
+        .map_err(anyhow::Error::msg)?
         .connect()
-        .map_err(|e| format!("database '{name}' does not exist, and connecting to create it failed: {e}"))?;
+        .with_context(|| format!("database '{name}' does not exist, and connecting to create it failed"))?;
     let q = quote.to_string();
     conn.query(&format!("CREATE DATABASE {q}{}{q}", name.replace(quote, &format!("{q}{q}")))).map_err(|e| {
-        format!("database '{name}' does not exist and cannot be created ({e}); create it, or name an existing one with --{option}")
+        anyhow!("database '{name}' does not exist and cannot be created ({e}); create it, or name an existing one with --{option}")
     })?;
     Ok(Some(name.to_string()))
 }
 
 /// `tpch load`.
-fn load_cmd(a: &LoadArgs, connection: &[String]) -> Result<Exit, String> {
+fn load_cmd(a: &LoadArgs, connection: &[String]) -> anyhow::Result<Exit> {
     let (driver, dialect) = connect_driver(connection)?;
     if let Some(db) = create_missing_database(connection, &driver)? {
         crate::term::print_out(&format!("created database '{db}'\n"));
@@ -492,19 +495,19 @@ fn load_cmd(a: &LoadArgs, connection: &[String]) -> Result<Exit, String> {
 }
 
 /// Where a run's parameters come from.
-fn param_source(p: &ParamArgs) -> Result<ParamSource, String> {
+fn param_source(p: &ParamArgs) -> anyhow::Result<ParamSource> {
     if p.validation.is_some() && p.seed.is_some() {
-        return Err("--seed and --validation exclude each other".into());
+        bail!("--seed and --validation exclude each other");
     }
     Ok(if p.validation == Some(true) { ParamSource::Validation } else { ParamSource::Seed(p.seed.unwrap_or(1)) })
 }
 
 /// The run options shared by query, power and throughput.
-fn run_options(a: &RunArgs, sf: f64) -> Result<RunOptions, String> {
+fn run_options(a: &RunArgs, sf: f64) -> anyhow::Result<RunOptions> {
     let explain = a.explain.unwrap_or(true);
     let method = a.method.unwrap_or(Method::Average);
     if method == Method::BestPlan && !explain {
-        return Err("--method=best-plan groups repeats by their plan: it needs --explain=yes".into());
+        bail!("--method=best-plan groups repeats by their plan: it needs --explain=yes");
     }
     Ok(RunOptions {
         params: param_source(&a.params)?,
@@ -519,16 +522,23 @@ fn run_options(a: &RunArgs, sf: f64) -> Result<RunOptions, String> {
 }
 
 /// `tpch queries`: the substituted SQL, without a database.
-fn queries_cmd(a: &QueriesArgs) -> Result<Exit, String> {
+fn queries_cmd(a: &QueriesArgs) -> anyhow::Result<Exit> {
     let dialect = a.dialect.unwrap_or(Dialect::Mysql);
     let (params, sf) = (param_source(&a.params)?, a.params.sf.sf.unwrap_or(1.0));
     let stream = a.stream.unwrap_or(0);
     let mut out = String::new();
-    for q in run::stream_queries(&QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22"))?, stream) {
+    for q in run::stream_queries(
+        &QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(anyhow::Error::msg)?,
+        stream,
+    ) {
         let p = run::parameters(q.number, params, sf, stream);
-        let text =
-            queries::substitute(&run::template(&q, dialect, a.params.query_dir.as_deref())?, &p, stream, dialect)
-                .map_err(|e| format!("{}: {e}", q.label()))?;
+        let text = queries::substitute(
+            &run::template(&q, dialect, a.params.query_dir.as_deref()).map_err(anyhow::Error::msg)?,
+            &p,
+            stream,
+            dialect,
+        )
+        .map_err(|e| anyhow!("{}: {e}", q.label()))?;
         out.push_str(&format!("-- {} {} (stream {stream})\n", q.label(), queries::name(q.number)));
         for sql in text.before.iter().chain([&text.query]).chain(&text.after) {
             out.push_str(sql.trim());
@@ -560,14 +570,14 @@ fn fmt_secs(r: &QueryResult, timeout: Option<Duration>) -> String {
 }
 
 /// `tpch query`, `tpch power`, `tpch throughput`.
-fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> Result<Exit, String> {
+fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> anyhow::Result<Exit> {
     let (driver, dialect) = connect_driver(connection)?;
-    let mut conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
+    let mut conn = driver.connect().with_context(|| format!("cannot connect ({})", driver.name()))?;
     let server_version = conn.server_version();
     let sf = match a.params.sf.sf {
         Some(sf) => sf,
         None => load::loaded_scale_factor(&mut *conn).ok_or_else(|| {
-            format!(
+            anyhow!(
                 "the database holds no {} table (it was not loaded by `dbbench tpch load`): load it, or give --sf=N",
                 load::META_TABLE
             )
@@ -575,7 +585,7 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> Result<Exit, Strin
     };
     let o = run_options(a, sf)?;
     let json_out = a.json.unwrap_or(false);
-    let chosen = QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22"))?;
+    let chosen = QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(anyhow::Error::msg)?;
     let mut started = Instant::now();
     let mut streams: Vec<(u32, Vec<QueryResult>, f64)> = Vec::new();
     let mut refreshes: Vec<document::RefreshRun> = Vec::new();
@@ -623,7 +633,7 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> Result<Exit, Strin
             }
             started = Instant::now();
             let (driver_ref, o_ref, chosen_ref) = (driver.as_ref(), &o, &chosen);
-            let outcome: Result<Vec<(u32, Vec<QueryResult>, f64)>, String> = std::thread::scope(|scope| {
+            let outcome: anyhow::Result<Vec<(u32, Vec<QueryResult>, f64)>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = (1..=s)
                     .map(|stream| {
                         scope.spawn(move || {
@@ -652,7 +662,7 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> Result<Exit, Strin
                         refreshes.push(refresh_run("RF2", u, rows2, t.elapsed().as_secs_f64()));
                     }
                 }
-                handles.into_iter().map(|h| h.join().map_err(|_| "a query stream panicked".to_string())?).collect()
+                handles.into_iter().map(|h| h.join().map_err(|_| anyhow!("a query stream panicked"))?).collect()
             });
             streams = outcome?;
             ("throughput", s)
@@ -808,33 +818,33 @@ fn refresh_run(function: &str, set: u32, rows: u64, seconds: f64) -> document::R
 }
 
 /// The next refresh update set for this database (1, 2, ...), kept in the load's table.
-fn next_refresh_set(conn: &mut dyn crate::driver::Connection) -> Result<u32, String> {
+fn next_refresh_set(conn: &mut dyn crate::driver::Connection) -> anyhow::Result<u32> {
     match conn.query(&format!("SELECT refresh_sets FROM {}", load::META_TABLE)) {
         Ok(crate::driver::Outcome::Rows(rs)) => {
             Ok(rs.first_text().and_then(|t| t.parse::<u32>().ok()).unwrap_or(0) + 1)
         }
-        Ok(_) => Err("could not read the refresh sets done".into()),
-        Err(e) => Err(format!("refresh functions need a database loaded by `dbbench tpch load` ({e})")),
+        Ok(_) => bail!("could not read the refresh sets done"),
+        Err(e) => bail!("refresh functions need a database loaded by `dbbench tpch load` ({e})"),
     }
 }
 
 /// Records update set `u` as used, before its RF1 runs: the next run takes
 /// the next set even if this one is stopped half-way (the tables then hold
 /// set u's new orders and its old ones: bigger, never duplicated keys).
-fn claim_refresh_set(conn: &mut dyn crate::driver::Connection, u: u32) -> Result<(), String> {
+fn claim_refresh_set(conn: &mut dyn crate::driver::Connection, u: u32) -> anyhow::Result<()> {
     conn.query(&format!("UPDATE {} SET refresh_sets = {u}", load::META_TABLE))
         .map(|_| ())
-        .map_err(|e| format!("recording refresh set {u}: {e}"))
+        .with_context(|| format!("recording refresh set {u}"))
 }
 
 /// `tpch check`: every run output's answers against the first's.
-fn check_cmd(files: &[String]) -> Result<Exit, String> {
+fn check_cmd(files: &[String]) -> anyhow::Result<Exit> {
     if files.len() < 2 {
-        return Err("`tpch check` compares at least two run outputs: dbbench tpch check A.json B.json ...".into());
+        bail!("`tpch check` compares at least two run outputs: dbbench tpch check A.json B.json ...");
     }
-    let load = |f: &String| -> Result<document::TpchDocument, String> {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
-        document::TpchDocument::parse(&text, f)
+    let load = |f: &String| -> anyhow::Result<document::TpchDocument> {
+        let text = std::fs::read_to_string(f).with_context(|| f.clone())?;
+        document::TpchDocument::parse(&text, f).map_err(anyhow::Error::msg)
     };
     let answers = |d: &document::TpchDocument| -> Vec<(String, u32, Option<answers::Answer>)> {
         d.streams.iter().flat_map(|s| &s.queries).map(|q| (q.query.clone(), q.stream, q.answer.clone())).collect()
@@ -848,12 +858,12 @@ fn check_cmd(files: &[String]) -> Result<Exit, String> {
     for f in &files[1..] {
         let other = load(f)?;
         if params(&other) != params(&reference) {
-            return Err(format!(
+            bail!(
                 "{f} ran with other parameters ({}) than {} ({}): their answers cannot be compared",
                 params(&other),
                 files[0],
                 params(&reference)
-            ));
+            );
         }
         for (q, stream, ans) in answers(&other) {
             let Some((_, _, exp)) = expected.iter().find(|(eq, es, _)| *eq == q && *es == stream) else { continue };
@@ -881,14 +891,14 @@ fn check_cmd(files: &[String]) -> Result<Exit, String> {
 
 /// `tpch gen`: every (table, part) a job for a pool of generator threads,
 /// each writing its own file.
-fn gen_files(a: &GenArgs) -> Result<Exit, String> {
+fn gen_files(a: &GenArgs) -> anyhow::Result<Exit> {
     let sf = a.sf.required()?;
     let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let format = a.format.unwrap_or(gen::LineFormat::Tbl);
     let parts = a.parts.unwrap_or(1) as i32;
     let tables = a.tables.clone().map_or_else(|| TABLES.to_vec(), |t| t.0);
     let threads = a.threads.get();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create the output directory", dir.display()))?;
     let jobs: Vec<(Table, i32)> = tables
         .iter()
         .flat_map(|&t| (1..=if gen::is_partitioned(t) { parts } else { 1 }).map(move |p| (t, p)))
@@ -914,9 +924,8 @@ fn gen_files(a: &GenArgs) -> Result<Exit, String> {
         }
     });
     drop(progress);
-    let errors = errors.into_inner().unwrap_or_default();
-    if let Some(e) = errors.first() {
-        return Err(e.clone());
+    if let Some(e) = errors.into_inner().unwrap_or_default().into_iter().next() {
+        return Err(e);
     }
     let rows = written.load(Ordering::Relaxed);
     let secs = started.elapsed().as_secs_f64();
@@ -936,10 +945,11 @@ fn write_part(
     part: i32,
     parts: i32,
     format: gen::LineFormat,
-) -> Result<u64, String> {
+) -> anyhow::Result<u64> {
     use std::io::Write;
     // Never through a symlink: `--dir` may be a shared directory such as /tmp.
-    let file = crate::safe_fs::create_truncate(path, crate::safe_fs::default_file_mode())?;
+    let file =
+        crate::safe_fs::create_truncate(path, crate::safe_fs::default_file_mode()).map_err(anyhow::Error::msg)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let mut failed = None;
     let rows = gen::generate(table, sf, part, parts, format, 1 << 20, &mut |chunk| {
@@ -956,8 +966,8 @@ fn write_part(
         }
     });
     if let Some(e) = failed {
-        return Err(format!("{}: {e}", path.display()));
+        return Err(anyhow::Error::new(e).context(path.display().to_string()));
     }
-    out.flush().map_err(|e| format!("{}: {e}", path.display()))?;
+    out.flush().with_context(|| path.display().to_string())?;
     Ok(rows)
 }

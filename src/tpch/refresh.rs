@@ -94,7 +94,8 @@ pub fn rf1_data(sf: f64, u: u32) -> Rf1Data {
 
 /// RF1: the new orders and lineitems, loaded through the driver's bulk
 /// path. Returns rows inserted (orders + lineitems).
-pub fn rf1(conn: &mut dyn Connection, data: Rf1Data) -> Result<u64, String> {
+pub fn rf1(conn: &mut dyn Connection, data: Rf1Data) -> anyhow::Result<u64> {
+    use anyhow::Context;
     let u = data.set;
     let mut total = 0;
     for (table, rows) in [(Table::Orders, data.orders), (Table::Lineitem, data.lineitems)] {
@@ -108,14 +109,14 @@ pub fn rf1(conn: &mut dyn Connection, data: Rf1Data) -> Result<u64, String> {
                 }
                 None => false,
             })
-            .map_err(|e| format!("RF1 (update set {u}) into {}: {e}", table.name()))?;
+            .with_context(|| format!("RF1 (update set {u}) into {}", table.name()))?;
     }
     Ok(total)
 }
 
 /// RF2 of update set `u`: deletes the loaded orders of its index range and
 /// their lineitems, in batches of 1000 keys. Returns rows deleted.
-pub fn rf2(conn: &mut dyn Connection, sf: f64, u: u32) -> Result<u64, String> {
+pub fn rf2(conn: &mut dyn Connection, sf: f64, u: u32) -> anyhow::Result<u64> {
     let (first, end) = index_range(sf, u);
     let keys: Vec<i64> = (first..end).map(base_key).collect();
     let mut deleted = 0;
@@ -125,7 +126,7 @@ pub fn rf2(conn: &mut dyn Connection, sf: f64, u: u32) -> Result<u64, String> {
             match conn.query(&format!("DELETE FROM {} WHERE {column} IN ({list})", table.name())) {
                 Ok(crate::driver::Outcome::Affected(n)) => deleted += n,
                 Ok(_) => {}
-                Err(e) => return Err(format!("RF2 (update set {u}) on {}: {e}", table.name())),
+                Err(e) => anyhow::bail!("RF2 (update set {u}) on {}: {e}", table.name()),
             }
         }
     }

@@ -335,10 +335,15 @@ pub fn run_query(
     q: &QueryId,
     stream: u32,
     o: &RunOptions,
-) -> Result<QueryResult, String> {
+) -> anyhow::Result<QueryResult> {
     let p = parameters(q.number, o.params, o.sf, stream);
-    let text = queries::substitute(&template(q, dialect, o.query_dir.as_deref())?, &p, stream, dialect)
-        .map_err(|e| format!("{}: {e}", q.label()))?;
+    let text = queries::substitute(
+        &template(q, dialect, o.query_dir.as_deref()).map_err(anyhow::Error::msg)?,
+        &p,
+        stream,
+        dialect,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", q.label()))?;
     let canceller = conn.canceller();
     let mut result = QueryResult {
         query: q.label(),
@@ -448,8 +453,9 @@ pub fn run_stream(
     queries: &[QueryId],
     stream: u32,
     o: &RunOptions,
-) -> Result<Vec<QueryResult>, String> {
-    let mut conn = driver.connect().map_err(|e| format!("cannot connect: {e}"))?;
+) -> anyhow::Result<Vec<QueryResult>> {
+    use anyhow::Context;
+    let mut conn = driver.connect().context("cannot connect")?;
     let mut out = Vec::new();
     for q in queries {
         out.push(run_query(&mut *conn, dialect, q, stream, o)?);
