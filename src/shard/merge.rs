@@ -168,8 +168,8 @@ fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries
                         {
                             Err(e) => Err(format!("{name}: {e}")),
                             Ok(_) => ShardResult::parse(&text, &name).map(|mut r| {
-                                mine.intervals.add_many(&[(r.shard_index, &r.intervals)], &mut scratch);
-                                mine.warmup.add_many(&[(r.shard_index, &r.warmup_intervals)], &mut scratch);
+                                mine.intervals.add(r.shard_index, &r.intervals, &mut scratch);
+                                mine.warmup.add(r.shard_index, &r.warmup_intervals, &mut scratch);
                                 r.intervals = Vec::new();
                                 r.warmup_intervals = Vec::new();
                                 (name, r)

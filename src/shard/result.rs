@@ -210,10 +210,9 @@ impl HistData {
 
     /// The non-empty buckets as (highest value µs, count) in ascending
     /// order, appended to `out` (`bytes` is a buffer the caller reuses):
-    /// for the merge's interval series, which adds buckets without a
-    /// histogram per tick ([`super::series`]). Checks what
-    /// [`LatencyAcc::add_buckets`] checks, with the errors of
-    /// [`HistData::add_to`].
+    /// what [`HistData::add_to`] adds to a histogram, and what the merge's
+    /// interval series keeps without one ([`super::series`]). Checks what
+    /// [`LatencyAcc::add_buckets`] checks, with its errors.
     pub fn decode(&self, bytes: &mut Vec<u8>, out: &mut Vec<(u64, u64)>) -> Result<(), String> {
         use base64::Engine;
         bytes.clear();
@@ -257,34 +256,12 @@ impl HistData {
         Ok(())
     }
 
-    /// Adds these figures into `acc` (the same histogram, exactly).
+    /// Adds these figures into `acc` (the same histogram, exactly); on an
+    /// error `acc` is left as it was.
     pub fn add_to(&self, acc: &mut LatencyAcc) -> Result<(), String> {
-        use base64::Engine;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.buckets)
-            .map_err(|e| format!("latency buckets are not base64: {e}"))?;
-        let mut pos = 0;
-        let mut prev = 0u64;
-        let mut bad = None;
-        let pairs = std::iter::from_fn(|| {
-            if pos >= bytes.len() || bad.is_some() {
-                return None;
-            }
-            let (d, c) = match (read_leb128(&bytes, &mut pos), read_leb128(&bytes, &mut pos)) {
-                (Some(d), Some(c)) => (d, c),
-                _ => {
-                    bad = Some("latency buckets end in the middle of a number");
-                    return None;
-                }
-            };
-            prev = prev.saturating_add(d);
-            Some((prev, c))
-        });
-        acc.add_buckets(pairs, self.count, self.min_ns, self.max_ns, self.sum_ns, self.overflow)?;
-        match bad {
-            Some(b) => Err(b.to_string()),
-            None => Ok(()),
-        }
+        let mut buckets = Vec::new();
+        self.decode(&mut Vec::new(), &mut buckets)?;
+        acc.add_buckets(buckets.into_iter(), self.count, self.min_ns, self.max_ns, self.sum_ns, self.overflow)
     }
 }
 

@@ -12,9 +12,10 @@
 //!
 //! [`Period::add_to`]: super::result::PeriodData::add_to
 
-use super::result::TickData;
+use super::result::{HistData, TickData};
 use crate::output::IntervalRow;
 use crate::stats::{Counts, Period};
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 /// Interval series merged so far.
@@ -28,6 +29,13 @@ pub struct Series {
 
 /// One tick of the shards added so far.
 struct Tick {
+    row: RowSum,
+    latency: Buckets,
+}
+
+/// A tick's figures other than its latencies, summed over shards.
+#[derive(Clone, Copy)]
+struct RowSum {
     /// The row's time, from the highest-numbered shard that has the tick.
     time_s: f64,
     time_from: u32,
@@ -37,32 +45,98 @@ struct Tick {
     late_ms: Option<f64>,
     queue: Option<(u64, u64)>,
     counts: Counts,
-    latency: Buckets,
+}
+
+impl RowSum {
+    fn of(shard: u32, t: &TickData) -> RowSum {
+        RowSum {
+            time_s: t.time_s,
+            time_from: shard,
+            interval_s: t.interval_s,
+            threads: t.threads,
+            late_ms: t.late_ms,
+            queue: t.queue,
+            counts: t.period.counts.to_counts(),
+        }
+    }
+
+    fn add(&mut self, o: &RowSum) {
+        if o.time_from >= self.time_from {
+            (self.time_s, self.time_from) = (o.time_s, o.time_from);
+        }
+        self.interval_s = self.interval_s.max(o.interval_s);
+        self.threads += o.threads;
+        self.late_ms = match (self.late_ms, o.late_ms) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.queue = match (self.queue, o.queue) {
+            (Some((q, c)), Some((q2, c2))) => Some((q + q2, c + c2)),
+            (a, b) => a.or(b),
+        };
+        for (sum, c) in self.counts.iter_mut().zip(o.counts) {
+            *sum += c;
+        }
+    }
 }
 
 /// A latency accumulator as sorted buckets.
-#[derive(Default)]
 struct Buckets {
+    exact: Exact,
+    /// (highest value µs, count), ascending (a value repeats only if a
+    /// hand-made result repeated it; the histogram adds them up).
+    sorted: Vec<(u64, u64)>,
+}
+
+/// An accumulator's exact figures.
+#[derive(Clone, Copy)]
+struct Exact {
     count: u64,
     /// u64::MAX while empty, as in `LatencyAcc`.
     min_ns: u64,
     max_ns: u64,
     sum_ns: u128,
     overflow: u64,
-    /// (highest value µs, count), ascending, values distinct.
-    sorted: Vec<(u64, u64)>,
+}
+
+impl Exact {
+    fn of(h: &HistData) -> Exact {
+        Exact { count: h.count, min_ns: h.min_ns, max_ns: h.max_ns, sum_ns: h.sum_ns, overflow: h.overflow }
+    }
 }
 
 impl Buckets {
-    /// Adds another accumulator's exact figures (count, min, max, sum,
-    /// overflow), as `LatencyAcc::add_buckets` does.
-    fn add_exact(&mut self, count: u64, min_ns: u64, max_ns: u64, sum_ns: u128, overflow: u64) {
-        if count > 0 {
-            self.count += count;
-            self.min_ns = self.min_ns.min(min_ns);
-            self.max_ns = self.max_ns.max(max_ns);
-            self.sum_ns += sum_ns;
-            self.overflow += overflow;
+    fn empty() -> Buckets {
+        Buckets { exact: Exact { count: 0, min_ns: u64::MAX, max_ns: 0, sum_ns: 0, overflow: 0 }, sorted: Vec::new() }
+    }
+
+    /// Adds another accumulator: its exact figures (as
+    /// `LatencyAcc::add_buckets` adds them) and its sorted buckets. The
+    /// counts are added in place while the values are ones the list has
+    /// (most are: the shards run one workload); from the first it lacks,
+    /// the rest is merged in, with `spare` as the new list's storage.
+    fn add(&mut self, o: Exact, incoming: &[(u64, u64)], spare: &mut Vec<(u64, u64)>) {
+        let e = &mut self.exact;
+        if o.count > 0 {
+            e.count += o.count;
+            e.min_ns = e.min_ns.min(o.min_ns);
+            e.max_ns = e.max_ns.max(o.max_ns);
+            e.sum_ns += o.sum_ns;
+            e.overflow += o.overflow;
+        }
+        let list = &mut self.sorted;
+        let mut i = 0;
+        for (j, &(v, c)) in incoming.iter().enumerate() {
+            while i < list.len() && list[i].0 < v {
+                i += 1;
+            }
+            if i < list.len() && list[i].0 == v {
+                list[i].1 += c;
+                i += 1;
+            } else {
+                merge_sorted(list, i, &incoming[j..], spare);
+                return;
+            }
         }
     }
 }
@@ -76,15 +150,13 @@ pub struct Scratch {
 }
 
 impl Series {
-    /// Adds shards' series, tick by tick (a damaged interval is remembered:
-    /// see [`Series::rows`]).
-    pub fn add_many(&mut self, shards: &[(u32, &[TickData])], scratch: &mut Scratch) {
-        let mut order: Vec<(i64, u32, &TickData)> =
-            shards.iter().flat_map(|(shard, series)| series.iter().map(move |t| (t.tick, *shard, t))).collect();
-        order.sort_by_key(|(tick, shard, _)| (*tick, *shard));
-        for (tick, shard, t) in order {
+    /// Adds shard `shard`'s series. A damaged interval is remembered (see
+    /// [`Series::rows`]) and the rest of the shard's series still added:
+    /// the error decides the merge.
+    pub fn add(&mut self, shard: u32, series: &[TickData], scratch: &mut Scratch) {
+        for t in series {
             if let Err(e) = self.add_tick(shard, t, scratch) {
-                self.note_error(tick, shard, format!("shard {shard}, interval {tick}: {e}"));
+                self.note_error(t.tick, shard, format!("shard {shard}, interval {}: {e}", t.tick));
             }
         }
     }
@@ -102,46 +174,16 @@ impl Series {
         t.period.service.decode(&mut scratch.bytes, &mut scratch.incoming)?;
         scratch.incoming.clear();
         t.period.latency.decode(&mut scratch.bytes, &mut scratch.incoming)?;
-        let h = &t.period.latency;
-        let tick = self.ticks.entry(t.tick).or_insert_with(|| Tick {
-            time_s: t.time_s,
-            time_from: shard,
-            interval_s: 0.0,
-            threads: 0,
-            late_ms: None,
-            queue: None,
-            counts: Counts::default(),
-            latency: Buckets { min_ns: u64::MAX, ..Buckets::default() },
-        });
-        if shard >= tick.time_from {
-            (tick.time_s, tick.time_from) = (t.time_s, shard);
-        }
-        tick.interval_s = tick.interval_s.max(t.interval_s);
-        tick.threads += t.threads;
-        tick.late_ms = max_of(tick.late_ms, t.late_ms);
-        tick.queue = sum_of(tick.queue, t.queue);
-        for (sum, c) in tick.counts.iter_mut().zip(t.period.counts.to_counts()) {
-            *sum += c;
-        }
-        let b = &mut tick.latency;
-        b.add_exact(h.count, h.min_ns, h.max_ns, h.sum_ns, h.overflow);
-        // The counts are added in place while the values are ones the
-        // list has (most are: the shards run one workload); from the first
-        // it lacks, the rest is merged in.
-        let (list, incoming) = (&mut b.sorted, &scratch.incoming);
-        let mut i = 0;
-        for (j, &(v, c)) in incoming.iter().enumerate() {
-            while i < list.len() && list[i].0 < v {
-                i += 1;
+        let row = RowSum::of(shard, t);
+        let tick = match self.ticks.entry(t.tick) {
+            Entry::Vacant(e) => e.insert(Tick { row, latency: Buckets::empty() }),
+            Entry::Occupied(e) => {
+                let tick = e.into_mut();
+                tick.row.add(&row);
+                tick
             }
-            if i < list.len() && list[i].0 == v {
-                list[i].1 += c;
-                i += 1;
-            } else {
-                merge_sorted(list, i, &incoming[j..], &mut scratch.merged);
-                break;
-            }
-        }
+        };
+        tick.latency.add(Exact::of(&t.period.latency), &scratch.incoming, &mut scratch.merged);
         Ok(())
     }
 
@@ -155,19 +197,8 @@ impl Series {
                 self.ticks.insert(k, o);
                 continue;
             };
-            if o.time_from >= t.time_from {
-                (t.time_s, t.time_from) = (o.time_s, o.time_from);
-            }
-            t.interval_s = t.interval_s.max(o.interval_s);
-            t.threads += o.threads;
-            t.late_ms = max_of(t.late_ms, o.late_ms);
-            t.queue = sum_of(t.queue, o.queue);
-            for (sum, c) in t.counts.iter_mut().zip(o.counts) {
-                *sum += c;
-            }
-            let (b, ob) = (&mut t.latency, o.latency);
-            b.add_exact(ob.count, ob.min_ns, ob.max_ns, ob.sum_ns, ob.overflow);
-            merge_sorted(&mut b.sorted, 0, &ob.sorted, &mut scratch.merged);
+            t.row.add(&o.row);
+            t.latency.add(o.latency.exact, &o.latency.sorted, &mut scratch.merged);
         }
     }
 
@@ -178,32 +209,18 @@ impl Series {
         }
         let mut period = Period::preallocated();
         let mut out = Vec::with_capacity(self.ticks.len());
-        for t in self.ticks.values() {
+        for Tick { row: r, latency: b } in self.ticks.values() {
             period.clear();
-            period.counts = t.counts;
-            let b = &t.latency;
+            period.counts = r.counts;
             // The buckets were checked as they came in; the sums cannot
             // disagree unless this module is wrong.
-            period.latency.add_buckets(b.sorted.iter().copied(), b.count, b.min_ns, b.max_ns, b.sum_ns, b.overflow)?;
-            let mut row = IntervalRow::new(t.time_s, t.interval_s, t.threads, &period, pct, t.queue);
-            row.late_ms = t.late_ms;
+            let e = &b.exact;
+            period.latency.add_buckets(b.sorted.iter().copied(), e.count, e.min_ns, e.max_ns, e.sum_ns, e.overflow)?;
+            let mut row = IntervalRow::new(r.time_s, r.interval_s, r.threads, &period, pct, r.queue);
+            row.late_ms = r.late_ms;
             out.push(row);
         }
         Ok(out)
-    }
-}
-
-fn max_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-fn sum_of(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
-    match (a, b) {
-        (Some((q, c)), Some((q2, c2))) => Some((q + q2, c + c2)),
-        (a, b) => a.or(b),
     }
 }
 
@@ -293,14 +310,20 @@ mod tests {
             let mut want = Vec::new();
             for parts in by_tick.values() {
                 let mut p = Period::default();
-                let (mut dt, mut time, mut threads, mut late, mut queue) = (0.0f64, 0.0, 0, None, None);
+                let (mut dt, mut time, mut threads, mut late, mut queue) = (0.0f64, 0.0, 0, None::<f64>, None);
                 for (_, t) in parts {
                     t.period.add_to(&mut p).unwrap();
                     dt = dt.max(t.interval_s);
                     time = t.time_s;
                     threads += t.threads;
-                    late = max_of(late, t.late_ms);
-                    queue = sum_of(queue, t.queue);
+                    late = match (late, t.late_ms) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    };
+                    if let Some((q, c)) = t.queue {
+                        let (q0, c0) = queue.unwrap_or((0, 0));
+                        queue = Some((q0 + q, c0 + c));
+                    }
                 }
                 let mut row = IntervalRow::new(time, dt, threads, &p, &pct, queue);
                 row.late_ms = late;
@@ -310,7 +333,7 @@ mod tests {
             let (mut a, mut b, mut scratch) = (Series::default(), Series::default(), Scratch::default());
             for (i, s) in series.iter().enumerate().rev() {
                 let reader = if r.next().is_multiple_of(2) { &mut a } else { &mut b };
-                reader.add_many(&[(i as u32, s)], &mut scratch);
+                reader.add(i as u32, s, &mut scratch);
             }
             a.absorb(b, &mut scratch);
             let got: Vec<String> = a.rows(&pct).unwrap().iter().map(|row| format!("{row:?}")).collect();
@@ -330,8 +353,9 @@ mod tests {
         };
         let mut s = Series::default();
         let mut scratch = Scratch::default();
-        s.add_many(&[(3, &[tick(1, 1), tick(2, 5)])], &mut scratch);
-        s.add_many(&[(1, &[tick(1, 1), tick(2, 1), tick(3, 9)]), (2, &[tick(1, 1), tick(2, 7)])], &mut scratch);
+        s.add(3, &[tick(1, 1), tick(2, 5)], &mut scratch);
+        s.add(1, &[tick(1, 1), tick(2, 1), tick(3, 9)], &mut scratch);
+        s.add(2, &[tick(1, 1), tick(2, 7)], &mut scratch);
         assert_eq!(
             s.rows(&[95.0]).unwrap_err(),
             "shard 2, interval 2: the latency buckets hold 1 values, the count says 7"
