@@ -4,7 +4,9 @@
 use crate::exit::Exit;
 use crate::lab::{datadir, plan, runner, spec, summary};
 use crate::store;
+use crate::subcommand::text_error;
 use crate::term::print_out;
+use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,13 +99,13 @@ pub fn main(args: &[String]) -> ExitCode {
     match run(args.command) {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("dbbench lab: {}", crate::secret::redact(&e));
+            eprintln!("dbbench lab: {}", crate::secret::redact(&format!("{e:#}")));
             Exit::Error.into()
         }
     }
 }
 
-fn run(command: LabCommand) -> Result<Exit, String> {
+fn run(command: LabCommand) -> anyhow::Result<Exit> {
     let options =
         |paths: Paths| runner::RunOptions { store: paths.store, workdir: paths.workdir, ..Default::default() };
     match command {
@@ -153,7 +155,7 @@ fn run(command: LabCommand) -> Result<Exit, String> {
             // Messages from here on name the store with any URL password hidden.
             let store_path = PathBuf::from(st.location());
             let Some(e) = st.latest_experiment(&s.name)? else {
-                return Err(format!("no experiment '{}' in {}", s.name, store_path.display()));
+                bail!("no experiment '{}' in {}", s.name, store_path.display());
             };
             let text = crate::report::lab_summary(&st, e.id, None)? + &summary::overhead(&st, e.id, &s)?;
             print_out(&format!(
@@ -168,8 +170,8 @@ fn run(command: LabCommand) -> Result<Exit, String> {
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.
         LabCommand::CopyDatadir { mode, src, dst } => {
             let stats = match mode.as_str() {
-                "snapshot" => datadir::snapshot(&src, &dst)?,
-                _ => datadir::restore(&src, &dst)?,
+                "snapshot" => datadir::snapshot(&src, &dst).map_err(text_error)?,
+                _ => datadir::restore(&src, &dst).map_err(text_error)?,
             };
             println!("{}", serde_json::to_string(&stats).unwrap_or_default());
             Ok(Exit::Ok)

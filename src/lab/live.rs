@@ -21,6 +21,7 @@
 //! metrics option is added for the child alone.
 
 use crate::metrics::label_value;
+use anyhow::Context;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -64,16 +65,16 @@ fn lock(s: &Mutex<State>) -> MutexGuard<'_, State> {
 
 impl LabMetrics {
     /// Serves on `listener` for experiment `experiment`.
-    pub fn start(listener: std::net::TcpListener, experiment: &str) -> Result<LabMetrics, String> {
+    pub fn start(listener: std::net::TcpListener, experiment: &str) -> anyhow::Result<LabMetrics> {
         let state = Arc::new(Mutex::new(State { experiment: experiment.to_string(), ..Default::default() }));
         let s = state.clone();
         crate::metrics::serve(listener, move || render(&lock(&s)))
-            .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
+            .context("--metrics-listen: cannot start its thread")?;
         let s = state.clone();
         std::thread::Builder::new()
             .name("metrics-poll".into())
             .spawn(move || poll(&s))
-            .map_err(|e| format!("--metrics-listen: cannot start its thread: {e}"))?;
+            .context("--metrics-listen: cannot start its thread")?;
         Ok(LabMetrics { state })
     }
 

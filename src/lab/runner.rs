@@ -28,8 +28,10 @@ use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKin
 use crate::lab::sql;
 use crate::run_document::RunDocument;
 use crate::store::{Overhead, Report, RunRecord, Store};
+use crate::subcommand::text_error;
 use crate::timestamp::rfc3339_now;
 use crate::tpch::document::TpchDocument;
+use anyhow::{anyhow, bail, Context};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
@@ -85,10 +87,12 @@ pub fn default_paths(spec: &Spec, o: &RunOptions) -> (PathBuf, PathBuf) {
 /// configuration's server programs and options, and every test workload's
 /// dbbench options (a misspelt option fails `lab plan`, not a prepare
 /// hours into the experiment).
-pub fn preflight(spec: &Spec) -> Result<(), String> {
+pub fn preflight(spec: &Spec) -> anyhow::Result<()> {
     for c in &spec.configurations {
         if let Target::Managed(s) = &c.target {
-            server::check(s).map_err(|e| format!("{}: configuration '{}': {e}", spec.path.display(), c.name))?;
+            server::check(s)
+                .map_err(text_error)
+                .with_context(|| format!("{}: configuration '{}'", spec.path.display(), c.name))?;
         }
     }
     check_test_options(spec)
@@ -100,8 +104,8 @@ pub fn preflight(spec: &Spec) -> Result<(), String> {
 /// valid. Passwords are left out (they are valid by name and must not be in
 /// an argv). Other failures (a script without a `help` command, one that
 /// does not load) are left to the runs, which report them.
-fn check_test_options(spec: &Spec) -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the dbbench binary: {e}"))?;
+fn check_test_options(spec: &Spec) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("cannot find the dbbench binary")?;
     let mut checked = std::collections::HashSet::new();
     for w in &spec.workloads {
         let WorkloadKind::Test { test, options } = &w.kind else { continue };
@@ -136,14 +140,14 @@ fn check_test_options(spec: &Spec) -> Result<(), String> {
                 .or_else(|| line.split('\'').nth(1).map(str::to_string))
                 .unwrap_or_default();
             let at = option_line(&spec.text, &key).map(|n| format!("{n}: ")).unwrap_or_default();
-            return Err(format!(
+            bail!(
                 "{}:{at}workload '{}' on configuration '{}': {}; `dbbench {} help` lists the test's options",
                 spec.path.display(),
                 w.name,
                 c.name,
                 crate::secret::redact(line),
                 test
-            ));
+            );
         }
     }
     Ok(())
@@ -186,12 +190,12 @@ fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
 /// 0 every run ok (TPC-H queries stopped at their own timeout included:
 /// censored, as `tpch power` counts them), 2 some runs failed or timed out,
 /// 130 interrupted.
-pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
+pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
     preflight(spec)?;
     // Bound first: a bad address stops the lab before anything starts.
-    let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose()?;
+    let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose().map_err(text_error)?;
     // One measuring lab per host, taken before anything is stored or started.
-    let host_lock = match hostlock::acquire(o.allow_concurrent)? {
+    let host_lock = match hostlock::acquire(o.allow_concurrent).map_err(text_error)? {
         Acquired::Held(lock, beside) => Some((lock, beside)),
         Acquired::Unavailable(why) => {
             eprintln!("warning: no host-wide lab lock ({why}): a lab run beside this one would not be noticed");
@@ -203,7 +207,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     // nobody else may plant anything where the lab writes. As root
     // searchable (not readable), so the servers' OS users reach their data.
     let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
-    crate::safe_fs::private_dir_all(&base, mode, "the lab's work directory")?;
+    crate::safe_fs::private_dir_all(&base, mode, "the lab's work directory").map_err(text_error)?;
     let store = Store::open(&store_path.to_string_lossy())?;
     // Messages from here on name the store with any URL password hidden.
     let store_path = PathBuf::from(store.location());
@@ -213,30 +217,31 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     let experiment = match store.latest_experiment(&spec.name)? {
         Some(e) if e.status != "finished" && !o.new => {
             if !o.resume {
-                return Err(format!(
+                bail!(
                     "experiment '{}' in {} did not finish (status {}); continue it with --resume or start over with --new",
                     spec.name,
                     store_path.display(),
                     e.status
-                ));
+                );
             }
             if e.spec_hash != hash {
-                return Err(format!(
+                bail!(
                     "experiment '{}' was started from a different version of {}; --resume needs the same spec (or start over with --new)",
                     spec.name,
                     spec.path.display()
-                ));
+                );
             }
             eprintln!("resuming experiment '{}' (id {}) in {}", spec.name, e.id, store_path.display());
             e.id
         }
         Some(e) if o.resume && e.status == "finished" => {
-            return Err(format!(
+            bail!(
                 "experiment '{}' (id {}) already finished; nothing to resume (run without --resume for a new one)",
-                spec.name, e.id
-            ));
+                spec.name,
+                e.id
+            );
         }
-        None if o.resume => return Err(format!("no experiment '{}' in {} to resume", spec.name, store_path.display())),
+        None if o.resume => bail!("no experiment '{}' in {} to resume", spec.name, store_path.display()),
         _ => {
             // What an earlier unfinished experiment left (an orphaned server,
             // its data) goes; it can no longer be resumed.
@@ -266,11 +271,11 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         }
     };
     let workdir = base.join(format!("{}-{experiment}", spec.name));
-    crate::safe_fs::private_dir(&workdir, mode, "the lab's work directory")?;
+    crate::safe_fs::private_dir(&workdir, mode, "the lab's work directory").map_err(text_error)?;
     // Absolute and symlink-free: servers get these paths, and a later lab
     // finds what a killed one left by them, whatever directory it runs from.
     let workdir = std::fs::canonicalize(&workdir)
-        .map_err(|e| format!("{}: cannot resolve the lab's work directory: {e}", workdir.display()))?;
+        .with_context(|| format!("{}: cannot resolve the lab's work directory", workdir.display()))?;
     let _lock = lock(&workdir)?;
     stop_leftovers(&workdir)?;
     let server_password = server_password(&workdir)?;
@@ -302,7 +307,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
         workdir: workdir.clone(),
         rundir: PathBuf::new(),
         server_password,
-        exe: std::env::current_exe().map_err(|e| format!("cannot find the dbbench binary: {e}"))?,
+        exe: std::env::current_exe().context("cannot find the dbbench binary")?,
         config_ids,
         live: None,
         prepared_failed: HashMap::new(),
@@ -344,10 +349,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     if let Err(e) = outcome {
         // The store may be what failed (a full disk): best effort.
         let _ = lab.store.set_experiment_status(experiment, "interrupted");
-        return Err(format!(
-            "{e}\nthe lab stopped; completed runs are stored; after fixing the cause continue with: dbbench lab run --resume {}",
+        bail!(
+            "{e:#}\nthe lab stopped; completed runs are stored; after fixing the cause continue with: dbbench lab run --resume {}",
             spec.path.display()
-        ));
+        );
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
         lab.store.set_experiment_status(experiment, "interrupted")?;
@@ -370,7 +375,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     let html = base.join("reports").join(format!("{}-{experiment}.html", spec.name));
     let figures = crate::report::lab_summary(&lab.store, experiment, Some(&html)).unwrap_or_else(|e| {
         eprintln!(
-            "warning: the report could not be made ({e}); the runs are stored: dbbench report {}",
+            "warning: the report could not be made ({e:#}); the runs are stored: dbbench report {}",
             spec.path.display()
         );
         String::new()
@@ -384,7 +389,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
     match crate::report::flag_warning(&lab.store, experiment) {
         Ok(Some(w)) => eprint!("{w}"),
         Ok(None) => {}
-        Err(e) => eprintln!("warning: the runs' validity flags could not be computed: {e}"),
+        Err(e) => eprintln!("warning: the runs' validity flags could not be computed: {e:#}"),
     }
     // Runs stored by an earlier process of the experiment count too. A
     // TPC-H query stopped at its own timeout is a measured outcome (shown as
@@ -407,7 +412,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> Result<Exit, String> {
 /// initialisation programs, found by their data directory, whether or not
 /// it got to record them); refuses to go on when one will not stop, since
 /// every run would then fail on its socket.
-fn stop_leftovers(workdir: &Path) -> Result<(), String> {
+fn stop_leftovers(workdir: &Path) -> anyhow::Result<()> {
     if server::processes_under(workdir).is_empty() {
         return Ok(());
     }
@@ -418,8 +423,8 @@ fn stop_leftovers(workdir: &Path) -> Result<(), String> {
             }
             Ok(())
         }
-        Err(e) => Err(format!(
-            "an interrupted lab run left servers running in {}: {e}; stop them and run again",
+        Err(e) => Err(anyhow!(
+            "an interrupted lab run left servers running in {}: {e:#}; stop them and run again",
             workdir.display()
         )),
     }
@@ -429,16 +434,18 @@ fn stop_leftovers(workdir: &Path) -> Result<(), String> {
 /// a lab still runs it (its work directory is locked); otherwise what it
 /// left running is stopped, its work directory removed, and it is marked
 /// `abandoned`, so that it is never resumed.
-fn abandon(store: &Store, spec: &Spec, base: &Path, id: i64) -> Result<(), String> {
+fn abandon(store: &Store, spec: &Spec, base: &Path, id: i64) -> anyhow::Result<()> {
     let workdir = base.join(format!("{}-{id}", spec.name));
     if let Ok(workdir) = std::fs::canonicalize(&workdir) {
-        let _lock = lock(&workdir).map_err(|_| {
-            format!(
-                "experiment '{}' (id {id}) is still being run by another lab process ({} is locked); stop it first",
-                spec.name,
-                workdir.display()
-            )
-        })?;
+        let _lock = lock(&workdir)
+            .map_err(|_| {
+                format!(
+                    "experiment '{}' (id {id}) is still being run by another lab process ({} is locked); stop it first",
+                    spec.name,
+                    workdir.display()
+                )
+            })
+            .map_err(text_error)?;
         stop_leftovers(&workdir)?;
         remove_stale_rundir(&workdir);
         if let Err(e) = std::fs::remove_dir_all(&workdir) {
@@ -467,15 +474,16 @@ fn spec_hash(text: &str) -> String {
 /// `mkdir` (never one that existed: a predictable /tmp name lets another
 /// user create it first and plant symlinks). Its path is noted in the work
 /// directory, so a later `--resume` removes it when this process was killed.
-fn run_dir(workdir: &Path, configurations: usize) -> Result<PathBuf, String> {
+fn run_dir(workdir: &Path, configurations: usize) -> anyhow::Result<PathBuf> {
     let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
-    let abs = std::fs::canonicalize(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+    let abs = std::fs::canonicalize(workdir).with_context(|| workdir.display().to_string())?;
     let local = abs.join("run");
     if server::run_dir_fits(&local.join(configurations.to_string())) {
-        return crate::safe_fs::private_dir(&local, mode, "run directory");
+        return crate::safe_fs::private_dir(&local, mode, "run directory").map_err(text_error);
     }
-    let dir = crate::safe_fs::unique_dir(Path::new("/tmp"), "dbbench-", mode)?;
-    crate::safe_fs::write_atomic(&workdir.join("rundir"), dir.display().to_string().as_bytes(), 0o600)?;
+    let dir = crate::safe_fs::unique_dir(Path::new("/tmp"), "dbbench-", mode).map_err(text_error)?;
+    crate::safe_fs::write_atomic(&workdir.join("rundir"), dir.display().to_string().as_bytes(), 0o600)
+        .map_err(text_error)?;
     Ok(dir)
 }
 
@@ -501,27 +509,27 @@ fn remove_stale_rundir(workdir: &Path) {
 /// servers (docs/security.md): random, made once and kept in the private
 /// work directory (0600), so a resumed lab reaches servers initialised
 /// before; never in an argv or the store.
-fn server_password(workdir: &Path) -> Result<crate::secret::Secret, String> {
+fn server_password(workdir: &Path) -> anyhow::Result<crate::secret::Secret> {
     let path = workdir.join("server-password");
     match crate::safe_fs::open_read(&path) {
         Ok(mut f) => {
             let mut text = String::new();
-            f.read_to_string(&mut text).map_err(|e| format!("{}: {e}", path.display()))?;
+            f.read_to_string(&mut text).with_context(|| path.display().to_string())?;
             Ok(crate::secret::Secret::new(text.trim().to_string()))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let p = crate::secret::random_password()?;
-            let mut f = crate::safe_fs::create_new(&path, 0o600)?;
-            f.write_all(p.expose().as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+            let p = crate::secret::random_password().map_err(text_error)?;
+            let mut f = crate::safe_fs::create_new(&path, 0o600).map_err(text_error)?;
+            f.write_all(p.expose().as_bytes()).with_context(|| path.display().to_string())?;
             Ok(p)
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(anyhow!("{}: {e}", path.display())),
     }
 }
 
 /// An exclusive lock on the work directory: two labs on one directory would
 /// wreck each other's servers.
-fn lock(workdir: &Path) -> Result<std::fs::File, String> {
+fn lock(workdir: &Path) -> anyhow::Result<std::fs::File> {
     use std::os::unix::io::AsRawFd;
     let path = workdir.join("lock");
     let f = std::fs::OpenOptions::new()
@@ -531,13 +539,10 @@ fn lock(workdir: &Path) -> Result<std::fs::File, String> {
         .custom_flags(libc::O_NOFOLLOW)
         .mode(0o600)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .with_context(|| path.display().to_string())?;
     // SAFETY: `f` is an open file whose descriptor outlives the call.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(format!(
-            "{} is in use by another dbbench lab run; wait for it or use another --workdir",
-            workdir.display()
-        ));
+        bail!("{} is in use by another dbbench lab run; wait for it or use another --workdir", workdir.display());
     }
     Ok(f)
 }
@@ -634,7 +639,7 @@ impl ChildResult {
 impl Lab<'_> {
     /// Runs every planned run not stored yet, in order, until the end or an
     /// interruption (Ctrl-C, SIGTERM); an error (the store) ends it early.
-    fn run_all(&mut self, planned: &[PlannedRun]) -> Result<(), String> {
+    fn run_all(&mut self, planned: &[PlannedRun]) -> anyhow::Result<()> {
         let spec = self.spec;
         let mut progress = Progress::new(planned.len(), plan::estimate_s(spec, planned));
         for (i, run) in planned.iter().enumerate() {
@@ -676,7 +681,7 @@ impl Lab<'_> {
     /// Labs measuring beside this one now (their pids), each new one
     /// recorded in the experiment's settings (`concurrent_labs`, which the
     /// report flags) and warned about once.
-    fn check_beside(&mut self) -> Result<Vec<u32>, String> {
+    fn check_beside(&mut self) -> anyhow::Result<Vec<u32>> {
         let Some(lock) = &self.host_lock else { return Ok(Vec::new()) };
         let others = lock.others();
         let new: Vec<&hostlock::Holder> = others.iter().filter(|h| !self.beside.contains(&h.pid)).collect();
@@ -735,7 +740,7 @@ impl Lab<'_> {
         let stopped = s.stop();
         let stop_s = t.elapsed().as_secs_f64();
         if let Err(e) = &stopped {
-            eprintln!("warning: {e}");
+            eprintln!("warning: {e:#}");
         }
         let detail = json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err()});
         let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", Some(stop_s), &detail);
@@ -814,13 +819,14 @@ impl Lab<'_> {
         run: Option<&PlannedRun>,
         datadir: &Path,
         what: &str,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         for (i, step) in steps.iter().enumerate() {
             let output = match step {
                 HookStep::Sql(q) => {
-                    let mut conn =
-                        sql::connect(&self.driver_args(c, datadir)).map_err(|e| format!("{what} hook: {e}"))?;
-                    conn.execute_script(q).map_err(|e| format!("{what} hook: {e}"))?
+                    let mut conn = sql::connect(&self.driver_args(c, datadir))
+                        .map_err(text_error)
+                        .with_context(|| format!("{what} hook"))?;
+                    conn.execute_script(q).map_err(text_error).with_context(|| format!("{what} hook"))?
                 }
                 HookStep::Shell(cmd) => {
                     let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
@@ -828,11 +834,11 @@ impl Lab<'_> {
                     let r =
                         run_child(&argv, &self.env(run, c, w, datadir), self.spec.run_timeout, None, other.as_ref());
                     if r.code != Some(0) {
-                        return Err(format!(
+                        bail!(
                             "{what} hook `{cmd}` {}: {}",
                             if r.timed_out { "timed out".to_string() } else { r.exit() },
                             r.tail(3).replace('\n', " | ")
-                        ));
+                        );
                     }
                     format!("{}{}", r.stdout, r.stderr)
                 }
@@ -867,12 +873,12 @@ impl Lab<'_> {
         datadir: &Path,
         overhead: &mut Overhead,
         extra: &[String],
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         if let Some(mut spec) = self.server_spec(c).cloned() {
             let t = Instant::now();
             let rundir = self.rundir(c);
             spec.options.extend(extra.iter().cloned());
-            let s = ManagedServer::start(&spec, datadir, &rundir)?;
+            let s = ManagedServer::start(&spec, datadir, &rundir).map_err(text_error)?;
             overhead.start_s = Some(t.elapsed().as_secs_f64());
             if let Some(l) = &mut self.live {
                 l.server = Some(s);
@@ -888,7 +894,7 @@ impl Lab<'_> {
                 let vars = conn.variables().unwrap_or_default();
                 self.store.set_server_info(self.config_ids[c], &version, &serde_json::Value::Object(vars))?;
             }
-            Err(e) => return Err(format!("server started but a connection failed: {e}")),
+            Err(e) => bail!("server started but a connection failed: {e:#}"),
         }
         Ok(())
     }
@@ -897,12 +903,12 @@ impl Lab<'_> {
     /// workload that prepares it (`Workload::data`: the queries of a TPC-H
     /// workload share one load), so `w` becomes that workload for every
     /// data decision below; hooks and runs still see the run's own workload.
-    fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut Overhead) -> Result<Readiness, String> {
+    fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut Overhead) -> anyhow::Result<Readiness> {
         let c = run.configuration;
         let restart_each_run = self.spec.workloads[run.workload].restart_each_run;
         let w = self.spec.workloads[run.workload].data;
         if let Some(e) = self.prepared_failed.get(&(c, w)) {
-            return Err(e.clone());
+            bail!("{e}");
         }
         let policy = self.spec.configurations[c].prepare;
         let managed = self.server_spec(c).is_some();
@@ -951,15 +957,15 @@ impl Lab<'_> {
             if !snap.join(".complete").exists() {
                 let t = Instant::now();
                 if let Err(e) = self.prepare_snapshot(c, w, &datadir, &snap) {
-                    let e = format!("prepare: {e}");
-                    self.prepared_failed.insert((c, w), e.clone());
+                    let e = e.context("prepare");
+                    self.prepared_failed.insert((c, w), format!("{e:#}"));
                     self.stop_server();
                     return Err(e);
                 }
                 overhead.prepare_s = Some(t.elapsed().as_secs_f64());
             }
             let t = Instant::now();
-            let stats = datadir::restore(&snap.join("data"), &datadir).map_err(|e| format!("restore: {e}"))?;
+            let stats = datadir::restore(&snap.join("data"), &datadir).map_err(text_error).context("restore")?;
             overhead.restore_s = Some(t.elapsed().as_secs_f64());
             overhead.restore = Some(stats);
         } else if !external {
@@ -975,7 +981,7 @@ impl Lab<'_> {
                 let _ = std::fs::remove_dir_all(&datadir);
                 self.initialize(c, &datadir, overhead)?;
             } else {
-                std::fs::create_dir_all(&datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
+                std::fs::create_dir_all(&datadir).with_context(|| datadir.display().to_string())?;
             }
         }
         let mut cache = self.drop_caches();
@@ -989,8 +995,8 @@ impl Lab<'_> {
             if !self.is_prepared(c, w, &marker)? {
                 let t = Instant::now();
                 if let Err(e) = self.prepare_data(c, w, &datadir, external) {
-                    let e = format!("prepare: {e}");
-                    self.prepared_failed.insert((c, w), e.clone());
+                    let e = e.context("prepare");
+                    self.prepared_failed.insert((c, w), format!("{e:#}"));
                     return Err(e);
                 }
                 crate::fault_point::test_pause("prepare");
@@ -1020,7 +1026,7 @@ impl Lab<'_> {
 
     /// Under "once": managed/SQLite data carries a marker file; an external
     /// server's preparation is remembered in the store (per experiment).
-    fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> Result<bool, String> {
+    fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> anyhow::Result<bool> {
         if matches!(self.spec.configurations[c].target, Target::External { .. }) {
             return self.store.has_event(
                 self.experiment,
@@ -1032,9 +1038,9 @@ impl Lab<'_> {
         Ok(marker.exists())
     }
 
-    fn mark_prepared(&self, c: usize, w: usize, marker: &Path, seconds: f64) -> Result<(), String> {
+    fn mark_prepared(&self, c: usize, w: usize, marker: &Path, seconds: f64) -> anyhow::Result<()> {
         if !matches!(self.spec.configurations[c].target, Target::External { .. }) {
-            std::fs::write(marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+            std::fs::write(marker, b"").with_context(|| marker.display().to_string())?;
         }
         self.store.event(
             self.experiment,
@@ -1046,15 +1052,15 @@ impl Lab<'_> {
         )
     }
 
-    fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut Overhead) -> Result<(), String> {
+    fn initialize(&mut self, c: usize, datadir: &Path, overhead: &mut Overhead) -> anyhow::Result<()> {
         let spec = self.server_spec(c).cloned().expect("managed");
         let t = Instant::now();
         if let Some(p) = datadir.parent() {
-            std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            std::fs::create_dir_all(p).with_context(|| p.display().to_string())?;
         }
-        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
+        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password).map_err(text_error)?;
         let marker = sibling(datadir, "initialized");
-        std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+        std::fs::write(&marker, b"").with_context(|| marker.display().to_string())?;
         overhead.initialize_s = Some(t.elapsed().as_secs_f64());
         self.store.event(
             self.experiment,
@@ -1067,7 +1073,7 @@ impl Lab<'_> {
     }
 
     /// Prepare into a fresh data directory, stop, snapshot (restore policy).
-    fn prepare_snapshot(&mut self, c: usize, w: usize, datadir: &Path, snap: &Path) -> Result<(), String> {
+    fn prepare_snapshot(&mut self, c: usize, w: usize, datadir: &Path, snap: &Path) -> anyhow::Result<()> {
         let t = Instant::now();
         let _ = std::fs::remove_dir_all(datadir);
         let _ = std::fs::remove_file(sibling(datadir, "initialized"));
@@ -1075,7 +1081,7 @@ impl Lab<'_> {
         if self.server_spec(c).is_some() {
             self.initialize(c, datadir, &mut overhead)?;
         } else {
-            std::fs::create_dir_all(datadir).map_err(|e| format!("{}: {e}", datadir.display()))?;
+            std::fs::create_dir_all(datadir).with_context(|| datadir.display().to_string())?;
         }
         self.start(c, w, datadir, &mut overhead, &[])?;
         self.prepare_data(c, w, datadir, false)?;
@@ -1084,11 +1090,11 @@ impl Lab<'_> {
         let prepare_s = t.elapsed().as_secs_f64();
         self.stop_server();
         let _ = std::fs::remove_dir_all(snap);
-        std::fs::create_dir_all(snap).map_err(|e| format!("{}: {e}", snap.display()))?;
+        std::fs::create_dir_all(snap).with_context(|| snap.display().to_string())?;
         let ts = Instant::now();
-        let stats = datadir::snapshot(datadir, &snap.join("data"))?;
+        let stats = datadir::snapshot(datadir, &snap.join("data")).map_err(text_error)?;
         let snapshot_s = ts.elapsed().as_secs_f64();
-        std::fs::write(snap.join(".complete"), b"").map_err(|e| format!("{}: {e}", snap.display()))?;
+        std::fs::write(snap.join(".complete"), b"").with_context(|| snap.display().to_string())?;
         let size = datadir::tree_size(datadir).unwrap_or(0);
         self.store.event(
             self.experiment,
@@ -1103,7 +1109,7 @@ impl Lab<'_> {
 
     /// Runs the workload's prepare (after a cleanup on external servers,
     /// whose tables may be left from an earlier experiment).
-    fn prepare_data(&mut self, c: usize, w: usize, datadir: &Path, external: bool) -> Result<(), String> {
+    fn prepare_data(&mut self, c: usize, w: usize, datadir: &Path, external: bool) -> anyhow::Result<()> {
         let env = self.env(None, c, w, datadir);
         let timeout = Duration::from_secs(6 * 3600);
         let other = self.spec.placement(c, w).other;
@@ -1126,10 +1132,10 @@ impl Lab<'_> {
                     argv.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
                     let r = run_child(&argv, &env, timeout, None, other.as_ref());
                     if r.interrupted {
-                        return Err("interrupted".into());
+                        bail!("interrupted");
                     }
                     if r.code != Some(0) {
-                        return Err(format!("`{cmd}` {}: {}", r.exit(), r.failure(4)));
+                        bail!("`{cmd}` {}: {}", r.exit(), r.failure(4));
                     }
                 }
             }
@@ -1137,10 +1143,10 @@ impl Lab<'_> {
                 let argv = self.expand(p, None, c, w, datadir);
                 let r = run_child(&argv, &env, timeout, None, other.as_ref());
                 if r.interrupted {
-                    return Err("interrupted".into());
+                    bail!("interrupted");
                 }
                 if r.code != Some(0) {
-                    return Err(format!("prepare_command {}: {}", r.exit(), r.tail(4).replace('\n', " | ")));
+                    bail!("prepare_command {}: {}", r.exit(), r.tail(4).replace('\n', " | "));
                 }
             }
             WorkloadKind::Command { prepare: None, .. } => {}
@@ -1150,10 +1156,10 @@ impl Lab<'_> {
                 argv.extend(self.driver_args(c, datadir));
                 let r = run_child(&argv, &env, timeout, None, other.as_ref());
                 if r.interrupted {
-                    return Err("interrupted".into());
+                    bail!("interrupted");
                 }
                 if r.code != Some(0) {
-                    return Err(format!("`tpch load` {}: {}", r.exit(), r.failure(4)));
+                    bail!("`tpch load` {}: {}", r.exit(), r.failure(4));
                 }
             }
         }
@@ -1213,7 +1219,7 @@ impl Lab<'_> {
 
     /// Executes one planned run and stores it. Returns a one-line summary,
     /// or None when interrupted (nothing stored).
-    fn execute(&mut self, run: &PlannedRun, cell: i64) -> Result<Option<String>, String> {
+    fn execute(&mut self, run: &PlannedRun, cell: i64) -> anyhow::Result<Option<String>> {
         let (c, w) = (run.configuration, run.workload);
         let started_at = rfc3339_now();
         let mut overhead = Overhead::default();
@@ -1233,6 +1239,7 @@ impl Lab<'_> {
                 self.stop_server();
                 self.live = None;
                 rec.status = "failed".into();
+                let e = format!("{e:#}");
                 rec.error = Some(e.clone());
                 rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
                 rec.started_at = started_at;
@@ -1267,12 +1274,12 @@ impl Lab<'_> {
                     Some(t.elapsed().as_secs_f64()),
                     &json!({}),
                 )?,
-                Err(e) => error = Some(e),
+                Err(e) => error = Some(format!("{e:#}")),
             }
         }
         if error.is_none() {
             if let Err(e) = self.run_hooks(&hooks.before_run, c, w, Some(run), &datadir, "before_run") {
-                error = Some(e);
+                error = Some(format!("{e:#}"));
             }
         }
         overhead.before_run_s = Some(t_hooks.elapsed().as_secs_f64());
@@ -1499,7 +1506,7 @@ impl Lab<'_> {
                             error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
                             rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
                         }
-                        (Err(e), true) => error = Some(format!("{e} ({}): {}", r.exit(), r.failure(3))),
+                        (Err(e), true) => error = Some(format!("{e:#} ({}): {}", r.exit(), r.failure(3))),
                         (Ok(None), true) => {
                             error =
                                 Some(format!("the JSON report on stdout has no query ({}): {}", r.exit(), r.failure(3)))
@@ -1536,14 +1543,15 @@ impl Lab<'_> {
         let t_after = Instant::now();
         if !crashed {
             if let Err(e) = self.run_hooks(&hooks.after_run, c, w, Some(run), &datadir, "after_run") {
-                error.get_or_insert(e);
+                error.get_or_insert(format!("{e:#}"));
             }
         }
         if run.last_of_test && !crashed && !hooks.after_test.is_empty() {
             // The run's figures stand whatever these hooks do: a failure is a
             // warning, kept with the test's events.
             let t = Instant::now();
-            let outcome = self.run_hooks(&hooks.after_test, c, w, None, &datadir, "after_test");
+            let outcome =
+                self.run_hooks(&hooks.after_test, c, w, None, &datadir, "after_test").map_err(|e| format!("{e:#}"));
             if let Err(e) = &outcome {
                 eprintln!("warning: {}", crate::secret::redact(e));
             }

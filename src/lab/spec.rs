@@ -9,6 +9,7 @@
 
 use crate::lab::cpus::Placement;
 use crate::lab::server::{ServerKind, ServerSpec};
+use anyhow::Context;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -477,17 +478,25 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
 const SQLITE_PRAGMAS: &[&str] = &["journal_mode", "synchronous", "busy_timeout", "begin"];
 
 /// Reads and validates a spec file.
-pub fn load(path: &Path) -> Result<Spec, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the spec: {e}", path.display()))?;
+pub fn load(path: &Path) -> anyhow::Result<Spec> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the spec", path.display()))?;
     parse(path, &text)
 }
 
 /// Validates spec `text` read from `path` (used for messages and relative paths).
 ///
-/// One function per part of the file, in the order a reader meets them:
-/// `experiment`, `configurations`, `workloads`; each error names the first
-/// problem in that order.
-pub fn parse(path: &Path, text: &str) -> Result<Spec, String> {
+/// The error is one located line, `FILE: key.path: what is wrong`, made
+/// where the problem is found: the checks below return the bare message
+/// and the part that knows the key path places it (`Ctx::err`), so there is
+/// no chain of causes to keep and the error stays text until here.
+pub fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
+    validate(path, text).map_err(crate::subcommand::text_error)
+}
+
+/// [`parse`]'s checks: one function per part of the file, in the order a
+/// reader meets them: `experiment`, `configurations`, `workloads`; each
+/// error names the first problem in that order.
+fn validate(path: &Path, text: &str) -> Result<Spec, String> {
     let raw: RawSpec = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
         let msg = e.message().trim().replace('\n', " ");
@@ -1539,7 +1548,7 @@ options = { table-size = 500 }
 "#;
 
     fn parse_str(t: &str) -> Result<Spec, String> {
-        parse(Path::new("spec.toml"), t)
+        parse(Path::new("spec.toml"), t).map_err(|e| format!("{e:#}"))
     }
 
     #[test]

@@ -16,7 +16,7 @@ fn median_max(v: Vec<f64>) -> Option<(f64, f64)> {
 /// `overhead` JSON of every stored run: how long getting a run ready took
 /// (stop, restore, start, and the prepare when it fell to that run), and
 /// the parts of it. Medians and maxima over the runs that had that part.
-pub fn overhead(store: &Store, id: i64, spec: &Spec) -> Result<String, String> {
+pub fn overhead(store: &Store, id: i64, spec: &Spec) -> anyhow::Result<String> {
     let runs = store.run_overheads(id)?;
     // A stop belongs to the server stopped (recorded with its log), not to
     // the run that waited for it, which may be another configuration's.

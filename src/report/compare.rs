@@ -116,7 +116,7 @@ struct Side {
 /// The figures of a `--format=json` run report, as a stored run's.
 fn figures_from_json(path: &str) -> anyhow::Result<RunFigures> {
     let text = std::fs::read_to_string(path).with_context(|| path.to_string())?;
-    let d = crate::run_document::RunDocument::parse(&text, path).map_err(anyhow::Error::msg)?;
+    let d = crate::run_document::RunDocument::parse(&text, path).map_err(crate::subcommand::text_error)?;
     Ok(RunFigures {
         status: if d.aborted.is_some() { "failed".into() } else { "ok".into() },
         error: d.aborted.clone(),
@@ -154,9 +154,8 @@ fn load(store: Option<&Store>, sel: &Selector, requested: Option<&str>) -> anyho
         }
         Selector::Run(id) => {
             let store = need_store()?;
-            for (eid, ..) in store.experiments().map_err(anyhow::Error::msg)? {
-                if let Some(run) = store.run_figures(eid).map_err(anyhow::Error::msg)?.into_iter().find(|r| r.id == *id)
-                {
+            for (eid, ..) in store.experiments()? {
+                if let Some(run) = store.run_figures(eid)?.into_iter().find(|r| r.id == *id) {
                     if run.status != "ok" {
                         bail!("run {id} is not ok ({}): {}", run.status, run.error.unwrap_or_default());
                     }

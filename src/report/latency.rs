@@ -42,7 +42,7 @@ pub fn pooled(store: &Store, data: &Dataset, percentiles: &[f64]) -> anyhow::Res
     // Per cell: the merged histogram and the largest exact maximum of its runs.
     let mut merged: HashMap<CellKey, (Histogram<u64>, Option<f64>)> = HashMap::new();
     let mut warnings = Vec::new();
-    for (id, encoded) in store.run_histograms(data.experiment.id).map_err(anyhow::Error::msg)? {
+    for (id, encoded) in store.run_histograms(data.experiment.id)? {
         let Some(&i) = by_id.get(&id) else { continue };
         let run = &data.runs[i];
         let h = match decode(&encoded) {

@@ -114,7 +114,7 @@ impl<'a> Report<'a> {
         }
         warnings.sort();
         let samples = samples::Samples::from_points(data, &data.samples);
-        let shards = store.run_shard_summaries(data.experiment.id).map_err(anyhow::Error::msg)?;
+        let shards = store.run_shard_summaries(data.experiment.id)?;
         Ok(Report { analysis, pooled, percentiles, format, warnings, answers, samples, samples_in_text: false, shards })
     }
 
@@ -201,13 +201,8 @@ impl<'a> Report<'a> {
 /// What `dbbench lab run` prints when an experiment ends, and `lab summary`
 /// prints again: the context, warnings, the seeds' compared table and the
 /// absolute figures at the default settings. When `html` is given the full
-/// page is written there first and its path ends the text. The error is
-/// text: the lab's runner, which prints it, keeps `Result<_, String>`.
-pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> Result<String, String> {
-    summary_text(store, experiment, html).map_err(|e| format!("{e:#}"))
-}
-
-fn summary_text(store: &Store, experiment: i64, html: Option<&Path>) -> anyhow::Result<String> {
+/// page is written there first and its path ends the text.
+pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> anyhow::Result<String> {
     let data = Dataset::load(store, experiment)?;
     if data.runs.is_empty() {
         return Ok(format!("experiment '{}' (id {experiment}) has no runs\n", data.experiment.name));
@@ -235,7 +230,7 @@ fn summary_text(store: &Store, experiment: i64, html: Option<&Path>) -> anyhow::
         o.push_str(&text::table(&t));
     }
     if let Some(path) = html {
-        write_file(path, html::page(&report, store)?.as_bytes()).map_err(anyhow::Error::msg)?;
+        write_file(path, html::page(&report, store)?.as_bytes()).map_err(crate::subcommand::text_error)?;
         o.push_str(&format!(
             "\nHTML report (charts, intervals, latency, system, configuration diff): {}\n",
             path.display()
@@ -247,9 +242,9 @@ fn summary_text(store: &Store, experiment: i64, html: Option<&Path>) -> anyhow::
 
 /// `lab run`'s closing warning about flagged runs (`report::validity`):
 /// which runs, which flags with their figures, what to do; None when no
-/// run is flagged. The error is text, as [`lab_summary`]'s.
-pub fn flag_warning(store: &Store, experiment: i64) -> Result<Option<String>, String> {
-    let data = Dataset::load(store, experiment).map_err(|e| format!("{e:#}"))?;
+/// run is flagged.
+pub fn flag_warning(store: &Store, experiment: i64) -> anyhow::Result<Option<String>> {
+    let data = Dataset::load(store, experiment)?;
     let flagged: Vec<_> = data.flagged_runs().collect();
     if flagged.is_empty() {
         return Ok(None);
@@ -290,7 +285,7 @@ fn check_answers(store: &Store, data: &Dataset, baseline: usize) -> anyhow::Resu
         data.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
     // (configuration, workload, repeat) → answer
     let mut answers: std::collections::HashMap<(usize, usize, u32), Answer> = std::collections::HashMap::new();
-    for (id, doc) in store.tpch_documents(data.experiment.id).map_err(anyhow::Error::msg)? {
+    for (id, doc) in store.tpch_documents(data.experiment.id)? {
         let Some(&i) = by_id.get(&id) else { continue };
         let run = &data.runs[i];
         if !run.ok() {
@@ -376,7 +371,7 @@ pub fn open_store(store: Option<&str>, spec: Option<&SpecRef>) -> anyhow::Result
         (None, Some(spec)) => spec.store.clone(),
         (None, None) => "dbbench-lab/results.sqlite".to_string(),
     };
-    Store::open_existing(&location).map_err(anyhow::Error::msg)
+    Store::open_existing(&location)
 }
 
 /// An experiment's tables, charts and exports from the results store (docs/report.md).
@@ -566,7 +561,7 @@ fn run(a: Args) -> anyhow::Result<()> {
     let store = open_store(a.store.as_deref(), spec.as_ref())?;
     if a.list {
         let mut o = format!("{:>5}  {:<12} {:<26} name\n", "id", "status", "started");
-        for (id, name, status, started) in store.experiments().map_err(anyhow::Error::msg)? {
+        for (id, name, status, started) in store.experiments()? {
             o.push_str(&format!("{id:>5}  {status:<12} {started:<26} {name}\n"));
         }
         crate::term::print_out(&o);
@@ -629,15 +624,15 @@ fn run(a: Args) -> anyhow::Result<()> {
             "json" => json::document(&report).into_bytes(),
             "csv" => csv::cells(&report).into_bytes(),
             "markdown" => report.markdown().into_bytes(),
-            "xlsx" => xlsx::workbook(&report).map_err(anyhow::Error::msg)?,
+            "xlsx" => xlsx::workbook(&report).map_err(crate::subcommand::text_error)?,
             _ => unreachable!("checked when parsed"),
         };
-        write_file(path, &bytes).map_err(anyhow::Error::msg)?;
+        write_file(path, &bytes).map_err(crate::subcommand::text_error)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(dir) = &a.export_charts {
         let page = html::page(&report, &store)?;
-        for line in crate::render::charts::export(&page, dir).map_err(anyhow::Error::msg)? {
+        for line in crate::render::charts::export(&page, dir).map_err(crate::subcommand::text_error)? {
             eprintln!("{line}");
         }
     }

@@ -73,7 +73,7 @@ pub struct Dataset {
 /// How an experiment is named on the command line: its id, or its name (the
 /// newest experiment of that name). None: the newest experiment in the store.
 pub fn find_experiment(store: &Store, which: Option<&str>) -> anyhow::Result<i64> {
-    let all = store.experiments().map_err(anyhow::Error::msg)?;
+    let all = store.experiments()?;
     if all.is_empty() {
         anyhow::bail!(
             "the results store {} holds no experiment yet; run one with `dbbench lab run SPEC`",
@@ -111,8 +111,7 @@ fn flag_runs(
         os.entry(p.run_id).or_default().push(p.data.clone());
     }
     let docs: HashMap<i64, RunDocument> = store
-        .run_document_texts(experiment.id)
-        .map_err(anyhow::Error::msg)?
+        .run_document_texts(experiment.id)?
         .into_iter()
         // TPC-H documents are of another type: no interval lines, no query rate.
         .filter_map(|(id, text)| Some((id, RunDocument::parse(&text, "").ok()?)))
@@ -129,11 +128,10 @@ impl Dataset {
     /// Loads experiment `id`.
     pub fn load(store: &Store, id: i64) -> anyhow::Result<Dataset> {
         let experiment = store
-            .experiment_info(id)
-            .map_err(anyhow::Error::msg)?
+            .experiment_info(id)?
             .ok_or_else(|| anyhow::anyhow!("no experiment with id {id} in {}", store.location()))?;
-        let configurations = store.configurations_of(id).map_err(anyhow::Error::msg)?;
-        let figures = store.run_figures(id).map_err(anyhow::Error::msg)?;
+        let configurations = store.configurations_of(id)?;
+        let figures = store.run_figures(id)?;
         let config_index: HashMap<i64, usize> = configurations.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
         let mut workloads = spec_workloads(&experiment.spec_text);
         let described = workloads.len();
@@ -187,7 +185,7 @@ impl Dataset {
         for w in &mut workloads {
             w.threads.sort_unstable();
         }
-        let samples = store.samples(id).map_err(anyhow::Error::msg)?;
+        let samples = store.samples(id)?;
         flag_runs(store, &experiment, &samples, &mut runs)?;
         Ok(Dataset { experiment, configurations, workloads, runs, samples })
     }
@@ -221,7 +219,7 @@ impl Dataset {
     pub fn series(&self, store: &Store) -> anyhow::Result<Vec<Vec<IntervalPoint>>> {
         let index: HashMap<i64, usize> = self.runs.iter().enumerate().map(|(i, r)| (r.figures.id, i)).collect();
         let mut out = vec![Vec::new(); self.runs.len()];
-        for p in store.interval_points(self.experiment.id).map_err(anyhow::Error::msg)? {
+        for p in store.interval_points(self.experiment.id)? {
             if let Some(&i) = index.get(&p.run_id) {
                 out[i].push(p);
             }

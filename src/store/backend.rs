@@ -3,6 +3,7 @@
 use super::location::ServerUrl;
 use super::sql::{int_at, translate, Dialect, Row, Val};
 use super::PASSWORD_ENV;
+use anyhow::{anyhow, bail, Context};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::Path;
@@ -51,9 +52,9 @@ impl Backend {
 
     /// Runs SQL without parameters or results, as given (no translation):
     /// transaction control and DDL.
-    pub(super) fn batch(&mut self, sql: &str) -> Result<(), String> {
+    pub(super) fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
         match self {
-            Backend::Sqlite(c) => c.execute_batch(sql).map_err(|e| e.to_string()),
+            Backend::Sqlite(c) => c.execute_batch(sql).map_err(sqlite_error),
             Backend::Postgres(p) => p.client.batch_execute(sql).map_err(pg_error),
             Backend::Mysql(m) => {
                 use mysql::prelude::Queryable;
@@ -63,18 +64,18 @@ impl Backend {
     }
 
     /// Runs one statement (neutral syntax) and returns its rows.
-    pub(super) fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>, String> {
+    pub(super) fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Row>> {
         let sql = translate(self.dialect(), sql);
         match self {
             Backend::Sqlite(c) => {
-                let mut st = c.prepare_cached(&sql).map_err(|e| e.to_string())?;
+                let mut st = c.prepare_cached(&sql).map_err(sqlite_error)?;
                 let n = st.column_count();
-                let mut rows = st.query(rusqlite::params_from_iter(params.iter())).map_err(|e| e.to_string())?;
+                let mut rows = st.query(rusqlite::params_from_iter(params.iter())).map_err(sqlite_error)?;
                 let mut out = Vec::new();
-                while let Some(r) = rows.next().map_err(|e| e.to_string())? {
+                while let Some(r) = rows.next().map_err(sqlite_error)? {
                     let mut row = Vec::with_capacity(n);
                     for i in 0..n {
-                        row.push(match r.get_ref(i).map_err(|e| e.to_string())? {
+                        row.push(match r.get_ref(i).map_err(sqlite_error)? {
                             rusqlite::types::ValueRef::Null => Val::Null,
                             rusqlite::types::ValueRef::Integer(v) => Val::Int(v),
                             rusqlite::types::ValueRef::Real(v) => Val::Real(v),
@@ -103,11 +104,11 @@ impl Backend {
     }
 
     /// Runs one statement (neutral syntax) that returns no rows.
-    pub(super) fn execute(&mut self, sql: &str, params: &[Val]) -> Result<(), String> {
+    pub(super) fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<()> {
         match self {
             Backend::Sqlite(c) => {
-                let mut st = c.prepare_cached(sql).map_err(|e| e.to_string())?;
-                st.execute(rusqlite::params_from_iter(params.iter())).map(|_| ()).map_err(|e| e.to_string())
+                let mut st = c.prepare_cached(sql).map_err(sqlite_error)?;
+                st.execute(rusqlite::params_from_iter(params.iter())).map(|_| ()).map_err(sqlite_error)
             }
             Backend::Postgres(p) => {
                 let sql = translate(Dialect::Postgres, sql);
@@ -125,19 +126,19 @@ impl Backend {
 
     /// Runs an INSERT (neutral syntax) into a table with an `id` row id and
     /// returns the new row's id.
-    pub(super) fn insert(&mut self, sql: &str, params: &[Val]) -> Result<i64, String> {
+    pub(super) fn insert(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<i64> {
         if self.dialect() == Dialect::Postgres {
             let rows = self.query(&format!("{sql} RETURNING id"), params)?;
             return rows
                 .first()
-                .ok_or_else(|| "INSERT .. RETURNING id returned no row".to_string())
+                .ok_or_else(|| anyhow!("INSERT .. RETURNING id returned no row"))
                 .and_then(|r| int_at(r, 0));
         }
         self.execute(sql, params)?;
         match self {
             Backend::Sqlite(c) => Ok(c.last_insert_rowid()),
             Backend::Mysql(m) => Ok(m.conn.last_insert_id() as i64),
-            Backend::Postgres(_) => Err("PostgreSQL inserts return their id above".into()),
+            Backend::Postgres(_) => Err(anyhow!("PostgreSQL inserts return their id above")),
         }
     }
 
@@ -146,15 +147,14 @@ impl Backend {
     /// closed it, so a long lab survives `wait_timeout` or a store restart
     /// between runs. Nothing is in flight then, so reopening loses nothing.
     /// Returns whether it reconnected.
-    pub(super) fn keep_alive(&mut self) -> Result<bool, String> {
+    pub(super) fn keep_alive(&mut self) -> anyhow::Result<bool> {
         let mut reconnected = false;
         match self {
             Backend::Sqlite(_) => {}
             Backend::Postgres(p) => {
                 let idle = p.last_used.elapsed() > IDLE_CHECK;
                 if p.client.is_closed() || (idle && p.client.is_valid(Duration::from_secs(10)).is_err()) {
-                    p.client =
-                        p.config.connect(postgres::NoTls).map_err(|e| format!("cannot reconnect: {}", pg_error(e)))?;
+                    p.client = p.config.connect(postgres::NoTls).map_err(pg_error).context("cannot reconnect")?;
                     p.statements.clear();
                     reconnected = true;
                 }
@@ -162,8 +162,7 @@ impl Backend {
             }
             Backend::Mysql(m) => {
                 if m.last_used.elapsed() > IDLE_CHECK && m.conn.ping().is_err() {
-                    m.conn =
-                        mysql::Conn::new(m.opts.clone()).map_err(|e| format!("cannot reconnect: {}", my_error(e)))?;
+                    m.conn = mysql::Conn::new(m.opts.clone()).map_err(my_error).context("cannot reconnect")?;
                     reconnected = true;
                 }
                 m.last_used = Instant::now();
@@ -175,7 +174,7 @@ impl Backend {
 
 impl Pg {
     /// The prepared statement for `sql` (PostgreSQL syntax), cached.
-    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, String> {
+    fn statement(&mut self, sql: &str) -> anyhow::Result<postgres::Statement> {
         if let Some(st) = self.statements.get(sql) {
             return Ok(st.clone());
         }
@@ -186,26 +185,32 @@ impl Pg {
 }
 
 /// A PostgreSQL error as one line (see `crate::sqlclient`).
-fn pg_error(e: postgres::Error) -> String {
-    crate::sqlclient::postgres_error(&e)
+fn pg_error(e: postgres::Error) -> anyhow::Error {
+    anyhow::Error::msg(crate::sqlclient::postgres_error(&e))
 }
 
 /// A MariaDB/MySQL error as one line (see `crate::sqlclient`).
-fn my_error(e: mysql::Error) -> String {
-    crate::sqlclient::mysql_error(&e)
+fn my_error(e: mysql::Error) -> anyhow::Error {
+    anyhow::Error::msg(crate::sqlclient::mysql_error(&e))
+}
+
+/// A SQLite error as its own one line (`rusqlite`'s text already holds the
+/// cause, which `{:#}` would print a second time).
+pub(super) fn sqlite_error(e: rusqlite::Error) -> anyhow::Error {
+    anyhow::Error::msg(e.to_string())
 }
 
 /// Binds `params` to a prepared statement's parameter types: the crate
 /// accepts only the exact Rust type of a column type (i64 for BIGINT, i32
 /// for INTEGER, f64 for DOUBLE PRECISION ...), NULL included.
-fn pg_params(st: &postgres::Statement, params: &[Val]) -> Result<Vec<Box<dyn postgres::types::ToSql + Sync>>, String> {
+fn pg_params(st: &postgres::Statement, params: &[Val]) -> anyhow::Result<Vec<Box<dyn postgres::types::ToSql + Sync>>> {
     use postgres::types::Type;
     if st.params().len() != params.len() {
-        return Err(format!("statement takes {} parameters, {} given", st.params().len(), params.len()));
+        bail!("statement takes {} parameters, {} given", st.params().len(), params.len());
     }
     let mut out: Vec<Box<dyn postgres::types::ToSql + Sync>> = Vec::with_capacity(params.len());
     for (i, (v, ty)) in params.iter().zip(st.params()).enumerate() {
-        let bad = || format!("parameter {} ({v:?}) does not fit a column of type {ty}", i + 1);
+        let bad = || anyhow!("parameter {} ({v:?}) does not fit a column of type {ty}", i + 1);
         let b: Box<dyn postgres::types::ToSql + Sync> = if *ty == Type::INT8 {
             Box::new(match v {
                 Val::Null => None,
@@ -246,12 +251,12 @@ fn pg_params(st: &postgres::Statement, params: &[Val]) -> Result<Vec<Box<dyn pos
 }
 
 /// A PostgreSQL result row as `Val`s.
-fn pg_row(row: &postgres::Row) -> Result<Row, String> {
+fn pg_row(row: &postgres::Row) -> anyhow::Result<Row> {
     use postgres::types::Type;
     let mut out = Vec::with_capacity(row.len());
     for (i, col) in row.columns().iter().enumerate() {
         let t = col.type_();
-        let e = |e: postgres::Error| format!("column {}: {e}", col.name());
+        let e = |e: postgres::Error| anyhow!("column {}: {e}", col.name());
         let v = if *t == Type::INT8 {
             row.try_get::<_, Option<i64>>(i).map_err(e)?.map(Val::Int)
         } else if *t == Type::INT4 {
@@ -267,7 +272,7 @@ fn pg_row(row: &postgres::Row) -> Result<Row, String> {
         } else if [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME, Type::UNKNOWN].contains(t) {
             row.try_get::<_, Option<String>>(i).map_err(e)?.map(Val::Text)
         } else {
-            return Err(format!("column {} has type {t}, which the results store does not read", col.name()));
+            bail!("column {} has type {t}, which the results store does not read", col.name());
         };
         out.push(v.unwrap_or(Val::Null));
     }
@@ -304,22 +309,23 @@ fn my_val(v: mysql::Value) -> Val {
     }
 }
 
-pub(super) fn open_sqlite(path: &Path) -> Result<Backend, String> {
+pub(super) fn open_sqlite(path: &Path) -> anyhow::Result<Backend> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            crate::safe_fs::private_dir_all(dir, 0o700, "the store's directory")?;
+            crate::safe_fs::private_dir_all(dir, 0o700, "the store's directory")
+                .map_err(crate::subcommand::text_error)?;
         }
     }
     // Not through a symlink: one planted where the store is made would
     // have root write the store over its target.
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(format!(
+        bail!(
             "{} is a symlink; dbbench opens a store only by its real path (a symlink planted there would redirect its writes): give that path",
             path.display()
-        ));
+        );
     }
     let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| format!("cannot open: {e}"))?;
+    let conn = Connection::open_with_flags(path, flags).map_err(sqlite_error).context("cannot open")?;
     Ok(Backend::Sqlite(conn))
 }
 
@@ -328,13 +334,14 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Backend, String> {
 /// has it open) cannot be read through the normal read-only open when the
 /// reader may not create those files (a read-only directory); it is then
 /// opened as immutable, which is exact as long as no `-wal` file exists.
-pub(super) fn open_sqlite_read_only(path: &Path) -> Result<(Connection, i64), String> {
+pub(super) fn open_sqlite_read_only(path: &Path) -> anyhow::Result<(Connection, i64)> {
     use rusqlite::OpenFlags;
     let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
     let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| format!("cannot open: {e}"))?;
+        .map_err(sqlite_error)
+        .context("cannot open")?;
     // A lab writing the store meanwhile holds its write lock for a run's transaction only.
-    c.busy_timeout(Duration::from_secs(30)).map_err(|e| e.to_string())?;
+    c.busy_timeout(Duration::from_secs(30)).map_err(sqlite_error)?;
     let first = match version(&c) {
         Ok(v) => return Ok((c, v)),
         Err(e) => e,
@@ -344,15 +351,16 @@ pub(super) fn open_sqlite_read_only(path: &Path) -> Result<(Connection, i64), St
     let cannot_create =
         matches!(first.sqlite_error_code(), Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen));
     if !cannot_create || Path::new(&wal).exists() {
-        return Err(format!("cannot read it: {first}"));
+        bail!("cannot read it: {first}");
     }
     let uri = format!("file:{}?immutable=1", uri_path(path));
     let c = Connection::open_with_flags(
         uri,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| format!("cannot open: {e}"))?;
-    let v = version(&c).map_err(|e| format!("cannot read it: {e}"))?;
+    .map_err(sqlite_error)
+    .context("cannot open")?;
+    let v = version(&c).map_err(sqlite_error).context("cannot read it")?;
     Ok((c, v))
 }
 
@@ -379,7 +387,7 @@ fn connect_hint(url: &ServerUrl) -> String {
     )
 }
 
-pub(super) fn open_server(url: &ServerUrl) -> Result<Backend, String> {
+pub(super) fn open_server(url: &ServerUrl) -> anyhow::Result<Backend> {
     // The environment wins over the URL, as `password_env` does for DSNs:
     // a spec can then name the server without holding its secret.
     let password = std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty()).or_else(|| url.password.clone());
@@ -397,7 +405,7 @@ pub(super) fn open_server(url: &ServerUrl) -> Result<Backend, String> {
             }
             let client = config
                 .connect(postgres::NoTls)
-                .map_err(|e| format!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
+                .map_err(|e| anyhow!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
             Ok(Backend::Postgres(Box::new(Pg {
                 client,
                 config,
@@ -421,7 +429,7 @@ pub(super) fn open_server(url: &ServerUrl) -> Result<Backend, String> {
             };
             let opts = mysql::Opts::from(b);
             let conn = mysql::Conn::new(opts.clone())
-                .map_err(|e| format!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
+                .map_err(|e| anyhow!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
             Ok(Backend::Mysql(My { conn, opts, last_used: Instant::now() }))
         }
     }

@@ -1,6 +1,7 @@
 //! Locations: a store's file path or server URL, parsed; redaction for messages.
 
 use super::sql::Dialect;
+use anyhow::{anyhow, bail};
 use std::path::PathBuf;
 
 /// Whether a store location is a server URL rather than a file path.
@@ -40,7 +41,7 @@ pub(super) struct ServerUrl {
 
 use crate::dsn::percent_decode;
 
-pub(super) fn parse_location(text: &str) -> Result<Location, String> {
+pub(super) fn parse_location(text: &str) -> anyhow::Result<Location> {
     if !is_url(text) {
         return Ok(Location::File(PathBuf::from(text)));
     }
@@ -49,9 +50,7 @@ pub(super) fn parse_location(text: &str) -> Result<Location, String> {
         "postgresql" | "postgres" | "pgsql" => Dialect::Postgres,
         "mysql" | "mariadb" => Dialect::Mysql,
         s => {
-            return Err(format!(
-                "unknown scheme '{s}'; give a file path, postgresql://user@host/db or mysql://user@host/db"
-            ))
+            bail!("unknown scheme '{s}'; give a file path, postgresql://user@host/db or mysql://user@host/db")
         }
     };
     let example = match dialect {
@@ -60,22 +59,22 @@ pub(super) fn parse_location(text: &str) -> Result<Location, String> {
     };
     let (main, query) = rest.split_once('?').unwrap_or((rest, ""));
     let Some((auth, hostdb)) = main.rsplit_once('@') else {
-        return Err(format!("the URL names no user; use {example}"));
+        bail!("the URL names no user; use {example}");
     };
     let (raw_user, raw_password) = match auth.split_once(':') {
         Some((u, p)) => (u, Some(p)),
         None => (auth, None),
     };
     if raw_user.is_empty() {
-        return Err(format!("the URL names no user; use {example}"));
+        bail!("the URL names no user; use {example}");
     }
     let (hostport, db) = hostdb.split_once('/').unwrap_or((hostdb, ""));
     if db.is_empty() {
-        return Err(format!("the URL names no database; use {example} (the database must exist)"));
+        bail!("the URL names no database; use {example} (the database must exist)");
     }
     // "[::1]:5432": an IPv6 literal keeps its colons.
     let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| format!("'{hostport}' lacks the closing ']'"))?;
+        let (h, after) = v6.split_once(']').ok_or_else(|| anyhow!("'{hostport}' lacks the closing ']'"))?;
         (h, after.strip_prefix(':'))
     } else {
         match hostport.rsplit_once(':') {
@@ -84,27 +83,27 @@ pub(super) fn parse_location(text: &str) -> Result<Location, String> {
         }
     };
     let port = match port {
-        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("port '{p}' is not a number from 0 to 65535"))?),
+        Some(p) => Some(p.parse::<u16>().map_err(|_| anyhow!("port '{p}' is not a number from 0 to 65535"))?),
         None => None,
     };
     let mut socket = None;
     for kv in query.split('&').filter(|s| !s.is_empty()) {
         match (dialect, kv.split_once('=')) {
             (Dialect::Postgres, Some(("host", v))) | (Dialect::Mysql, Some(("socket", v))) => {
-                socket = Some(percent_decode(v)?)
+                socket = Some(percent_decode(v).map_err(crate::subcommand::text_error)?)
             }
-            _ => return Err(format!("unknown URL parameter '{kv}'; use {example}")),
+            _ => bail!("unknown URL parameter '{kv}'; use {example}"),
         }
     }
     Ok(Location::Server(ServerUrl {
         dialect,
         raw_user: raw_user.to_string(),
         raw_password: raw_password.map(str::to_string),
-        user: percent_decode(raw_user)?,
-        password: raw_password.map(percent_decode).transpose()?,
+        user: percent_decode(raw_user).map_err(crate::subcommand::text_error)?,
+        password: raw_password.map(percent_decode).transpose().map_err(crate::subcommand::text_error)?,
         host: if host.is_empty() { "localhost".to_string() } else { host.to_string() },
         port,
-        db: percent_decode(db)?,
+        db: percent_decode(db).map_err(crate::subcommand::text_error)?,
         socket,
     }))
 }
@@ -141,14 +140,14 @@ mod tests {
             ("mysql://u@h/db?host=/x", "unknown URL parameter 'host=/x'; use mysql://"),
             ("postgresql://u:50%@h/db", "a '%' in the URL is not followed by two hex digits"),
         ] {
-            let e = parse_location(bad).unwrap_err();
+            let e = format!("{:#}", parse_location(bad).unwrap_err());
             assert!(e.contains(why), "{bad}: {e}");
         }
         assert_eq!(redact("postgresql://u:secret@h:1/db?host=/a@b:c"), "postgresql://u:<hidden>@h:1/db?host=/a@b:c");
         assert_eq!(redact("mysql://u@h/db"), "mysql://u@h/db");
         assert_eq!(redact("/x/y:z@w.sqlite"), "/x/y:z@w.sqlite");
         // A bad URL's message shows no password.
-        let e = Store::open("postgresql://u:secret@h:99999/db").err().unwrap();
+        let e = format!("{:#}", Store::open("postgresql://u:secret@h:99999/db").err().unwrap());
         assert!(
             e.starts_with("results store postgresql://u:<hidden>@h:99999/db: port '99999'") && !e.contains("secret"),
             "{e}"

@@ -3,6 +3,7 @@
 use super::sql::{int_at, text_at, Row, Val};
 use super::Store;
 use crate::tpch::document::TpchDocument;
+use anyhow::Context;
 use std::collections::HashMap;
 
 /// An experiment as reports read it.
@@ -160,23 +161,23 @@ pub(super) fn opt_int(row: &Row, i: usize) -> Option<i64> {
 
 impl Store {
     /// Every experiment, newest first: (id, name, status, started_at).
-    pub fn experiments(&self) -> Result<Vec<(i64, String, String, String)>, String> {
+    pub fn experiments(&self) -> anyhow::Result<Vec<(i64, String, String, String)>> {
         let rows = self.rows("SELECT id, name, status, started_at FROM experiments ORDER BY id DESC", &[])?;
         rows.iter()
             .map(|r| Ok((int_at(r, 0)?, text_at(r, 1)?, text_at(r, 2)?, text_at(r, 3)?)))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))
     }
 
     /// One experiment, if it exists.
-    pub fn experiment_info(&self, id: i64) -> Result<Option<ExperimentInfo>, String> {
+    pub fn experiment_info(&self, id: i64) -> anyhow::Result<Option<ExperimentInfo>> {
         let rows = self.rows(
             "SELECT id, name, description, status, started_at, finished_at, spec_text, dbbench_version, git_revision, host, settings
              FROM experiments WHERE id = ?",
             &vals![id],
         )?;
         let Some(r) = rows.first() else { return Ok(None) };
-        let info = (|| -> Result<ExperimentInfo, String> {
+        let info = (|| -> anyhow::Result<ExperimentInfo> {
             Ok(ExperimentInfo {
                 id: int_at(r, 0)?,
                 name: text_at(r, 1)?,
@@ -193,11 +194,11 @@ impl Store {
                 settings: json_at(r, 10),
             })
         })();
-        info.map(Some).map_err(|e| format!("results store {}: {e}", self.location))
+        info.map(Some).with_context(|| format!("results store {}", self.location))
     }
 
     /// An experiment's configurations, baseline (position 0) first.
-    pub fn configurations_of(&self, experiment: i64) -> Result<Vec<ConfigurationInfo>, String> {
+    pub fn configurations_of(&self, experiment: i64) -> anyhow::Result<Vec<ConfigurationInfo>> {
         let rows = self.rows(
             "SELECT id, position, name, kind, definition, server_version, variables FROM configurations WHERE experiment_id = ? ORDER BY position",
             &vals![experiment],
@@ -219,12 +220,12 @@ impl Store {
                     variables: Some(json_at(r, 6)).filter(|v| !v.is_null()).map(|v| crate::secret::redact_json(&v)),
                 })
             })
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))
     }
 
     /// Every run of an experiment with its figures and named metrics, in run order.
-    pub fn run_figures(&self, experiment: i64) -> Result<Vec<RunFigures>, String> {
+    pub fn run_figures(&self, experiment: i64) -> anyhow::Result<Vec<RunFigures>> {
         let rows = self.rows(
             "SELECT r.id, cl.configuration_id, cl.workload, cl.threads, r.\"repeat\", r.seq, r.status, r.error, r.seed, r.cache, r.started_at,
                     r.time_s, r.events, r.errors, r.reconnects, r.tps, r.qps, r.rw_qps,
@@ -262,8 +263,8 @@ impl Store {
                     metrics: Vec::new(),
                 })
             })
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))?;
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))?;
         let metrics = self.rows(
             "SELECT m.run_id, m.name, m.value FROM run_metrics m JOIN runs r ON m.run_id = r.id JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? ORDER BY m.run_id",
@@ -282,7 +283,7 @@ impl Store {
 
     /// Per configuration (row id), the distinct server products and versions
     /// its runs ran on, as `Product Version` texts in order of first use.
-    pub fn server_products(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+    pub fn server_products(&self, experiment: i64) -> anyhow::Result<Vec<(i64, String)>> {
         let rows = self.rows(
             "SELECT cl.configuration_id, r.server_product, r.server_version, min(r.seq) FROM runs r JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? AND r.server_product IS NOT NULL
@@ -302,7 +303,7 @@ impl Store {
 
     /// Per configuration (row id), the distinct CPU placements its runs
     /// read back (`server 0, client 1`), in order of first use.
-    pub fn run_cpus(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+    pub fn run_cpus(&self, experiment: i64) -> anyhow::Result<Vec<(i64, String)>> {
         let rows = self.rows(
             "SELECT cl.configuration_id, r.server_cpus, r.client_cpus, min(r.seq) FROM runs r JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? AND (r.server_cpus IS NOT NULL OR r.client_cpus IS NOT NULL)
@@ -324,7 +325,7 @@ impl Store {
     /// The shards of an experiment's sharded runs (`clients = { shards = N
     /// }`): (run id, shard index, the merged report's row for it), in run
     /// and shard order. Empty for a store older than table `run_shards`.
-    pub fn run_shard_summaries(&self, experiment: i64) -> Result<Vec<(i64, u32, serde_json::Value)>, String> {
+    pub fn run_shard_summaries(&self, experiment: i64) -> anyhow::Result<Vec<(i64, u32, serde_json::Value)>> {
         let rows = self.rows(
             "SELECT s.run_id, s.shard, s.summary FROM run_shards s JOIN runs r ON s.run_id = r.id JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? ORDER BY r.seq, s.shard",
@@ -341,7 +342,7 @@ impl Store {
 
     /// The latency histogram (HdrHistogram V2 deflate, base64) of every run
     /// of an experiment that has one: (run id, encoded histogram).
-    pub fn run_histograms(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+    pub fn run_histograms(&self, experiment: i64) -> anyhow::Result<Vec<(i64, String)>> {
         let rows = self.rows(
             "SELECT r.id, r.histogram FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? AND r.histogram IS NOT NULL",
             &vals![experiment],
@@ -353,7 +354,7 @@ impl Store {
     /// experiment's TPC-H query runs (workloads named `NAME:Q..`): their
     /// answers and plans. (run id, document); a stored document that does
     /// not parse is an error naming the run.
-    pub fn tpch_documents(&self, experiment: i64) -> Result<Vec<(i64, TpchDocument)>, String> {
+    pub fn tpch_documents(&self, experiment: i64) -> anyhow::Result<Vec<(i64, TpchDocument)>> {
         let rows = self.rows(
             "SELECT r.id, r.report FROM runs r JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? AND cl.workload LIKE '%:Q%' AND r.report IS NOT NULL",
@@ -362,14 +363,18 @@ impl Store {
         rows.iter()
             .filter_map(|r| Some((opt_int(r, 0)?, opt_text(r, 1)?)))
             .map(|(id, text)| {
-                Ok((id, TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))?))
+                Ok((
+                    id,
+                    TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))
+                        .map_err(crate::subcommand::text_error)?,
+                ))
             })
             .collect()
     }
 
     /// Every stored OS and server sample of an experiment's runs, by run,
     /// source and time.
-    pub fn samples(&self, experiment: i64) -> Result<Vec<SamplePoint>, String> {
+    pub fn samples(&self, experiment: i64) -> anyhow::Result<Vec<SamplePoint>> {
         let rows = self.rows(
             "SELECT s.run_id, s.source, s.time_s, s.data FROM samples s JOIN runs r ON s.run_id = r.id
              JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? ORDER BY s.run_id, s.source, s.time_s",
@@ -391,7 +396,7 @@ impl Store {
     /// The stored run documents (`dbbench run --format=json`) of an
     /// experiment's test runs: (run id, text). TPC-H and command runs' texts
     /// are included as stored; the caller parses.
-    pub fn run_document_texts(&self, experiment: i64) -> Result<Vec<(i64, String)>, String> {
+    pub fn run_document_texts(&self, experiment: i64) -> anyhow::Result<Vec<(i64, String)>> {
         let rows = self.rows(
             "SELECT r.id, r.report FROM runs r JOIN cells cl ON r.cell_id = cl.id
              WHERE cl.experiment_id = ? AND r.report IS NOT NULL",
@@ -401,7 +406,7 @@ impl Store {
     }
 
     /// Every run's per-interval series, by run and time.
-    pub fn interval_points(&self, experiment: i64) -> Result<Vec<IntervalPoint>, String> {
+    pub fn interval_points(&self, experiment: i64) -> anyhow::Result<Vec<IntervalPoint>> {
         let rows = self.rows(
             "SELECT i.run_id, i.time_s, i.tps, i.qps, i.latency_p95_ms FROM run_intervals i JOIN runs r ON i.run_id = r.id
              JOIN cells cl ON r.cell_id = cl.id WHERE cl.experiment_id = ? ORDER BY i.run_id, i.time_s",
@@ -489,6 +494,7 @@ mod tests {
         let renamed = stored.replace("\"timed_out\"", "\"stopped\"");
         s.with(|db| db.execute("UPDATE runs SET report = ? WHERE id = ?", &vals![renamed, id])).unwrap();
         for err in [s.runs_censored(e).unwrap_err(), s.tpch_documents(e).unwrap_err()] {
+            let err = format!("{err:#}");
             assert!(err.starts_with(&format!("results store {}: run {id}: ", s.location())), "{err}");
             assert!(err.contains("missing field `timed_out`"), "{err}");
             assert!(!err.contains('\n'), "{err}");
@@ -498,7 +504,7 @@ mod tests {
             [("{\"ready\": 1.0}", "unknown field `ready`"), ("{\"ready_s\": \"soon\"}", "invalid type: string")]
         {
             s.with(|db| db.execute("UPDATE runs SET overhead = ? WHERE id = ?", &vals![text, id])).unwrap();
-            let err = s.run_overheads(e).unwrap_err();
+            let err = format!("{:#}", s.run_overheads(e).unwrap_err());
             assert!(err.contains(&format!("run {id}: overhead is not the lab's record ({why}")), "{err}");
         }
         let _ = std::fs::remove_dir_all(&dir);

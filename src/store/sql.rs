@@ -126,13 +126,17 @@ fn describe(v: Option<&Val>) -> String {
 }
 
 /// Column `i` of `row` as a required integer.
-pub(super) fn int_at(row: &Row, i: usize) -> Result<i64, String> {
-    row.get(i).and_then(Val::int).ok_or_else(|| format!("column {} is {}, not an integer", i + 1, describe(row.get(i))))
+pub(super) fn int_at(row: &Row, i: usize) -> anyhow::Result<i64> {
+    row.get(i)
+        .and_then(Val::int)
+        .ok_or_else(|| anyhow::anyhow!("column {} is {}, not an integer", i + 1, describe(row.get(i))))
 }
 
 /// Column `i` of `row` as a required text.
-pub(super) fn text_at(row: &Row, i: usize) -> Result<String, String> {
-    row.get(i).and_then(Val::text).ok_or_else(|| format!("column {} is {}, not a text", i + 1, describe(row.get(i))))
+pub(super) fn text_at(row: &Row, i: usize) -> anyhow::Result<String> {
+    row.get(i)
+        .and_then(Val::text)
+        .ok_or_else(|| anyhow::anyhow!("column {} is {}, not a text", i + 1, describe(row.get(i))))
 }
 
 /// Translates one statement written in the store's neutral syntax (SQLite's,

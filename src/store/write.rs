@@ -1,11 +1,12 @@
 //! The store: opening and migrating it, and writing experiments and runs.
 
-use super::backend::{open_server, open_sqlite, open_sqlite_read_only, Backend};
+use super::backend::{open_server, open_sqlite, open_sqlite_read_only, sqlite_error, Backend};
 use super::location::{parse_location, redact, Location};
 use super::read::{json_at, opt_int, opt_text};
 use super::sql::{int_at, migration_statements, text_at, Dialect, Row, Val};
 use super::{now, ExperimentRow, Overhead, Report, RunRecord, Store, MIGRATIONS, SCHEMA_VERSION};
 use crate::tpch::document::TpchDocument;
+use anyhow::{anyhow, bail, Context};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::time::Duration;
@@ -16,17 +17,19 @@ impl Store {
     /// or `mysql://user[:password]@host[:port]/db[?socket=/path]` (the
     /// database must exist; the password may instead be in
     /// DBBENCH_STORE_PASSWORD).
-    pub fn open(location: &str) -> Result<Store, String> {
+    pub fn open(location: &str) -> anyhow::Result<Store> {
         let shown = redact(location);
-        let fail = |e: String| format!("results store {shown}: {e}");
-        let (backend, url_auth) = match parse_location(location).map_err(fail)? {
-            Location::File(path) => (open_sqlite(&path).map_err(fail)?, None),
-            Location::Server(url) => {
-                (open_server(&url).map_err(fail)?, url.raw_password.clone().map(|p| (url.raw_user.clone(), p)))
-            }
-        };
+        let (backend, url_auth) = (|| -> anyhow::Result<_> {
+            Ok(match parse_location(location)? {
+                Location::File(path) => (open_sqlite(&path)?, None),
+                Location::Server(url) => {
+                    (open_server(&url)?, url.raw_password.clone().map(|p| (url.raw_user.clone(), p)))
+                }
+            })
+        })()
+        .with_context(|| format!("results store {shown}"))?;
         let store = Store { db: RefCell::new(backend), location: shown, url_auth };
-        store.migrate().map_err(|e| format!("results store {}: {e}", store.location))?;
+        store.migrate().with_context(|| format!("results store {}", store.location))?;
         Ok(store)
     }
 
@@ -37,41 +40,40 @@ impl Store {
     /// of the current schema is opened read-only, so a user who may only
     /// read the file (or its directory) can report on it; an older store is
     /// upgraded as `open` does, which needs write access.
-    pub fn open_existing(location: &str) -> Result<Store, String> {
+    pub fn open_existing(location: &str) -> anyhow::Result<Store> {
         let shown = redact(location);
-        let fail = |e: String| format!("results store {shown}: {e}");
         let not_ours = || {
-            fail(
-                "is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"
-                    .into(),
+            anyhow!(
+                "results store {shown}: is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"
             )
         };
-        match parse_location(location).map_err(fail)? {
+        let fail = || format!("results store {shown}");
+        match parse_location(location).with_context(fail)? {
             Location::File(path) => {
                 if !path.is_file() {
-                    return Err(format!(
+                    bail!(
                         "no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"
-                    ));
+                    );
                 }
-                let (c, version) = open_sqlite_read_only(&path).map_err(fail)?;
+                let (c, version) = open_sqlite_read_only(&path).with_context(fail)?;
                 if version == 0 {
                     return Err(not_ours());
                 }
-                check_version(version).map_err(fail)?;
+                check_version(version).with_context(fail)?;
                 if version == SCHEMA_VERSION {
                     return Ok(Store { db: RefCell::new(Backend::Sqlite(c)), location: shown, url_auth: None });
                 }
                 drop(c);
                 return Store::open(location).map_err(|e| {
-                    format!("{e} (the store has schema version {version}, older than this dbbench's {SCHEMA_VERSION}: it is upgraded once, by a dbbench that may write it, e.g. its owner running `dbbench report`)")
+                    anyhow!("{e:#} (the store has schema version {version}, older than this dbbench's {SCHEMA_VERSION}: it is upgraded once, by a dbbench that may write it, e.g. its owner running `dbbench report`)")
                 });
             }
             Location::Server(url) => {
-                let mut db = open_server(&url).map_err(fail)?;
+                let mut db = open_server(&url).with_context(fail)?;
                 let schema = if db.dialect() == Dialect::Mysql { "DATABASE()" } else { "current_schema()" };
                 let rows = db
                     .query(&format!("SELECT count(*) FROM information_schema.tables WHERE table_name = 'dbbench_schema' AND table_schema = {schema}"), &[])
-                    .map_err(fail)?;
+                    .with_context(fail)?;
                 if rows.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
                     return Err(not_ours());
                 }
@@ -87,7 +89,7 @@ impl Store {
     }
 
     /// Runs `f` on the connection (checked first); errors name the store.
-    pub(super) fn with<T>(&self, f: impl FnOnce(&mut Backend) -> Result<T, String>) -> Result<T, String> {
+    pub(super) fn with<T>(&self, f: impl FnOnce(&mut Backend) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut db = self.db.borrow_mut();
         let r = db.keep_alive().and_then(|reconnected| {
             if reconnected {
@@ -98,12 +100,12 @@ impl Store {
             }
             f(&mut db)
         });
-        r.map_err(|e| format!("results store {}: {e}", self.location))
+        r.with_context(|| format!("results store {}", self.location))
     }
 
     /// Runs `f` in one transaction: committed when it succeeds, rolled back
     /// when it (or the commit) fails.
-    fn transaction<T>(&self, f: impl FnOnce(&mut Backend) -> Result<T, String>) -> Result<T, String> {
+    fn transaction<T>(&self, f: impl FnOnce(&mut Backend) -> anyhow::Result<T>) -> anyhow::Result<T> {
         self.with(|db| {
             db.batch(if db.dialect() == Dialect::Mysql { "START TRANSACTION" } else { "BEGIN" })?;
             let r = f(db).and_then(|v| db.batch("COMMIT").map(|_| v));
@@ -116,11 +118,11 @@ impl Store {
     }
 
     /// One statement's rows.
-    pub(super) fn rows(&self, sql: &str, params: &[Val]) -> Result<Vec<Row>, String> {
+    pub(super) fn rows(&self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Row>> {
         self.with(|db| db.query(sql, params))
     }
 
-    fn migrate(&self) -> Result<(), String> {
+    fn migrate(&self) -> anyhow::Result<()> {
         let mut db = self.db.borrow_mut();
         if let Backend::Sqlite(c) = &*db {
             return migrate_sqlite(c);
@@ -129,33 +131,35 @@ impl Store {
     }
 
     /// The newest experiment named `name`, if any.
-    pub fn latest_experiment(&self, name: &str) -> Result<Option<ExperimentRow>, String> {
+    pub fn latest_experiment(&self, name: &str) -> anyhow::Result<Option<ExperimentRow>> {
         let rows = self.rows(
             "SELECT id, status, spec_hash FROM experiments WHERE name = ? ORDER BY id DESC LIMIT 1",
             &vals![name],
         )?;
         rows.first()
-            .map(|r| Ok(ExperimentRow { id: int_at(r, 0)?, status: text_at(r, 1)?, spec_hash: text_at(r, 2)? }))
+            .map(|r| -> anyhow::Result<_> {
+                Ok(ExperimentRow { id: int_at(r, 0)?, status: text_at(r, 1)?, spec_hash: text_at(r, 2)? })
+            })
             .transpose()
-            .map_err(|e: String| format!("results store {}: {e}", self.location))
+            .with_context(|| format!("results store {}", self.location))
     }
 
     /// Ids of the experiments of `name` that did not finish and were not
     /// abandoned (running, or interrupted), newest first.
-    pub fn unfinished_experiments(&self, name: &str) -> Result<Vec<i64>, String> {
+    pub fn unfinished_experiments(&self, name: &str) -> anyhow::Result<Vec<i64>> {
         let rows = self.rows(
             "SELECT id FROM experiments WHERE name = ? AND status NOT IN ('finished', 'abandoned') ORDER BY id DESC",
             &vals![name],
         )?;
         rows.iter()
             .map(|r| int_at(r, 0))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))
     }
 
     /// Sets one key of an experiment's `settings` object (what a later
     /// process of the experiment adds, e.g. that it ran beside other labs).
-    pub fn set_experiment_setting(&self, id: i64, key: &str, value: &serde_json::Value) -> Result<(), String> {
+    pub fn set_experiment_setting(&self, id: i64, key: &str, value: &serde_json::Value) -> anyhow::Result<()> {
         self.transaction(|db| {
             let rows = db.query("SELECT settings FROM experiments WHERE id = ?", &vals![id])?;
             let mut settings = rows.first().map(|r| json_at(r, 0)).unwrap_or_default();
@@ -179,7 +183,7 @@ impl Store {
         git_revision: Option<&str>,
         host: &serde_json::Value,
         settings: &serde_json::Value,
-    ) -> Result<i64, String> {
+    ) -> anyhow::Result<i64> {
         // The spec may name this store with its password (`store = "..."`),
         // percent-encoded as written; the redaction hides the rest.
         let spec_text = match &self.url_auth {
@@ -199,7 +203,7 @@ impl Store {
     }
 
     /// Sets an experiment's status (and its end time when finished).
-    pub fn set_experiment_status(&self, id: i64, status: &str) -> Result<(), String> {
+    pub fn set_experiment_status(&self, id: i64, status: &str) -> anyhow::Result<()> {
         let finished = (status == "finished").then(now);
         self.with(|db| {
             db.execute("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?", &vals![status, finished, id])
@@ -214,14 +218,14 @@ impl Store {
         name: &str,
         kind: &str,
         definition: &serde_json::Value,
-    ) -> Result<i64, String> {
+    ) -> anyhow::Result<i64> {
         self.with(|db| {
             db.execute(
                 "INSERT OR IGNORE INTO configurations (experiment_id, position, name, kind, definition) VALUES (?, ?, ?, ?, ?)",
                 &vals![experiment, position as i64, name, kind, crate::secret::redact_json(definition).to_string()],
             )?;
             let rows = db.query("SELECT id FROM configurations WHERE experiment_id = ? AND name = ?", &vals![experiment, name])?;
-            rows.first().ok_or_else(|| format!("configuration '{name}' was not stored")).and_then(|r| int_at(r, 0))
+            rows.first().ok_or_else(|| anyhow!("configuration '{name}' was not stored")).and_then(|r| int_at(r, 0))
         })
     }
 
@@ -231,7 +235,7 @@ impl Store {
         configuration: i64,
         version: &str,
         variables: &serde_json::Value,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         self.with(|db| {
             db.execute(
                 "UPDATE configurations SET server_version = ?, variables = ? WHERE id = ? AND server_version IS NULL",
@@ -245,7 +249,7 @@ impl Store {
     }
 
     /// The id of a cell row, created if missing.
-    pub fn cell(&self, experiment: i64, configuration: i64, workload: &str, threads: u32) -> Result<i64, String> {
+    pub fn cell(&self, experiment: i64, configuration: i64, workload: &str, threads: u32) -> anyhow::Result<i64> {
         self.with(|db| {
             db.execute(
                 "INSERT OR IGNORE INTO cells (experiment_id, configuration_id, workload, threads) VALUES (?, ?, ?, ?)",
@@ -256,31 +260,31 @@ impl Store {
                 &vals![configuration, workload, threads],
             )?;
             rows.first()
-                .ok_or_else(|| format!("cell ({workload}, {threads} threads) was not stored"))
+                .ok_or_else(|| anyhow!("cell ({workload}, {threads} threads) was not stored"))
                 .and_then(|r| int_at(r, 0))
         })
     }
 
     /// Whether (cell, repeat) already has a run.
-    pub fn run_exists(&self, cell: i64, repeat: u32) -> Result<bool, String> {
+    pub fn run_exists(&self, cell: i64, repeat: u32) -> anyhow::Result<bool> {
         Ok(!self.rows("SELECT 1 FROM runs WHERE cell_id = ? AND \"repeat\" = ?", &vals![cell, repeat])?.is_empty())
     }
 
     /// How many of an experiment's stored runs are not ok (failed or timed
     /// out), whichever process ran them.
-    pub fn runs_not_ok(&self, experiment: i64) -> Result<i64, String> {
+    pub fn runs_not_ok(&self, experiment: i64) -> anyhow::Result<i64> {
         let rows = self.rows(
             "SELECT count(*) FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status <> 'ok'",
             &vals![experiment],
         )?;
-        rows.first().map(|r| int_at(r, 0)).unwrap_or(Ok(0)).map_err(|e| format!("results store {}: {e}", self.location))
+        rows.first().map(|r| int_at(r, 0)).unwrap_or(Ok(0)).with_context(|| format!("results store {}", self.location))
     }
 
     /// Of the runs that are not ok, the TPC-H query runs stopped on the
     /// server at their own timeout (status `timeout`, the query's report
     /// says `timed_out`): censored figures, not failures, as `tpch power`
     /// counts them. A run the lab killed at `run_timeout` has no report.
-    pub fn runs_censored(&self, experiment: i64) -> Result<i64, String> {
+    pub fn runs_censored(&self, experiment: i64) -> anyhow::Result<i64> {
         let rows = self.rows(
             "SELECT r.id, r.report FROM runs r JOIN cells c ON r.cell_id = c.id WHERE c.experiment_id = ? AND r.status = 'timeout' AND r.report IS NOT NULL AND c.workload LIKE '%:Q%'",
             &vals![experiment],
@@ -288,7 +292,8 @@ impl Store {
         let mut censored = 0;
         for row in &rows {
             let (Some(id), Some(text)) = (opt_int(row, 0), opt_text(row, 1)) else { continue };
-            let doc = TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))?;
+            let doc = TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))
+                .map_err(crate::subcommand::text_error)?;
             if doc.first_query().is_some_and(|q| q.timed_out) {
                 censored += 1;
             }
@@ -305,7 +310,7 @@ impl Store {
         kind: &str,
         seconds: Option<f64>,
         detail: &serde_json::Value,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         self.with(|db| {
             db.execute(
                 "INSERT INTO events (experiment_id, at, configuration, workload, kind, seconds, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -315,7 +320,7 @@ impl Store {
     }
 
     /// Whether an event of `kind` was recorded for (configuration, workload).
-    pub fn has_event(&self, experiment: i64, configuration: &str, workload: &str, kind: &str) -> Result<bool, String> {
+    pub fn has_event(&self, experiment: i64, configuration: &str, workload: &str, kind: &str) -> anyhow::Result<bool> {
         let rows = self.rows(
             "SELECT 1 FROM events WHERE experiment_id = ? AND configuration = ? AND workload = ? AND kind = ? LIMIT 1",
             &vals![experiment, configuration, workload, kind],
@@ -324,7 +329,7 @@ impl Store {
     }
 
     /// Writes a finished run and everything measured during it, atomically.
-    pub fn insert_run(&self, r: &RunRecord) -> Result<i64, String> {
+    pub fn insert_run(&self, r: &RunRecord) -> anyhow::Result<i64> {
         let run = match &r.report {
             Some(Report::Run(d)) => Some(d.as_ref()),
             _ => None,
@@ -463,7 +468,7 @@ impl Store {
 
     /// Every run's lab overhead for an experiment, in run order:
     /// (configuration, server restarted, the `overhead` JSON object).
-    pub fn run_overheads(&self, experiment: i64) -> Result<Vec<(String, bool, Overhead)>, String> {
+    pub fn run_overheads(&self, experiment: i64) -> anyhow::Result<Vec<(String, bool, Overhead)>> {
         let rows = self.rows(
             "SELECT c.name, r.server_restarted, r.overhead, r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id
              JOIN configurations c ON cl.configuration_id = c.id WHERE cl.experiment_id = ? ORDER BY r.seq",
@@ -472,59 +477,59 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let overhead = serde_json::from_str(&text_at(r, 2)?).map_err(|e| {
-                    format!("run {}: overhead is not the lab's record ({e})", int_at(r, 3).unwrap_or(0))
+                    anyhow!("run {}: overhead is not the lab's record ({e})", int_at(r, 3).unwrap_or(0))
                 })?;
                 Ok((text_at(r, 0)?, int_at(r, 1)? != 0, overhead))
             })
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))
     }
 
     /// (configuration, seconds) of every event of `kind` in an experiment
     /// that has both, oldest first (e.g. how long each server stop took).
-    pub fn event_seconds(&self, experiment: i64, kind: &str) -> Result<Vec<(String, f64)>, String> {
+    pub fn event_seconds(&self, experiment: i64, kind: &str) -> anyhow::Result<Vec<(String, f64)>> {
         let rows = self.rows(
             "SELECT configuration, seconds FROM events WHERE experiment_id = ? AND kind = ? AND configuration IS NOT NULL AND seconds IS NOT NULL ORDER BY id",
             &vals![experiment, kind],
         )?;
         rows.iter()
-            .map(|r| Ok((text_at(r, 0)?, r[1].real().ok_or("seconds is not a number")?)))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(|e| format!("results store {}: {e}", self.location))
+            .map(|r| Ok((text_at(r, 0)?, r[1].real().context("seconds is not a number")?)))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .with_context(|| format!("results store {}", self.location))
     }
 }
 
 /// SQLite: the version is `PRAGMA user_version`; each migration in its own
 /// transaction.
-fn migrate_sqlite(c: &Connection) -> Result<(), String> {
+fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
     // WAL: readers (a report while a lab runs) never block the writer.
-    c.pragma_update(None, "journal_mode", "wal").map_err(|e| e.to_string())?;
-    c.pragma_update(None, "foreign_keys", "on").map_err(|e| e.to_string())?;
-    c.busy_timeout(Duration::from_secs(30)).map_err(|e| e.to_string())?;
-    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| e.to_string())?;
+    c.pragma_update(None, "journal_mode", "wal").map_err(sqlite_error)?;
+    c.pragma_update(None, "foreign_keys", "on").map_err(sqlite_error)?;
+    c.busy_timeout(Duration::from_secs(30)).map_err(sqlite_error)?;
+    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sqlite_error)?;
     check_version(version)?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = c.unchecked_transaction().map_err(|e| e.to_string())?;
+        let tx = c.unchecked_transaction().map_err(sqlite_error)?;
         for st in migration_statements(Dialect::Sqlite, sql) {
-            tx.execute_batch(&st).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+            tx.execute_batch(&st).map_err(sqlite_error).with_context(|| format!("migration to version {}", i + 1))?;
         }
-        tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| e.to_string())?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(sqlite_error)?;
+        tx.commit().map_err(sqlite_error)?;
     }
     Ok(())
 }
 
-fn check_version(version: i64) -> Result<(), String> {
+fn check_version(version: i64) -> anyhow::Result<()> {
     if version > SCHEMA_VERSION {
-        return Err(format!(
+        bail!(
             "schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
-        ));
+        );
     }
     Ok(())
 }
 
 /// The schema version a server store records (0 when it has no table yet).
-fn server_version(db: &mut Backend) -> Result<Option<i64>, String> {
+fn server_version(db: &mut Backend) -> anyhow::Result<Option<i64>> {
     let schema = if db.dialect() == Dialect::Postgres { "current_schema()" } else { "DATABASE()" };
     let exists = db.query(&format!("SELECT count(*) FROM information_schema.tables WHERE table_schema = {schema} AND table_name = 'dbbench_schema'"), &[])?;
     if exists.first().and_then(|r| r.first()).and_then(Val::int).unwrap_or(0) == 0 {
@@ -537,7 +542,7 @@ fn server_version(db: &mut Backend) -> Result<Option<i64>, String> {
 /// PostgreSQL and MariaDB/MySQL: the version is the one row of table
 /// `dbbench_schema`. Two labs opening a new store at once are serialised by
 /// a lock (an advisory lock on PostgreSQL, GET_LOCK on MariaDB/MySQL).
-fn migrate_server(db: &mut Backend) -> Result<(), String> {
+fn migrate_server(db: &mut Backend) -> anyhow::Result<()> {
     // The common case, an up-to-date store, takes two reads and no lock
     // (and works for a user who may only read and insert).
     if let Some(v) = server_version(db)? {
@@ -558,7 +563,7 @@ fn migrate_server(db: &mut Backend) -> Result<(), String> {
                 check_version(version)?;
                 for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
                     for st in migration_statements(Dialect::Postgres, sql) {
-                        db.batch(&st).map_err(|e| format!("migration to version {}: {e}", i + 1))?;
+                        db.batch(&st).with_context(|| format!("migration to version {}", i + 1))?;
                     }
                 }
                 db.batch("DELETE FROM dbbench_schema")?;
@@ -576,7 +581,7 @@ fn migrate_server(db: &mut Backend) -> Result<(), String> {
             const LOCK: &str = "LEFT(CONCAT('dbbench_store:', DATABASE()), 64)";
             let got = db.query(&format!("SELECT GET_LOCK({LOCK}, 60)"), &[])?;
             if got.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
-                return Err("another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done".into());
+                bail!("another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done");
             }
             let r = migrate_mysql(db);
             let _ = db.query(&format!("SELECT RELEASE_LOCK({LOCK})"), &[]);
@@ -589,7 +594,7 @@ fn migrate_server(db: &mut Backend) -> Result<(), String> {
 /// cannot be one transaction: its statements run one by one and the
 /// version is written after each migration. One that fails half-way leaves
 /// the tables it created; the error says so.
-fn migrate_mysql(db: &mut Backend) -> Result<(), String> {
+fn migrate_mysql(db: &mut Backend) -> anyhow::Result<()> {
     db.batch("CREATE TABLE IF NOT EXISTS dbbench_schema (version INTEGER NOT NULL) ENGINE=InnoDB")?;
     let version = server_version(db)?.unwrap_or(0);
     check_version(version)?;
@@ -605,7 +610,7 @@ fn migrate_mysql(db: &mut Backend) -> Result<(), String> {
                 } else {
                     String::new()
                 };
-                format!("migration to version {}: {e}{partial}", i + 1)
+                anyhow!("migration to version {}: {e:#}{partial}", i + 1)
             })?;
         }
         db.batch("START TRANSACTION")?;
@@ -702,7 +707,7 @@ mod tests {
         let id = s.insert_run(&rec).unwrap();
         assert!(s.run_exists(cell, 1).unwrap());
         assert!(!s.run_exists(cell, 2).unwrap());
-        let err = s.insert_run(&rec).unwrap_err();
+        let err = format!("{:#}", s.insert_run(&rec).unwrap_err());
         assert!(err.starts_with(&format!("results store {}: ", s.location())), "{err}");
         // The failed insert left nothing behind: one transaction per run.
         let counts = s.rows("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), (SELECT count(*) FROM run_metrics)", &[]).unwrap();
@@ -797,7 +802,7 @@ mod tests {
         })
         .unwrap();
         drop(s);
-        let err = Store::open(location).err().unwrap();
+        let err = format!("{:#}", Store::open(location).err().unwrap());
         assert!(
             err.contains(&format!(
                 "schema version 99 is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
