@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-fn script(body: &str) -> (std::path::PathBuf, String) {
+fn script(body: &str) -> (TempDir, String) {
     let dir = tempdir("script");
     let path = dir.join("t.lua");
     std::fs::write(&path, body).unwrap();

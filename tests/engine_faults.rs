@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{dbbench_in, have_server_binaries, tempdir, Background, Managed, Run};
+use common::{dbbench_in, have_server_binaries, tempdir, Background, Managed, Run, TempDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,15 +19,18 @@ const CLIENTS: u32 = 4;
 struct Server {
     managed: Managed,
     dir: PathBuf,
+    /// Removes `dir`'s parent when the test ends (after `managed` stops the server).
+    _base: TempDir,
     kind: &'static str,
     options: &'static [&'static str],
 }
 
 impl Server {
     fn start(name: &str, kind: &'static str, options: &'static [&'static str]) -> Server {
-        let dir = tempdir(name).join("srv");
+        let base = tempdir(name);
+        let dir = base.join("srv");
         let managed = Managed::start(&dir, kind, options);
-        Server { managed, dir, kind, options }
+        Server { managed, dir, _base: base, kind, options }
     }
 
     /// Starts the server again on its data (after a SIGKILL), once the

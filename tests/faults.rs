@@ -296,7 +296,8 @@ fn kill_then(point: Point, kind: &str, relative: bool, then: Then) {
         return;
     }
     let t0 = Instant::now();
-    let dir = std::fs::canonicalize(tempdir(&format!("faults-{point:?}-{kind}"))).unwrap();
+    let base = tempdir(&format!("faults-{point:?}-{kind}"));
+    let dir = std::fs::canonicalize(&base).unwrap();
     let configuration = if kind == "mariadb" { MARIADB } else { POSTGRESQL };
     // A bigger table keeps `prepare` running long enough to be caught.
     let table_size = if point == Point::PrepareChild { 50_000 } else { 1000 };

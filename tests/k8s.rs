@@ -274,7 +274,7 @@ fn bad_input_is_one_line_and_exit_1() {
 
 /// The stand-in kubectl and its state directory.
 struct StandIn {
-    dir: PathBuf,
+    dir: common::TempDir,
     state: PathBuf,
 }
 

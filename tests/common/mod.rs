@@ -109,18 +109,80 @@ pub fn dbbench(args: &[&str]) -> Run {
     r
 }
 
-/// A new empty temporary directory.
-pub fn tempdir(tag: &str) -> std::path::PathBuf {
+/// A test's private temporary directory, removed with everything in it
+/// when the guard is dropped, unless the test is panicking (then it is kept,
+/// and its path printed, to look at) or DBBENCH_TEST_KEEP=1 is set. It
+/// derefs to its `Path`, so `dir.join(..)`, `&dir` and `dir.display()` read
+/// as they would on a `PathBuf`.
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    /// The directory's path, owned.
+    pub fn path_buf(&self) -> std::path::PathBuf {
+        self.0.clone()
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() || std::env::var("DBBENCH_TEST_KEEP").as_deref() == Ok("1") {
+            eprintln!("kept the test's directory: {}", self.0.display());
+            return;
+        }
+        // Servers a test started may still be writing as they stop: a
+        // second try catches files created during the first.
+        if std::fs::remove_dir_all(&self.0).is_err() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A new empty private directory under the temporary directory, made by one
+/// `mkdir` under a name that did not exist: never one another user created
+/// first, never through a symlink planted at a guessed name. Mode 0700, or
+/// 0711 as root, as the lab's own directories: servers the tests start
+/// under their own OS users must reach their data inside it.
+pub fn tempdir(tag: &str) -> TempDir {
+    use std::os::unix::fs::DirBuilderExt;
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "dbbench-test-{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    for attempt in 0..100u32 {
+        let d = std::env::temp_dir().join(format!(
+            "dbbench-test-{tag}-{}-{}-{:08x}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed),
+            seed.wrapping_mul(2654435761).wrapping_add(attempt.wrapping_mul(40503))
+        ));
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let mode = if unsafe { libc::geteuid() } == 0 { 0o711 } else { 0o700 };
+        match std::fs::DirBuilder::new().mode(mode).create(&d) {
+            Ok(()) => return TempDir(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("create temp dir {}: {e}", d.display()),
+        }
+    }
+    panic!("no fresh temporary directory name for {tag} after 100 tries");
 }
 
 /// An environment variable that names a test server, or None (test skipped)
