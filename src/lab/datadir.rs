@@ -42,6 +42,7 @@
 //! Results are comparable between runs restored the same way, not between
 //! a reflinking and a copying filesystem.
 
+use anyhow::{anyhow, bail};
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -60,14 +61,14 @@ pub use crate::store::{CopyMethod, CopyStats};
 /// Mode, ownership (when root), times and symlinks are preserved. `method`
 /// is `Reflink` when every regular file was reflinked, else `Copy`. On
 /// failure the partial `dst` is removed.
-pub fn snapshot(src: &Path, dst: &Path) -> Result<CopyStats, String> {
+pub fn snapshot(src: &Path, dst: &Path) -> anyhow::Result<CopyStats> {
     let start = Instant::now();
     let src_meta = source_dir_meta(src, "snapshot")?;
     if fs::symlink_metadata(dst).is_ok() {
-        return Err(format!(
+        bail!(
             "datadir snapshot: destination {} already exists; remove it or choose a new snapshot path",
             dst.display()
-        ));
+        );
     }
     check_disjoint(src, dst, "snapshot")?;
     create_parent(dst, "snapshot")?;
@@ -90,7 +91,7 @@ pub fn snapshot(src: &Path, dst: &Path) -> Result<CopyStats, String> {
 /// created or removed as needed, and modes, owners and directory times are
 /// set back; `method` is then `Sync`. A top-level `live` that is a symlink to
 /// a directory is followed. The server using `live` must be stopped.
-pub fn restore(snapshot: &Path, live: &Path) -> Result<CopyStats, String> {
+pub fn restore(snapshot: &Path, live: &Path) -> anyhow::Result<CopyStats> {
     let start = Instant::now();
     let snap_meta = source_dir_meta(snapshot, "restore")?;
     let mut c = Copier::new();
@@ -106,10 +107,10 @@ pub fn restore(snapshot: &Path, live: &Path) -> Result<CopyStats, String> {
         Ok(_) => {
             let live_meta = fs::metadata(live).map_err(|e| io_error("restore: cannot inspect", live, &e))?;
             if !live_meta.is_dir() {
-                return Err(format!(
+                bail!(
                     "datadir restore: {} exists and is not a directory; remove it or give the data directory's path",
                     live.display()
-                ));
+                );
             }
             // Through a symlinked data directory to the directory itself, so
             // that its mode and times are set on it and not on the link.
@@ -124,9 +125,9 @@ pub fn restore(snapshot: &Path, live: &Path) -> Result<CopyStats, String> {
 
 /// Total bytes (apparent sizes) of regular files under `dir`; symlinks are
 /// not followed.
-pub fn tree_size(dir: &Path) -> Result<u64, String> {
+pub fn tree_size(dir: &Path) -> anyhow::Result<u64> {
     source_dir_meta(dir, "size")?;
-    fn walk(dir: &Path) -> Result<u64, String> {
+    fn walk(dir: &Path) -> anyhow::Result<u64> {
         let mut total = 0;
         for (name, meta) in read_entries(dir)? {
             let path = dir.join(name);
@@ -215,14 +216,14 @@ impl Copier {
     }
 
     /// Create `dst` (must not exist) as a copy of directory `src`.
-    fn copy_dir(&mut self, src: &Path, dst: &Path, src_meta: &Metadata) -> Result<(), String> {
+    fn copy_dir(&mut self, src: &Path, dst: &Path, src_meta: &Metadata) -> anyhow::Result<()> {
         create_dir(dst)?;
         self.fill_dir(src, dst, src_meta)
     }
 
     /// Copy the entries of directory `src` into the new, empty directory
     /// `dst`, then give `dst` the attributes of `src`.
-    fn fill_dir(&mut self, src: &Path, dst: &Path, src_meta: &Metadata) -> Result<(), String> {
+    fn fill_dir(&mut self, src: &Path, dst: &Path, src_meta: &Metadata) -> anyhow::Result<()> {
         for (name, meta) in read_entries(src)? {
             self.copy_entry(&src.join(&name), &dst.join(&name), &meta)?;
         }
@@ -231,7 +232,7 @@ impl Copier {
     }
 
     /// Create `dst` (must not exist) as a copy of the entry `src`.
-    fn copy_entry(&mut self, src: &Path, dst: &Path, meta: &Metadata) -> Result<(), String> {
+    fn copy_entry(&mut self, src: &Path, dst: &Path, meta: &Metadata) -> anyhow::Result<()> {
         match kind(meta) {
             Kind::Dir => self.copy_dir(src, dst, meta),
             Kind::File => {
@@ -257,7 +258,7 @@ impl Copier {
             }
             // A server's socket is recreated when it starts; a copy would be a dead inode.
             Kind::Socket => Ok(()),
-            Kind::Device => Err(format!(
+            Kind::Device => Err(anyhow!(
                 "datadir: {} is a device node, which a data directory should not hold; remove it from the source directory",
                 src.display()
             )),
@@ -265,7 +266,7 @@ impl Copier {
     }
 
     /// Create `dst` (must not exist) with the contents and attributes of regular file `src`.
-    fn copy_file(&mut self, src: &Path, dst: &Path, meta: &Metadata) -> Result<(), String> {
+    fn copy_file(&mut self, src: &Path, dst: &Path, meta: &Metadata) -> anyhow::Result<()> {
         let mut from = File::open(src).map_err(|e| io_error("cannot open", src, &e))?;
         let mut to = OpenOptions::new()
             .write(true)
@@ -290,7 +291,7 @@ impl Copier {
     }
 
     /// Owner (when root), mode and times of `meta` onto the open file `f`.
-    fn set_fd_attrs(&self, f: &File, path: &Path, meta: &Metadata) -> Result<(), String> {
+    fn set_fd_attrs(&self, f: &File, path: &Path, meta: &Metadata) -> anyhow::Result<()> {
         // chown before chmod: chown clears setuid/setgid bits.
         if self.is_root {
             std::os::unix::fs::fchown(f, Some(meta.uid()), Some(meta.gid()))
@@ -307,7 +308,7 @@ impl Copier {
     }
 
     /// Owner (when root), mode (not for symlinks) and times of `meta` onto `path`, not following a symlink.
-    fn set_path_attrs(&self, path: &Path, meta: &Metadata, symlink: bool) -> Result<(), String> {
+    fn set_path_attrs(&self, path: &Path, meta: &Metadata, symlink: bool) -> anyhow::Result<()> {
         if self.is_root {
             std::os::unix::fs::lchown(path, Some(meta.uid()), Some(meta.gid()))
                 .map_err(|e| io_error("cannot set owner of", path, &e))?;
@@ -326,7 +327,7 @@ impl Copier {
     }
 
     /// Owner and mode of an unchanged entry back to the snapshot's, only where they differ.
-    fn fix_owner_and_mode(&self, path: &Path, want: &Metadata, have: &Metadata, symlink: bool) -> Result<(), String> {
+    fn fix_owner_and_mode(&self, path: &Path, want: &Metadata, have: &Metadata, symlink: bool) -> anyhow::Result<()> {
         let owner_differs = self.is_root && (want.uid() != have.uid() || want.gid() != have.gid());
         if owner_differs {
             std::os::unix::fs::lchown(path, Some(want.uid()), Some(want.gid()))
@@ -341,7 +342,7 @@ impl Copier {
     }
 
     /// Make existing directory `live` identical to directory `snap`.
-    fn sync_dir(&mut self, snap: &Path, snap_meta: &Metadata, live: &Path, live_meta: &Metadata) -> Result<(), String> {
+    fn sync_dir(&mut self, snap: &Path, snap_meta: &Metadata, live: &Path, live_meta: &Metadata) -> anyhow::Result<()> {
         // Without root, changing entries needs write+search permission on the
         // directory, which the snapshot's mode (set by the last restore) may
         // deny; the final mode is set again at the end.
@@ -408,12 +409,12 @@ impl Copier {
 /// Create directory `dir` (must not exist), owner-only until its contents
 /// are in: the final mode may forbid writing, and nobody should use a
 /// half-made directory.
-fn create_dir(dir: &Path) -> Result<(), String> {
+fn create_dir(dir: &Path) -> anyhow::Result<()> {
     fs::DirBuilder::new().mode(0o700).create(dir).map_err(|e| io_error("cannot create directory", dir, &e))
 }
 
 /// Entries of `dir` with their metadata (symlinks not followed), sorted by name.
-fn read_entries(dir: &Path) -> Result<Vec<(OsString, Metadata)>, String> {
+fn read_entries(dir: &Path) -> anyhow::Result<Vec<(OsString, Metadata)>> {
     let rd = fs::read_dir(dir).map_err(|e| io_error("cannot read directory", dir, &e))?;
     let mut out = Vec::new();
     for entry in rd {
@@ -428,7 +429,7 @@ fn read_entries(dir: &Path) -> Result<Vec<(OsString, Metadata)>, String> {
 
 /// Remove `path` (any kind; directories recursively). Returns the entries
 /// other than directories removed.
-fn remove_entry(path: &Path, meta: &Metadata) -> Result<u64, String> {
+fn remove_entry(path: &Path, meta: &Metadata) -> anyhow::Result<u64> {
     if meta.is_dir() {
         remove_tree(path)
     } else {
@@ -440,7 +441,7 @@ fn remove_entry(path: &Path, meta: &Metadata) -> Result<u64, String> {
 /// Remove directory `dir` and everything under it, making read-only
 /// directories writable first (what `fs::remove_dir_all` does not do, so it
 /// fails without root on a tree restored from a read-only snapshot).
-fn remove_tree(dir: &Path) -> Result<u64, String> {
+fn remove_tree(dir: &Path) -> anyhow::Result<u64> {
     let meta = fs::symlink_metadata(dir).map_err(|e| io_error("cannot inspect", dir, &e))?;
     if meta.mode() & 0o700 != 0o700 {
         // Harmless as root, needed without it; failing here shows up below.
@@ -455,19 +456,16 @@ fn remove_tree(dir: &Path) -> Result<u64, String> {
 }
 
 /// Metadata of a source directory (a symlink to one is followed), or an error naming `op`.
-fn source_dir_meta(dir: &Path, op: &str) -> Result<Metadata, String> {
+fn source_dir_meta(dir: &Path, op: &str) -> anyhow::Result<Metadata> {
     let meta = fs::metadata(dir).map_err(|e| io_error(&format!("{op}: cannot open source"), dir, &e))?;
     if !meta.is_dir() {
-        return Err(format!(
-            "datadir {op}: {} is not a directory; give a data directory or snapshot path",
-            dir.display()
-        ));
+        bail!("datadir {op}: {} is not a directory; give a data directory or snapshot path", dir.display());
     }
     Ok(meta)
 }
 
 /// Create the missing parents of `path`.
-fn create_parent(path: &Path, op: &str) -> Result<(), String> {
+fn create_parent(path: &Path, op: &str) -> anyhow::Result<()> {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => {
             fs::create_dir_all(p).map_err(|e| io_error(&format!("{op}: cannot create parent directory"), p, &e))
@@ -479,15 +477,15 @@ fn create_parent(path: &Path, op: &str) -> Result<(), String> {
 /// Refuse a source and destination that are the same tree or nested in each
 /// other: copying a tree into itself never ends, and a restore would delete
 /// a snapshot inside the live directory.
-fn check_disjoint(src: &Path, dst: &Path, op: &str) -> Result<(), String> {
+fn check_disjoint(src: &Path, dst: &Path, op: &str) -> anyhow::Result<()> {
     let a = resolve(src);
     let b = resolve(dst);
     if a.starts_with(&b) || b.starts_with(&a) {
-        return Err(format!(
+        bail!(
             "datadir {op}: {} and {} overlap (one is inside the other); keep snapshots outside the data directory",
             src.display(),
             dst.display()
-        ));
+        );
     }
     Ok(())
 }
@@ -530,7 +528,7 @@ fn resolve(path: &Path) -> PathBuf {
 }
 
 /// `syncfs` on the filesystem holding `dir`.
-fn sync_filesystem(dir: &Path, op: &str) -> Result<(), String> {
+fn sync_filesystem(dir: &Path, op: &str) -> anyhow::Result<()> {
     let f = File::open(dir).map_err(|e| io_error(&format!("{op}: cannot open"), dir, &e))?;
     // SAFETY: valid open descriptor.
     if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
@@ -547,13 +545,14 @@ fn timespecs(meta: &Metadata) -> [libc::timespec; 2] {
     ]
 }
 
-fn cpath(path: &Path) -> Result<CString, String> {
+fn cpath(path: &Path) -> anyhow::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("datadir: path {} contains a NUL byte; rename it", path.display()))
+        .map_err(|_| anyhow!("datadir: path {} contains a NUL byte; rename it", path.display()))
 }
 
-/// One-line error: what failed, where, and what to do about it.
-fn io_error(what: &str, path: &Path, e: &io::Error) -> String {
+/// One-line error: what failed and where (the context), why and what to do
+/// about it: `datadir: cannot open /x: No such file ... (os error 2); check the path`.
+fn io_error(what: &str, path: &Path, e: &io::Error) -> anyhow::Error {
     let hint = match e.raw_os_error() {
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on that filesystem or put snapshots elsewhere",
         Some(libc::EACCES) | Some(libc::EPERM) => "run as the data directory's owner or as root",
@@ -561,7 +560,7 @@ fn io_error(what: &str, path: &Path, e: &io::Error) -> String {
         Some(libc::ENOENT) => "check the path",
         _ => "check the path and the filesystem",
     };
-    format!("datadir: {what} {}: {e}; {hint}", path.display())
+    anyhow!("{e}; {hint}").context(format!("datadir: {what} {}", path.display()))
 }
 
 #[cfg(test)]
@@ -675,9 +674,9 @@ mod tests {
         assert_eq!(st.bytes_copied, tree_size(&src).unwrap());
         assert_eq!(tree_size(&snap).unwrap(), 300_000 + 3 + 400_000 + 9 + 4 + 13);
         assert!(matches!(st.method, CopyMethod::Reflink | CopyMethod::Copy));
-        let err = snapshot(&src, &snap).unwrap_err();
+        let err = format!("{:#}", snapshot(&src, &snap).unwrap_err());
         assert!(err.contains("already exists"), "{err}");
-        let err = snapshot(&src, &src.join("inner")).unwrap_err();
+        let err = format!("{:#}", snapshot(&src, &src.join("inner")).unwrap_err());
         assert!(err.contains("overlap"), "{err}");
         assert!(!src.join("inner").exists());
     }
@@ -805,15 +804,15 @@ mod tests {
     #[test]
     fn errors_name_the_path_and_the_remedy() {
         let t = TempDir::new("err");
-        let err = restore(&t.0.join("nope"), &t.0.join("live")).unwrap_err();
+        let err = format!("{:#}", restore(&t.0.join("nope"), &t.0.join("live")).unwrap_err());
         assert!(err.contains("nope") && err.contains("check the path"), "{err}");
         write(&t.0.join("file"), b"x");
-        let err = snapshot(&t.0.join("file"), &t.0.join("s")).unwrap_err();
+        let err = format!("{:#}", snapshot(&t.0.join("file"), &t.0.join("s")).unwrap_err());
         assert!(err.contains("not a directory"), "{err}");
         fs::create_dir(t.0.join("src")).unwrap();
-        let err = restore(&t.0.join("src"), &t.0.join("file")).unwrap_err();
+        let err = format!("{:#}", restore(&t.0.join("src"), &t.0.join("file")).unwrap_err());
         assert!(err.contains("not a directory"), "{err}");
-        let err = restore(&t.0, &t.0.join("src")).unwrap_err();
+        let err = format!("{:#}", restore(&t.0, &t.0.join("src")).unwrap_err());
         assert!(err.contains("overlap"), "{err}");
     }
 }
