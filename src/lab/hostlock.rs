@@ -33,6 +33,7 @@
 //! only. `DBBENCH_LAB_LOCK_DIR` names another directory (tests, hosts without
 //! `/run`); the same checks apply to it.
 
+use anyhow::{anyhow, bail, Context};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -103,7 +104,7 @@ pub enum Acquired {
 /// Takes the host lock. A default lab (`allow_concurrent` false) is refused
 /// while another lab holds it, with one line naming that lab; with
 /// `allow_concurrent` the labs already running are returned instead.
-pub fn acquire(allow_concurrent: bool) -> Result<Acquired, String> {
+pub fn acquire(allow_concurrent: bool) -> anyhow::Result<Acquired> {
     let (dir, create) = match lock_dir() {
         Ok(d) => d,
         Err(why) => return Ok(Acquired::Unavailable(why)),
@@ -116,7 +117,7 @@ pub fn acquire(allow_concurrent: bool) -> Result<Acquired, String> {
         } else {
             holders.iter().map(|h| h.to_string()).collect::<Vec<_>>().join("; ")
         };
-        Err(format!(
+        Err(anyhow!(
             "another lab run is measuring on this host ({who}); two labs side by side measure each other's load. Wait for it to end, or run anyway with --allow-concurrent (recorded, and flagged in the report). Lock: {}",
             dir.join(EXCLUSIVE).display()
         ))
@@ -164,34 +165,34 @@ fn lock_dir() -> Result<(PathBuf, bool), String> {
 /// Opens `dir/name` read-only without following a symlink, after checking
 /// that `dir` and the file are root's or ours and not writable by others;
 /// with `create`, makes a missing directory (0755) and file (0644).
-fn open_in(dir: &Path, name: &str, create: bool) -> Result<File, String> {
-    let fail = |what: &Path, e: String| format!("host lock {}: {e}", what.display());
+fn open_in(dir: &Path, name: &str, create: bool) -> anyhow::Result<File> {
+    let at = |what: &Path| format!("host lock {}", what.display());
+    let fail = |what: &Path, why: &str| anyhow!("{why}").context(at(what));
     if create {
         use std::os::unix::fs::DirBuilderExt;
         match std::fs::DirBuilder::new().mode(0o755).create(dir) {
             Ok(()) => {
                 // The umask may have taken bits away: other users' labs must reach the files.
                 use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|e| fail(dir, e.to_string()))?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).with_context(|| at(dir))?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(fail(dir, format!("cannot create it: {e}"))),
+            Err(e) => return Err(e).context("cannot create it").with_context(|| at(dir)),
         }
     }
-    let c_dir =
-        std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| fail(dir, "a NUL in the path".into()))?;
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| fail(dir, "a NUL in the path"))?;
     // SAFETY: a NUL-terminated path; the descriptor is owned by `dir_file` below.
     let dfd =
         unsafe { libc::open(c_dir.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
     if dfd < 0 {
         let e = std::io::Error::last_os_error();
-        let why = if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) {
-            "is a symbolic link or not a directory; remove it (nobody but root should be able to make it)".to_string()
-        } else {
-            e.to_string()
-        };
-        return Err(fail(dir, why));
+        if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) {
+            return Err(fail(
+                dir,
+                "is a symbolic link or not a directory; remove it (nobody but root should be able to make it)",
+            ));
+        }
+        return Err(e).with_context(|| at(dir));
     }
     // SAFETY: `dfd` is an open descriptor nothing else owns.
     let dir_file = unsafe { File::from_raw_fd(dfd) };
@@ -206,18 +207,16 @@ fn open_in(dir: &Path, name: &str, create: bool) -> Result<File, String> {
     let fd = unsafe { libc::openat(dfd, c_name.as_ptr(), flags, 0o644 as libc::c_uint) };
     if fd < 0 {
         let e = std::io::Error::last_os_error();
-        let why = if e.raw_os_error() == Some(libc::ELOOP) {
-            "is a symbolic link; remove it (nobody but root should be able to make it)".to_string()
-        } else {
-            e.to_string()
-        };
-        return Err(fail(&path, why));
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return Err(fail(&path, "is a symbolic link; remove it (nobody but root should be able to make it)"));
+        }
+        return Err(e).with_context(|| at(&path));
     }
     // SAFETY: `fd` is an open descriptor nothing else owns.
     let file = unsafe { File::from_raw_fd(fd) };
-    let meta = file.metadata().map_err(|e| fail(&path, e.to_string()))?;
+    let meta = file.metadata().with_context(|| at(&path))?;
     if !meta.file_type().is_file() {
-        return Err(fail(&path, "is not a regular file; remove it".into()));
+        return Err(fail(&path, "is not a regular file; remove it"));
     }
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
@@ -232,31 +231,31 @@ fn open_in(dir: &Path, name: &str, create: bool) -> Result<File, String> {
 
 /// Refuses a lock directory or file that is neither root's nor ours, or
 /// that group or others may write: another user could replace or redirect it.
-fn check_owner(f: &File, path: &Path, is_dir: bool) -> Result<(), String> {
-    let meta = f.metadata().map_err(|e| format!("host lock {}: {e}", path.display()))?;
+fn check_owner(f: &File, path: &Path, is_dir: bool) -> anyhow::Result<()> {
+    let meta = f.metadata().with_context(|| format!("host lock {}", path.display()))?;
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     let what = if is_dir { "directory" } else { "file" };
     if meta.uid() != 0 && meta.uid() != me {
-        return Err(format!(
+        bail!(
             "host lock {}: the {what} belongs to uid {}, not to root or to you: another user may have made it to control the lab's lock; remove it",
             path.display(),
             meta.uid()
-        ));
+        );
     }
     if meta.mode() & 0o022 != 0 {
-        return Err(format!(
+        bail!(
             "host lock {}: the {what} is writable by {} (mode {:o}): another user could replace the lock; remove it or chmod go-w",
             path.display(),
             if meta.mode() & 0o002 != 0 { "every user" } else { "its group" },
             meta.mode() & 0o7777
-        ));
+        );
     }
     Ok(())
 }
 
 /// flock without waiting: true when taken, false when another holds it.
-fn flock(f: &File, how: libc::c_int) -> Result<bool, String> {
+fn flock(f: &File, how: libc::c_int) -> anyhow::Result<bool> {
     loop {
         // SAFETY: `f` is an open descriptor for the duration of the call.
         if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
@@ -266,7 +265,7 @@ fn flock(f: &File, how: libc::c_int) -> Result<bool, String> {
         match e.raw_os_error() {
             Some(libc::EWOULDBLOCK) => return Ok(false),
             Some(libc::EINTR) => continue,
-            _ => return Err(format!("host lock: flock: {e}")),
+            _ => return Err(e).context("host lock: flock"),
         }
     }
 }
@@ -390,12 +389,12 @@ mod tests {
         let lockdir = d.join("lock");
         std::fs::create_dir(&lockdir).unwrap();
         std::os::unix::fs::symlink(&target, lockdir.join(EXCLUSIVE)).unwrap();
-        let e = open_in(&lockdir, EXCLUSIVE, true).unwrap_err();
+        let e = format!("{:#}", open_in(&lockdir, EXCLUSIVE, true).unwrap_err());
         assert!(e.contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read(&target).unwrap(), b"precious");
         let linked = d.join("linked");
         std::os::unix::fs::symlink(&lockdir, &linked).unwrap();
-        let e = open_in(&linked, PRESENT, true).unwrap_err();
+        let e = format!("{:#}", open_in(&linked, PRESENT, true).unwrap_err());
         assert!(e.contains("symbolic link"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }
@@ -406,7 +405,7 @@ mod tests {
         let lockdir = d.join("lock");
         std::fs::create_dir(&lockdir).unwrap();
         std::fs::set_permissions(&lockdir, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let e = open_in(&lockdir, EXCLUSIVE, true).unwrap_err();
+        let e = format!("{:#}", open_in(&lockdir, EXCLUSIVE, true).unwrap_err());
         assert!(e.contains("writable by every user"), "{e}");
         std::fs::set_permissions(&lockdir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let file = lockdir.join(EXCLUSIVE);
@@ -414,7 +413,7 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         // A lab that may not create the files (another user's) refuses it;
         // its owner's lab sets it back to 0644.
-        let e = open_in(&lockdir, EXCLUSIVE, false).unwrap_err();
+        let e = format!("{:#}", open_in(&lockdir, EXCLUSIVE, false).unwrap_err());
         assert!(e.contains("writable by every user"), "{e}");
         let f = open_in(&lockdir, EXCLUSIVE, true).unwrap();
         assert_eq!(f.metadata().unwrap().mode() & 0o777, 0o644);
@@ -431,14 +430,14 @@ mod tests {
         let lockdir = d.join("lock");
         std::fs::create_dir(&lockdir).unwrap();
         std::os::unix::fs::chown(&lockdir, Some(65534), Some(65534)).unwrap();
-        let e = open_in(&lockdir, EXCLUSIVE, true).unwrap_err();
+        let e = format!("{:#}", open_in(&lockdir, EXCLUSIVE, true).unwrap_err());
         assert!(e.contains("belongs to uid 65534"), "{e}");
         std::os::unix::fs::chown(&lockdir, Some(0), Some(0)).unwrap();
         let file = lockdir.join(PRESENT);
         std::fs::write(&file, b"").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
-        let e = open_in(&lockdir, PRESENT, true).unwrap_err();
+        let e = format!("{:#}", open_in(&lockdir, PRESENT, true).unwrap_err());
         assert!(e.contains("belongs to uid 65534"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }
