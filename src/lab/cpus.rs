@@ -9,6 +9,7 @@
 //! kernel's default (first touch) unless the user sets it themselves
 //! (e.g. `numactl --membind` in a command workload).
 
+use anyhow::{bail, Context};
 use std::path::Path;
 use std::process::Command;
 
@@ -104,37 +105,36 @@ impl CpuSet {
     /// and the set is cut to the CPUs this process may use (a container's
     /// or `taskset`'s limit), which must leave at least one. Returns the
     /// set children will get.
-    pub fn check_on_host(&self) -> Result<CpuSet, String> {
+    pub fn check_on_host(&self) -> anyhow::Result<CpuSet> {
         let online = read_list_file(Path::new("/sys/devices/system/cpu/online"))?;
         let offline: Vec<usize> = self.cpus.iter().copied().filter(|c| !online.cpus.contains(c)).collect();
         if !offline.is_empty() {
             let offline = CpuSet { cpus: offline };
-            return Err(format!(
+            bail!(
                 "CPU {} {} not online (online: {})",
                 offline.to_list(),
                 if offline.cpus.len() == 1 { "is" } else { "are" },
                 online.to_list()
-            ));
+            );
         }
         let allowed = own_allowed()?;
         let usable = self.intersect(&allowed);
         if usable.cpus.is_empty() {
-            return Err(format!(
+            bail!(
                 "none of CPUs {} may be used by this process (allowed: {}, e.g. a container's cpuset or taskset)",
                 self.to_list(),
                 allowed.to_list()
-            ));
+            );
         }
         Ok(usable)
     }
 
     /// NUMA node `node`'s CPUs (/sys/devices/system/node/nodeN/cpulist).
-    pub fn of_node(node: u64) -> Result<CpuSet, String> {
+    pub fn of_node(node: u64) -> anyhow::Result<CpuSet> {
         let base = Path::new("/sys/devices/system/node");
         if !base.is_dir() {
-            return Err(
+            bail!(
                 "this host shows no NUMA nodes (/sys/devices/system/node is absent); give a CPU list such as \"0-3\""
-                    .into(),
             );
         }
         let file = base.join(format!("node{node}")).join("cpulist");
@@ -148,11 +148,11 @@ impl CpuSet {
                 })
                 .unwrap_or_default();
             nodes.sort();
-            return Err(format!("NUMA node {node} does not exist (nodes: {})", nodes.join(", ")));
+            bail!("NUMA node {node} does not exist (nodes: {})", nodes.join(", "));
         }
         let set = read_list_file(&file)?;
         if set.cpus.is_empty() {
-            return Err(format!("NUMA node {node} has no CPUs (a memory-only node)"));
+            bail!("NUMA node {node} has no CPUs (a memory-only node)");
         }
         Ok(set)
     }
@@ -186,21 +186,21 @@ impl CpuSet {
 /// CPUs a `cpu_set_t` holds (glibc: 1024); the parser refuses larger numbers.
 const MAX_CPUS: usize = 1024;
 
-fn read_list_file(path: &Path) -> Result<CpuSet, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_list_file(path: &Path) -> anyhow::Result<CpuSet> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if text.trim().is_empty() {
         return Ok(CpuSet { cpus: Vec::new() });
     }
-    CpuSet::parse_list(&text).map_err(|e| format!("{}: {e}", path.display()))
+    CpuSet::parse_list(&text).map_err(anyhow::Error::msg).with_context(|| path.display().to_string())
 }
 
 /// The CPUs this process may run on.
-pub fn own_allowed() -> Result<CpuSet, String> {
+pub fn own_allowed() -> anyhow::Result<CpuSet> {
     // SAFETY: all zeroes is the empty set; the kernel fills it in.
     let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the mask is ours and as large as the size we pass.
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut mask) } == -1 {
-        return Err(format!("sched_getaffinity: {}", std::io::Error::last_os_error()));
+        return Err(std::io::Error::last_os_error()).context("sched_getaffinity");
     }
     // SAFETY: reading bits below CPU_SETSIZE of an initialised mask.
     let cpus = (0..MAX_CPUS).filter(|&c| unsafe { libc::CPU_ISSET(c, &mask) }).collect();
@@ -295,7 +295,7 @@ pub fn placement_from_toml(table: &toml::Table, allowed: &[&str]) -> Result<Plac
                 }
                 match t.get("node") {
                     Some(toml::Value::Integer(n)) if *n >= 0 => {
-                        CpuSet::of_node(*n as u64).map_err(|m| (key(&["node"]), m))?
+                        CpuSet::of_node(*n as u64).map_err(|m| (key(&["node"]), format!("{m:#}")))?
                     }
                     _ => return Err((key(&["node"]), "must be a NUMA node number, e.g. { node = 0 }".into())),
                 }
@@ -307,7 +307,7 @@ pub fn placement_from_toml(table: &toml::Table, allowed: &[&str]) -> Result<Plac
                 ))
             }
         };
-        let set = requested.check_on_host().map_err(|m| (key(&[]), m))?;
+        let set = requested.check_on_host().map_err(|m| (key(&[]), format!("{m:#}")))?;
         match k.as_str() {
             "server" => p.server = Some(set),
             "clients" => p.clients = Some(set),
@@ -339,7 +339,7 @@ mod tests {
     fn a_cpu_that_is_not_online_is_refused_and_the_lab_s_own_set_cuts() {
         let online = read_list_file(Path::new("/sys/devices/system/cpu/online")).unwrap();
         let past = online.cpus.last().unwrap() + 1;
-        let e = CpuSet::parse_list(&past.to_string()).unwrap().check_on_host().unwrap_err();
+        let e = format!("{:#}", CpuSet::parse_list(&past.to_string()).unwrap().check_on_host().unwrap_err());
         assert!(e.contains(&format!("CPU {past} is not online")), "{e}");
         let own = own_allowed().unwrap();
         assert_eq!(own.check_on_host().unwrap(), own);

@@ -171,7 +171,7 @@ fn run_action(action: Action) -> Result<ExitCode, String> {
 /// `--cpus=LIST`: a kernel CPU list, checked against the CPUs online and
 /// the ones this process may use.
 fn parse_cpus(s: &str) -> Result<CpuSet, String> {
-    CpuSet::parse_list(s)?.check_on_host()
+    CpuSet::parse_list(s)?.check_on_host().map_err(|e| format!("{e:#}"))
 }
 
 fn state_path(dir: &Path) -> PathBuf {
