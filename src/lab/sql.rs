@@ -4,6 +4,7 @@
 
 use crate::driver::{Connection, Outcome};
 use crate::sqltext::{self, Comments, Dialect};
+use anyhow::{anyhow, Context};
 
 /// An open connection to a configuration's database.
 pub struct LabConnection {
@@ -13,9 +14,9 @@ pub struct LabConnection {
 
 /// Connects with dbbench command-line options (`--db-driver=mysql`,
 /// `--mysql-socket=...`); no password from the environment.
-pub fn connect(driver_args: &[String]) -> Result<LabConnection, String> {
-    let driver = crate::connect::driver_with(driver_args, false)?;
-    let conn = driver.connect().map_err(|e| format!("cannot connect ({}): {e}", driver.name()))?;
+pub fn connect(driver_args: &[String]) -> anyhow::Result<LabConnection> {
+    let driver = crate::connect::driver_with(driver_args, false).map_err(anyhow::Error::msg)?;
+    let conn = driver.connect().with_context(|| format!("cannot connect ({})", driver.name()))?;
     Ok(LabConnection { conn, driver: driver.name() })
 }
 
@@ -46,11 +47,11 @@ impl LabConnection {
     /// out) and returns what the statements that return rows returned: per
     /// statement a `-- statement` line, then one line per row, cells
     /// separated by tabs (NULL as `NULL`). Empty when none returned rows.
-    pub fn execute_script(&mut self, script: &str) -> Result<String, String> {
+    pub fn execute_script(&mut self, script: &str) -> anyhow::Result<String> {
         let mut out = String::new();
         let dialect = Dialect::of_driver(self.driver).unwrap_or(Dialect::MySql);
         for stmt in sqltext::split(script, dialect, Comments::DropDoubleDash) {
-            if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| format!("{e} in: {}", one_line(&stmt)))? {
+            if let Outcome::Rows(rs) = self.conn.query(&stmt).map_err(|e| anyhow!("{e} in: {}", one_line(&stmt)))? {
                 out.push_str(&format!("-- {}\n", one_line(&stmt)));
                 for row in rs.text_rows() {
                     let cells: Vec<&str> = row.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect();
@@ -63,8 +64,8 @@ impl LabConnection {
     }
 
     /// Rows of a query as text cells (NULL as None).
-    pub fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
-        match self.conn.query(sql).map_err(|e| format!("{e} in: {sql}"))? {
+    pub fn rows(&mut self, sql: &str) -> anyhow::Result<Vec<Vec<Option<String>>>> {
+        match self.conn.query(sql).map_err(|e| anyhow!("{e} in: {sql}"))? {
             Outcome::Rows(rs) => Ok(rs.text_rows()),
             Outcome::Affected(_) => Ok(Vec::new()),
         }
@@ -88,7 +89,7 @@ impl LabConnection {
     }
 
     /// All server variables (name → value), sorted by name.
-    pub fn variables(&mut self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    pub fn variables(&mut self) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
         let sql = match self.driver {
             "mysql" => "SHOW GLOBAL VARIABLES",
             "pgsql" => "SELECT name, setting FROM pg_settings ORDER BY name",
@@ -100,7 +101,7 @@ impl LabConnection {
     /// One status sample: MariaDB/MySQL `SHOW GLOBAL STATUS`; PostgreSQL the
     /// current database's `pg_stat_database` row and `pg_stat_bgwriter`;
     /// nothing for SQLite.
-    pub fn status(&mut self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    pub fn status(&mut self) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
         match self.driver {
             "mysql" => self.pairs("SHOW GLOBAL STATUS"),
             "pgsql" => {
@@ -129,7 +130,7 @@ impl LabConnection {
         }
     }
 
-    fn pairs(&mut self, sql: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    fn pairs(&mut self, sql: &str) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
         let mut out = serde_json::Map::new();
         for row in self.rows(sql)? {
             if let (Some(Some(k)), Some(v)) = (row.first(), row.get(1)) {
@@ -169,7 +170,7 @@ mod tests {
         );
         assert_eq!(c.rows("SELECT a FROM t").unwrap(), vec![vec![Some("x;y".to_string())]]);
         assert!(c.variables().unwrap().contains_key("sqlite_version"));
-        let e = c.execute_script("SELEC 1").unwrap_err();
+        let e = format!("{:#}", c.execute_script("SELEC 1").unwrap_err());
         assert!(e.contains("in: SELEC 1"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -7,6 +7,7 @@ use super::process::{is_root, process_matches};
 use super::{ManagedServer, ServerKind, ServerSpec, DEFAULT_CLI_TIMEOUT, PASSWORD_FILE, STATE_FILE};
 use crate::exit::Exit;
 use crate::lab::cpus::CpuSet;
+use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -131,24 +132,21 @@ pub fn cli_main(args: &[String]) -> ExitCode {
     };
     match run_action(args.action) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("dbbench server: {e}");
-            Exit::Error.into()
-        }
+        Err(e) => crate::subcommand::failed("server", &e),
     }
 }
 
 /// `dbbench server ARGS...` as parsed and run (the tests' entry point).
 #[cfg(test)]
-fn cli(args: &[String]) -> Result<ExitCode, String> {
+fn cli(args: &[String]) -> anyhow::Result<ExitCode> {
     use crate::subcommand::{try_parse, Stop};
     match try_parse::<Args>("server", args) {
         Ok(a) => run_action(a.action),
-        Err(Stop::Usage(e) | Stop::Help(e) | Stop::HelpOnEmpty(e)) => Err(e),
+        Err(Stop::Usage(e) | Stop::Help(e) | Stop::HelpOnEmpty(e)) => Err(anyhow!(e)),
     }
 }
 
-fn run_action(action: Action) -> Result<ExitCode, String> {
+fn run_action(action: Action) -> anyhow::Result<ExitCode> {
     match action {
         Action::Start { kind, dir, basedir, config_file, timeout, superuser, cpus, server_options } => {
             let spec = ServerSpec {
@@ -178,26 +176,27 @@ fn state_path(dir: &Path) -> PathBuf {
     dir.join(STATE_FILE)
 }
 
-fn read_state(dir: &Path) -> Result<Option<ServerState>, String> {
+fn read_state(dir: &Path) -> anyhow::Result<Option<ServerState>> {
     let path = state_path(dir);
     match fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
+            anyhow!(
                 "{} is damaged ({e}); check for a server still running from {} and remove the file",
                 path.display(),
                 dir.display()
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
 /// Writes the state through a temporary file, so a reader never sees half of it.
-fn write_state(dir: &Path, state: &ServerState) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode server state: {e}"))?;
+fn write_state(dir: &Path, state: &ServerState) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(state).context("cannot encode server state")?;
     crate::safe_fs::write_atomic(&state_path(dir), (text + "\n").as_bytes(), 0o644)
-        .map_err(|e| format!("cannot write the server state: {e}"))
+        .map_err(anyhow::Error::msg)
+        .context("cannot write the server state")
 }
 
 fn print_server(s: &ManagedServer) {
@@ -212,20 +211,20 @@ fn print_server(s: &ManagedServer) {
     }
 }
 
-fn cli_start(spec: ServerSpec, dir: &Path) -> Result<ExitCode, String> {
+fn cli_start(spec: ServerSpec, dir: &Path) -> anyhow::Result<ExitCode> {
     let kind = spec.kind;
     // Private; as root searchable, so the server's OS user reaches data/ and run/.
-    crate::safe_fs::private_dir_all(dir, if is_root() { 0o711 } else { 0o700 }, "--dir")?;
-    let dir = fs::canonicalize(dir).map_err(|e| format!("cannot resolve --dir {}: {e}", dir.display()))?;
+    crate::safe_fs::private_dir_all(dir, if is_root() { 0o711 } else { 0o700 }, "--dir").map_err(anyhow::Error::msg)?;
+    let dir = fs::canonicalize(dir).with_context(|| format!("cannot resolve --dir {}", dir.display()))?;
     if let Some(st) = read_state(&dir)? {
         if !st.stopped && process_matches(st.pid, st.kind, &st.datadir) {
-            return Err(format!(
+            bail!(
                 "a {} server from {} is already running (pid {}); stop it with: dbbench server stop --dir {}",
                 st.kind.label(),
                 dir.display(),
                 st.pid,
                 shell_quote(&dir.to_string_lossy())
-            ));
+            );
         }
     }
     // Programs and product before anything is made (kind mysql on MariaDB's mysqld).
@@ -235,25 +234,26 @@ fn cli_start(spec: ServerSpec, dir: &Path) -> Result<ExitCode, String> {
     if !datadir.exists() || is_empty_dir(&datadir) {
         eprintln!("dbbench server: initialising a {} datadir in {}", kind.label(), datadir.display());
         let t = Instant::now();
-        let password = crate::secret::random_password()?;
-        crate::safe_fs::write_atomic(&dir.join(PASSWORD_FILE), password.expose().as_bytes(), 0o600)?;
+        let password = crate::secret::random_password().map_err(anyhow::Error::msg)?;
+        crate::safe_fs::write_atomic(&dir.join(PASSWORD_FILE), password.expose().as_bytes(), 0o600)
+            .map_err(anyhow::Error::msg)?;
         initialize(&spec, &datadir, &rundir, &password)?;
         eprintln!("dbbench server: initialised in {:.1} s", t.elapsed().as_secs_f64());
     } else if !is_initialised(kind, &datadir) {
         let other = [ServerKind::Mariadb, ServerKind::Postgresql].into_iter().find(|&k| is_initialised(k, &datadir));
-        return Err(match other {
-            Some(k) if !(k.is_mysql_family() && kind.is_mysql_family()) => format!(
+        match other {
+            Some(k) if !(k.is_mysql_family() && kind.is_mysql_family()) => bail!(
                 "{} holds a {} datadir, not {}; use another --dir",
                 datadir.display(),
                 k.label(),
                 kind.label()
             ),
-            _ => format!(
+            _ => bail!(
                 "{} is neither empty nor an initialised {} datadir (a failed initialisation?); remove it and start again",
                 datadir.display(),
                 kind.label()
             ),
-        });
+        }
     }
     let mut server = ManagedServer::start(&spec, &datadir, &rundir)?;
     if let Err(e) = write_state(&dir, &server.state()) {
@@ -273,13 +273,9 @@ fn cli_start(spec: ServerSpec, dir: &Path) -> Result<ExitCode, String> {
     Ok(Exit::Ok.into())
 }
 
-fn cli_stop(timeout: Option<Duration>, dir: &Path) -> Result<ExitCode, String> {
+fn cli_stop(timeout: Option<Duration>, dir: &Path) -> anyhow::Result<ExitCode> {
     let Some(mut st) = read_state(dir)? else {
-        return Err(format!(
-            "no {} in {}: no server was started there with dbbench server start --dir",
-            STATE_FILE,
-            dir.display()
-        ));
+        bail!("no {} in {}: no server was started there with dbbench server start --dir", STATE_FILE, dir.display());
     };
     if st.stopped {
         println!("status=stopped");
@@ -304,9 +300,9 @@ fn cli_stop(timeout: Option<Duration>, dir: &Path) -> Result<ExitCode, String> {
     Ok(Exit::Ok.into())
 }
 
-fn cli_status(dir: &Path) -> Result<ExitCode, String> {
+fn cli_status(dir: &Path) -> anyhow::Result<ExitCode> {
     if !dir.is_dir() {
-        return Err(format!("--dir {} is not a directory", dir.display()));
+        bail!("--dir {} is not a directory", dir.display());
     }
     let not_running = Exit::NotRunning.into();
     let Some(st) = read_state(dir)? else {
@@ -333,7 +329,7 @@ fn cli_status(dir: &Path) -> Result<ExitCode, String> {
     print_server(&server);
     match server.version() {
         Ok(v) => println!("version={v}"),
-        Err(e) => println!("# version unavailable: {e}"),
+        Err(e) => println!("# version unavailable: {e:#}"),
     }
     Ok(Exit::Ok.into())
 }
@@ -370,7 +366,7 @@ mod tests {
             format!("{:?}", cli(&args(&["status", "--dir", &dir])).unwrap())
                 == format!("{:?}", ExitCode::from(Exit::Ok))
         );
-        let again = cli(&args(&["start", "--kind", "postgresql", "--dir", &dir])).unwrap_err();
+        let again = format!("{:#}", cli(&args(&["start", "--kind", "postgresql", "--dir", &dir])).unwrap_err());
         assert!(again.contains("already running"), "{again}");
         cli(&args(&["stop", "--dir", &dir])).unwrap();
         assert!(!s.is_alive());

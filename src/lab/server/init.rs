@@ -7,6 +7,7 @@ use super::process::{
 use super::programs::{mysql_leading_args, Flavor, Programs};
 use super::{ManagedServer, ServerKind, ServerSpec};
 use crate::secret::Secret;
+use anyhow::{anyhow, bail, Context};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// options are acceptable: the lab calls this for every configuration
 /// before the first run, so a missing binary stops the experiment at once
 /// with a line naming it, instead of failing every run.
-pub fn check(spec: &ServerSpec) -> Result<(), String> {
+pub fn check(spec: &ServerSpec) -> anyhow::Result<()> {
     Programs::find(spec)?;
     option_args(spec)?;
     config_file(spec)?;
@@ -33,12 +34,12 @@ pub fn check(spec: &ServerSpec) -> Result<(), String> {
 /// directory for sockets/logs (socket path length!), made private to the
 /// server's OS user. On failure the datadir is emptied again, so the call
 /// can be repeated; the logs in `rundir` stay.
-pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path, tcp_password: &Secret) -> Result<(), String> {
+pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path, tcp_password: &Secret) -> anyhow::Result<()> {
     option_args(spec)?;
     let config = config_file(spec)?;
     let existed = datadir.exists();
     if existed && !is_empty_dir(datadir) {
-        return Err(format!("datadir {} is not empty; initialise into a new or empty directory", datadir.display()));
+        bail!("datadir {} is not empty; initialise into a new or empty directory", datadir.display());
     }
     let progs = Programs::find(spec)?;
     let account = server_account(spec.kind)?;
@@ -61,10 +62,10 @@ pub fn initialize(spec: &ServerSpec, datadir: &Path, rundir: &Path, tcp_password
 /// The run directory of a server: made (or checked) private, and given to
 /// the server's OS user, who writes its socket, logs and temporary files
 /// there. Returns its absolute path.
-pub(super) fn run_dir(kind: ServerKind, rundir: &Path, account: Option<(u32, u32)>) -> Result<PathBuf, String> {
-    crate::safe_fs::server_dir(rundir, account, "run directory")?;
+pub(super) fn run_dir(kind: ServerKind, rundir: &Path, account: Option<(u32, u32)>) -> anyhow::Result<PathBuf> {
+    crate::safe_fs::server_dir(rundir, account, "run directory").map_err(anyhow::Error::msg)?;
     let rundir =
-        fs::canonicalize(rundir).map_err(|e| format!("cannot resolve run directory {}: {e}", rundir.display()))?;
+        fs::canonicalize(rundir).with_context(|| format!("cannot resolve run directory {}", rundir.display()))?;
     if let Some(acc) = account {
         check_reachable(kind, acc, &rundir.join("x"))?;
     }
@@ -79,7 +80,7 @@ pub(super) fn hand_over(
     progs: &Programs,
     datadir: &Path,
     config: Option<&Path>,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let Some(acc) = account else { return Ok(()) };
     check_reachable(kind, acc, &progs.server)?;
     check_reachable(kind, acc, &progs.init)?;
@@ -101,12 +102,12 @@ fn initialize_in(
     rundir: &Path,
     layout: &Layout,
     tcp_password: &Secret,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     // A fresh log per initialisation: it is read only when this one fails.
-    drop(crate::safe_fs::create_truncate(&layout.init_log, 0o600)?);
+    drop(crate::safe_fs::create_truncate(&layout.init_log, 0o600).map_err(anyhow::Error::msg)?);
     let d = datadir.display();
     if progs.flavor != Flavor::Postgresql {
-        crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory")?;
+        crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory").map_err(anyhow::Error::msg)?;
     }
     hand_over(spec.kind, account, progs, datadir, config)?;
     match progs.flavor {
@@ -171,15 +172,14 @@ fn initialize_in(
             ]);
             run_bounded(cmd, "initdb", &layout.init_log, spec.timeout)?;
             if let Some(f) = config {
-                let text =
-                    fs::read_to_string(f).map_err(|e| format!("cannot read config file {}: {e}", f.display()))?;
+                let text = fs::read_to_string(f).with_context(|| format!("cannot read config file {}", f.display()))?;
                 let conf = datadir.join("postgresql.conf");
-                let mut out = crate::safe_fs::open_append(&conf).map_err(|e| format!("cannot write {e}"))?;
+                let mut out = crate::safe_fs::open_append(&conf).map_err(|e| anyhow!("cannot write {e}"))?;
                 std::io::Write::write_all(
                     &mut out,
                     format!("\n# appended by dbbench from {}\n{text}\n", f.display()).as_bytes(),
                 )
-                .map_err(|e| format!("cannot write {}: {e}", conf.display()))?;
+                .with_context(|| format!("cannot write {}", conf.display()))?;
             }
         }
     }
@@ -200,9 +200,9 @@ mod tests {
     fn initialize_refuses_a_non_empty_datadir() {
         let fx = Fixture::new("ne");
         fs::write(fx.dir.join("file"), "x").unwrap();
-        let e = initialize(&spec(ServerKind::Mariadb), &fx.dir, &fx.dir, &password()).unwrap_err();
+        let e = format!("{:#}", initialize(&spec(ServerKind::Mariadb), &fx.dir, &fx.dir, &password()).unwrap_err());
         assert!(e.contains("not empty"), "{e}");
-        let e = ManagedServer::start(&spec(ServerKind::Postgresql), &fx.dir, &fx.dir).err().unwrap();
+        let e = format!("{:#}", ManagedServer::start(&spec(ServerKind::Postgresql), &fx.dir, &fx.dir).err().unwrap());
         assert!(e.contains("not an initialised") || e.contains("not found"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! Layout and options: where a managed server's files go; its options as arguments.
 
 use super::{ServerKind, ServerSpec, FILES_DIR, MAX_SOCKET_PATH, PG_SOCKET_DIR};
+use anyhow::{anyhow, bail, Context};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -47,17 +48,17 @@ impl Layout {
     }
 
     /// Checks the longest socket path the server will bind fits `sun_path`.
-    pub(super) fn check_socket_length(&self, kind: ServerKind) -> Result<(), String> {
+    pub(super) fn check_socket_length(&self, kind: ServerKind) -> anyhow::Result<()> {
         let longest = match kind {
             ServerKind::Postgresql => self.socket.join(".s.PGSQL.65535"),
             _ => self.socket.clone(),
         };
         let len = longest.as_os_str().len();
         if len >= MAX_SOCKET_PATH {
-            return Err(format!(
+            bail!(
                 "socket path {} is {len} bytes, over the ~{MAX_SOCKET_PATH}-byte limit of unix socket paths; use a shorter run directory",
                 longest.display()
-            ));
+            );
         }
         Ok(())
     }
@@ -92,16 +93,16 @@ const PG_MANAGED_SETTINGS: &[&str] =
     &["port", "unix_socket_directories", "data_directory", "config_file", "hba_file", "ident_file"];
 
 /// The spec's MariaDB/MySQL options as command-line arguments, each with its "--".
-pub(super) fn mysql_option_args(options: &[String]) -> Result<Vec<String>, String> {
+pub(super) fn mysql_option_args(options: &[String]) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for o in options.iter().map(|o| o.trim()).filter(|o| !o.is_empty()) {
         let arg = if o.starts_with('-') { o.to_string() } else { format!("--{o}") };
         let name = arg.trim_start_matches('-').split('=').next().unwrap_or("").replace('_', "-");
         let name = name.strip_prefix("loose-").unwrap_or(&name);
         if MYSQL_MANAGED_OPTIONS.contains(&name) {
-            return Err(format!(
+            bail!(
                 "server option {arg} is managed by dbbench (private datadir, socket and port); remove it from the options"
-            ));
+            );
         }
         out.push(arg);
     }
@@ -109,18 +110,18 @@ pub(super) fn mysql_option_args(options: &[String]) -> Result<Vec<String>, Strin
 }
 
 /// The spec's PostgreSQL settings as `-c name=value` argument pairs.
-fn pg_option_args(options: &[String]) -> Result<Vec<String>, String> {
+fn pg_option_args(options: &[String]) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for o in options.iter().map(|o| o.trim()).filter(|o| !o.is_empty()) {
         let setting = o.trim_start_matches('-');
         let Some((name, _)) = setting.split_once('=') else {
-            return Err(format!("PostgreSQL server option '{o}' is not name=value (e.g. shared_buffers=1GB)"));
+            bail!("PostgreSQL server option '{o}' is not name=value (e.g. shared_buffers=1GB)");
         };
         let name = name.trim().to_ascii_lowercase().replace('-', "_");
         if PG_MANAGED_SETTINGS.contains(&name.as_str()) {
-            return Err(format!(
+            bail!(
                 "server option {o} is managed by dbbench (private datadir, socket and port); remove it from the options"
-            ));
+            );
         }
         out.push("-c".to_string());
         out.push(setting.to_string());
@@ -129,7 +130,7 @@ fn pg_option_args(options: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// The spec's options as arguments for its kind (validates them).
-pub(super) fn option_args(spec: &ServerSpec) -> Result<Vec<String>, String> {
+pub(super) fn option_args(spec: &ServerSpec) -> anyhow::Result<Vec<String>> {
     if spec.kind.is_mysql_family() {
         mysql_option_args(&spec.options)
     } else {
@@ -138,20 +139,21 @@ pub(super) fn option_args(spec: &ServerSpec) -> Result<Vec<String>, String> {
 }
 
 /// The spec's config file as an absolute path (servers run with cwd `/`).
-pub(super) fn config_file(spec: &ServerSpec) -> Result<Option<PathBuf>, String> {
+pub(super) fn config_file(spec: &ServerSpec) -> anyhow::Result<Option<PathBuf>> {
     match &spec.config_file {
         None => Ok(None),
         Some(f) => fs::canonicalize(f)
             .map(Some)
-            .map_err(|e| format!("config file {}: {e}; give an existing file", f.display())),
+            .map_err(|e| anyhow!("{e}; give an existing file"))
+            .with_context(|| format!("config file {}", f.display())),
     }
 }
 
 /// Creates a directory if needed and returns its absolute, symlink-free
 /// path (pids are matched against command lines by path).
-pub(super) fn make_dir(dir: &Path, what: &str) -> Result<PathBuf, String> {
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create {what} {}: {e}", dir.display()))?;
-    fs::canonicalize(dir).map_err(|e| format!("cannot resolve {what} {}: {e}", dir.display()))
+pub(super) fn make_dir(dir: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {what} {}", dir.display()))?;
+    fs::canonicalize(dir).with_context(|| format!("cannot resolve {what} {}", dir.display()))
 }
 
 /// Whether a datadir has been initialised for this kind.
@@ -178,22 +180,22 @@ mod tests {
             v(&["--key_buffer_size=512M", "--innodb-buffer-pool-size=1G", "-O"])
         );
         for bad in ["--port=3306", "socket=/tmp/s", "--loose_pid_file=x", "--datadir=/d", "--user=mysql"] {
-            let e = mysql_option_args(&v(&[bad])).unwrap_err();
+            let e = format!("{:#}", mysql_option_args(&v(&[bad])).unwrap_err());
             assert!(e.contains("managed by dbbench"), "{e}");
         }
         assert_eq!(
             pg_option_args(&v(&["shared_buffers=1GB", "--work-mem=8MB"])).unwrap(),
             v(&["-c", "shared_buffers=1GB", "-c", "work-mem=8MB"])
         );
-        assert!(pg_option_args(&v(&["fsync"])).unwrap_err().contains("not name=value"));
-        assert!(pg_option_args(&v(&["Port=5"])).unwrap_err().contains("managed by dbbench"));
+        assert!(format!("{:#}", pg_option_args(&v(&["fsync"])).unwrap_err()).contains("not name=value"));
+        assert!(format!("{:#}", pg_option_args(&v(&["Port=5"])).unwrap_err()).contains("managed by dbbench"));
     }
 
     #[test]
     fn socket_paths_too_long_are_refused() {
         let long = PathBuf::from(format!("/tmp/{}", "x".repeat(90)));
         for kind in [ServerKind::Mariadb, ServerKind::Postgresql] {
-            let e = Layout::new(kind, &long).check_socket_length(kind).unwrap_err();
+            let e = format!("{:#}", Layout::new(kind, &long).check_socket_length(kind).unwrap_err());
             assert!(e.contains("shorter run directory"), "{e}");
         }
         Layout::new(ServerKind::Postgresql, Path::new("/tmp/dbb")).check_socket_length(ServerKind::Postgresql).unwrap();

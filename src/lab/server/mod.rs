@@ -68,6 +68,7 @@
 //! point `basedir` at a MySQL build; every started MariaDB/MySQL server is
 //! asked what it is (`lab::product`) and refused when that is not its kind.
 
+use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::os::unix::fs::FileTypeExt;
@@ -273,7 +274,7 @@ impl ManagedServer {
     /// Start on a private unix socket inside `rundir` and a free 127.0.0.1 port; wait (bounded by spec.timeout) until it accepts
     /// connections; error log in rundir (name it after the kind); a port or socket in use is reported (after a few port retries
     /// for the pick-then-bind race), never retried forever; a socket file of a live server in rundir is an error naming it.
-    pub fn start(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> Result<ManagedServer, String> {
+    pub fn start(spec: &ServerSpec, datadir: &Path, rundir: &Path) -> anyhow::Result<ManagedServer> {
         Self::start_with_ports(spec, datadir, rundir, &mut pick_port, true)
     }
 
@@ -284,38 +285,39 @@ impl ManagedServer {
         spec: &ServerSpec,
         datadir: &Path,
         rundir: &Path,
-        next_port: &mut dyn FnMut() -> Result<u16, String>,
+        next_port: &mut dyn FnMut() -> anyhow::Result<u16>,
         networking: bool,
-    ) -> Result<ManagedServer, String> {
+    ) -> anyhow::Result<ManagedServer> {
         let options = option_args(spec)?;
         let config = config_file(spec)?;
         let progs = Programs::find(spec)?;
         let account = server_account(spec.kind)?;
         let rundir = run_dir(spec.kind, rundir, account)?;
-        let datadir = fs::canonicalize(datadir).map_err(|e| format!("datadir {}: {e}", datadir.display()))?;
+        let datadir = fs::canonicalize(datadir).with_context(|| format!("datadir {}", datadir.display()))?;
         if !is_initialised(spec.kind, &datadir) {
-            return Err(format!(
+            bail!(
                 "datadir {} is not an initialised {} datadir; initialise it first (dbbench server start does so for a new --dir)",
                 datadir.display(),
                 spec.kind.label()
-            ));
+            );
         }
         let layout = Layout::new(spec.kind, &rundir);
         layout.check_socket_length(spec.kind)?;
         check_sockets_free(spec.kind, &layout)?;
         if let Some(pid) = find_server_pid(spec.kind, &datadir) {
-            return Err(format!(
+            bail!(
                 "datadir {} is in use by a running {} server (pid {pid}); stop that server first",
                 datadir.display(),
                 spec.kind.label()
-            ));
+            );
         }
         hand_over(spec.kind, account, &progs, &datadir, config.as_deref())?;
         if spec.kind == ServerKind::Postgresql {
-            crate::safe_fs::server_dir(&layout.socket, account, "socket directory")?;
+            crate::safe_fs::server_dir(&layout.socket, account, "socket directory").map_err(anyhow::Error::msg)?;
         } else {
-            crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory")?;
-            crate::safe_fs::server_dir(&layout.files, account, "secure_file_priv directory")?;
+            crate::safe_fs::server_dir(&layout.tmpdir, account, "temporary directory").map_err(anyhow::Error::msg)?;
+            crate::safe_fs::server_dir(&layout.files, account, "secure_file_priv directory")
+                .map_err(anyhow::Error::msg)?;
         }
 
         let label = spec.kind.label();
@@ -364,7 +366,7 @@ impl ManagedServer {
                 cmd.args(cold_buffer_pool_args(config.as_deref()));
             }
             cmd.args(&options);
-            let child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", progs.server.display()))?;
+            let child = cmd.spawn().with_context(|| format!("cannot run {}", progs.server.display()))?;
             let mut server = ManagedServer {
                 kind: spec.kind,
                 pid: child.id(),
@@ -388,21 +390,21 @@ impl ManagedServer {
                 }
                 Err(NotReady::TimedOut(last)) => {
                     server.kill();
-                    return Err(format!(
+                    bail!(
                         "{label} did not accept connections within {} s (last attempt: {last}); killed it (pid {}); log: {}",
                         spec.timeout.as_secs(),
                         server.pid,
                         layout.log.display()
-                    ));
+                    );
                 }
                 Err(NotReady::Exited(status)) => {
                     let text = read_log_from(&layout.log, pos);
                     if is_socket_conflict(&text) {
-                        return Err(format!(
+                        bail!(
                             "{label} could not bind its socket {}: another server holds it ({}); stop that server first, or use another run directory",
                             layout.socket.display(),
                             last_error_line(&text)
-                        ));
+                        );
                     }
                     if is_port_conflict(&text) {
                         // Taken between our pick and the server's bind: another port may do.
@@ -414,15 +416,15 @@ impl ManagedServer {
                         std::thread::sleep(Duration::from_secs(1));
                         continue;
                     }
-                    return Err(format!(
+                    bail!(
                         "{label} exited during startup ({status}): {}; log: {}",
                         last_error_line(&text),
                         layout.log.display()
-                    ));
+                    );
                 }
             }
         }
-        Err(format!(
+        Err(anyhow!(
             "{label} could not bind a TCP port on 127.0.0.1: {PORT_ATTEMPTS} ports in a row were in use (the last {last_port}); free some ports in {PORT_FIRST}-{PORT_LAST} or retry; log: {}",
             layout.log.display()
         ))
@@ -452,7 +454,7 @@ impl ManagedServer {
                         *self.admin.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(c);
                         return Ok(());
                     }
-                    Err(e) => e,
+                    Err(e) => format!("{e:#}"),
                 }
             } else {
                 format!("socket {} not created yet", socket_file.display())
@@ -469,7 +471,7 @@ impl ManagedServer {
     /// wait bounded by the spec's timeout, then SIGKILL of OUR pid only,
     /// reported as an error (the datadir then needs crash recovery). A server
     /// that is not running is left alone: Ok (see `is_alive` for crashes).
-    pub fn stop(&mut self) -> Result<(), String> {
+    pub fn stop(&mut self) -> anyhow::Result<()> {
         if !self.is_alive() {
             *self.admin.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
             return Ok(());
@@ -496,7 +498,7 @@ impl ManagedServer {
         }
         signal(self.pid, libc::SIGKILL);
         self.wait_gone(KILL_WAIT);
-        Err(format!(
+        Err(anyhow!(
             "{} (pid {}) did not stop within {} s after {how}; killed it with SIGKILL, so its next start runs crash recovery; log: {}",
             self.kind.label(),
             self.pid,
@@ -507,16 +509,16 @@ impl ManagedServer {
 
     /// Sends SHUTDOWN as root. Ok once the server took the command: the
     /// connection usually breaks right after, which is not an error.
-    fn shutdown_sql(&mut self) -> Result<(), String> {
+    fn shutdown_sql(&mut self) -> anyhow::Result<()> {
         let slot = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
         let conn = match slot.take() {
             Some(c) => c,
             None => self.connect_admin(PROBE_TIMEOUT)?,
         };
-        let AdminConn::My(mut c) = conn else { return Err("not a MariaDB/MySQL connection".into()) };
+        let AdminConn::My(mut c) = conn else { bail!("not a MariaDB/MySQL connection") };
         use mysql::prelude::Queryable;
         match c.query_drop("SHUTDOWN") {
-            Err(mysql::Error::MySqlError(e)) => Err(e.message),
+            Err(mysql::Error::MySqlError(e)) => Err(anyhow!(e.message)),
             _ => Ok(()),
         }
     }
@@ -655,19 +657,23 @@ impl ManagedServer {
     /// implicit transaction, in which VACUUM, CREATE DATABASE and friends
     /// fail), so they work. No read
     /// timeout: a hook may legitimately run long.
-    pub fn execute_sql(&self, sql: &str) -> Result<(), String> {
+    pub fn execute_sql(&self, sql: &str) -> anyhow::Result<()> {
         if sql.trim().is_empty() {
             return Ok(());
         }
         let label = self.kind.label();
         match self.kind {
             ServerKind::Postgresql => {
-                let mut c = self.pg_config(BENCH_USER, BENCH_DB).connect(postgres::NoTls).map_err(|e| {
-                    format!("cannot connect to {label} at {} as {BENCH_USER}: {}", self.socket.display(), pg_err(&e))
-                })?;
+                let mut c = self
+                    .pg_config(BENCH_USER, BENCH_DB)
+                    .connect(postgres::NoTls)
+                    .map_err(|e| anyhow!(pg_err(&e)))
+                    .with_context(|| {
+                        format!("cannot connect to {label} at {} as {BENCH_USER}", self.socket.display())
+                    })?;
                 for stmt in sqltext::split(sql, Dialect::PostgreSql, Comments::Keep) {
                     c.batch_execute(&stmt).map_err(|e| {
-                        format!(
+                        anyhow!(
                             "SQL failed on {label} (port {}): {} in: {}",
                             self.port,
                             pg_err(&e),
@@ -679,11 +685,13 @@ impl ManagedServer {
             }
             _ => {
                 use mysql::prelude::Queryable;
-                let mut c = mysql::Conn::new(self.mysql_opts(BENCH_USER, Some(BENCH_DB), None)).map_err(|e| {
-                    format!("cannot connect to {label} at {} as {BENCH_USER}: {}", self.socket.display(), my_err(&e))
-                })?;
+                let mut c = mysql::Conn::new(self.mysql_opts(BENCH_USER, Some(BENCH_DB), None))
+                    .map_err(|e| anyhow!(my_err(&e)))
+                    .with_context(|| {
+                        format!("cannot connect to {label} at {} as {BENCH_USER}", self.socket.display())
+                    })?;
                 c.query_drop(sql).map_err(|e| {
-                    format!(
+                    anyhow!(
                         "SQL failed on {label} ({}): {} in: {}",
                         self.socket.display(),
                         my_err(&e),
@@ -697,7 +705,7 @@ impl ManagedServer {
     /// Refuses a server that is not the product its kind names (MariaDB's
     /// `mysqld` started as kind `mysql`, a MySQL build as kind `mariadb`),
     /// from what the running server says about itself.
-    fn check_product(&self, program: &Path) -> Result<(), String> {
+    fn check_product(&self, program: &Path) -> anyhow::Result<()> {
         if !self.kind.is_mysql_family() {
             return Ok(());
         }
@@ -707,17 +715,17 @@ impl ManagedServer {
         if crate::lab::product::fits(self.kind, &product.name) {
             Ok(())
         } else {
-            Err(crate::lab::product::mismatch(self.kind, program, &product))
+            Err(anyhow!(crate::lab::product::mismatch(self.kind, program, &product)))
         }
     }
 
     /// `SELECT VERSION()`.
-    fn version(&self) -> Result<String, String> {
+    fn version(&self) -> anyhow::Result<String> {
         let (_, rows) = self.admin_query("SELECT VERSION()")?;
         rows.into_iter()
             .next()
             .and_then(|r| r.into_iter().next().flatten())
-            .ok_or_else(|| format!("{} returned no version", self.kind.label()))
+            .ok_or_else(|| anyhow!("{} returned no version", self.kind.label()))
     }
 
     /// Creates the benchmark account and database, and checks they work.
@@ -732,7 +740,7 @@ impl ManagedServer {
     /// MariaDB's other accounts reachable over TCP (`root@127.0.0.1`,
     /// `root@::1`, `root@<host name>`, all without password) and anonymous
     /// ones are dropped: only `root@localhost`, over the socket, stays.
-    fn create_benchmark_account(&self, superuser: bool, tcp_password: &Secret) -> Result<(), String> {
+    fn create_benchmark_account(&self, superuser: bool, tcp_password: &Secret) -> anyhow::Result<()> {
         let statements: Vec<String> = match self.kind {
             ServerKind::Postgresql => {
                 let role = if superuser { "SUPERUSER" } else { "NOSUPERUSER" };
@@ -780,24 +788,26 @@ impl ManagedServer {
             }
         };
         for s in &statements {
-            self.admin_query(s)
-                .map_err(|e| format!("creating the benchmark account failed: {}", crate::secret::redact(&e)))?;
+            // Redacted as text: the statement may hold a password hash.
+            self.admin_query(s).map_err(|e| {
+                anyhow!("creating the benchmark account failed: {}", crate::secret::redact(&format!("{e:#}")))
+            })?;
         }
-        self.execute_sql("SELECT 1").map_err(|e| format!("the new benchmark account does not work: {e}"))
+        self.execute_sql("SELECT 1").context("the new benchmark account does not work")
     }
 
     /// A MariaDB/MySQL server must not resolve host names: its password-less
     /// `localhost` accounts would then admit TCP clients whose address
     /// resolves to localhost. Checked after every start, since a spec's
     /// options or config file could turn it back on.
-    fn check_name_resolution(&self) -> Result<(), String> {
+    fn check_name_resolution(&self) -> anyhow::Result<()> {
         if !self.kind.is_mysql_family() {
             return Ok(());
         }
         let (_, rows) = self.admin_query("SELECT @@skip_name_resolve")?;
         match rows.first().and_then(|r| r.first()).cloned().flatten().as_deref() {
             Some("1") | Some("ON") => Ok(()),
-            other => Err(format!(
+            other => Err(anyhow!(
                 "{} runs with skip_name_resolve = {} (the spec's options or config file turned it off): its password-less socket accounts would then admit TCP clients whose address resolves to localhost; remove that setting",
                 self.kind.label(),
                 other.unwrap_or("?")
@@ -808,7 +818,7 @@ impl ManagedServer {
     /// Runs a query on the kept admin connection, connecting if needed. A
     /// kept connection that broke (server restarted, session killed) is
     /// replaced once.
-    fn admin_query(&self, sql: &str) -> Result<Rows, String> {
+    fn admin_query(&self, sql: &str) -> anyhow::Result<Rows> {
         let mut slot = self.admin.lock().unwrap_or_else(|e| e.into_inner());
         let label = self.kind.label();
         let reused = slot.is_some();
@@ -824,35 +834,34 @@ impl ManagedServer {
             if !err.server {
                 *slot = None;
             }
-            return Err(format!("{label} query failed: {} in: {}", err.msg, one_line(sql, 120)));
+            bail!("{label} query failed: {} in: {}", err.msg, one_line(sql, 120));
         }
         *slot = None;
         let mut conn = self.connect_admin(self.timeout)?;
         let r = run_admin_query(&mut conn, sql)
-            .map_err(|e| format!("{label} query failed: {} in: {}", e.msg, one_line(sql, 120)))?;
+            .map_err(|e| anyhow!("{label} query failed: {} in: {}", e.msg, one_line(sql, 120)))?;
         *slot = Some(conn);
         Ok(r)
     }
 
     /// An admin connection over the socket: MariaDB/MySQL root, PostgreSQL postgres.
-    fn connect_admin(&self, timeout: Duration) -> Result<AdminConn, String> {
+    fn connect_admin(&self, timeout: Duration) -> anyhow::Result<AdminConn> {
         let label = self.kind.label();
         match self.kind {
             ServerKind::Postgresql => {
                 let mut cfg = self.pg_config("postgres", "postgres");
                 cfg.connect_timeout(timeout);
-                cfg.connect(postgres::NoTls).map(|c| AdminConn::Pg(Box::new(c))).map_err(|e| {
-                    format!(
-                        "cannot connect to {label} at {} port {} as postgres: {}",
-                        self.socket.display(),
-                        self.port,
-                        pg_err(&e)
-                    )
-                })
+                cfg.connect(postgres::NoTls)
+                    .map(|c| AdminConn::Pg(Box::new(c)))
+                    .map_err(|e| anyhow!(pg_err(&e)))
+                    .with_context(|| {
+                        format!("cannot connect to {label} at {} port {} as postgres", self.socket.display(), self.port)
+                    })
             }
             _ => mysql::Conn::new(self.mysql_opts("root", None, Some(timeout)))
                 .map(AdminConn::My)
-                .map_err(|e| format!("cannot connect to {label} at {} as root: {}", self.socket.display(), my_err(&e))),
+                .map_err(|e| anyhow!(my_err(&e)))
+                .with_context(|| format!("cannot connect to {label} at {} as root", self.socket.display())),
         }
     }
 
@@ -907,7 +916,7 @@ impl ManagedServer {
 
 /// Refuses to start where a live server holds the socket (naming it), and
 /// removes stale socket files a killed server left behind.
-fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
+fn check_sockets_free(kind: ServerKind, layout: &Layout) -> anyhow::Result<()> {
     let candidates: Vec<PathBuf> = match kind {
         ServerKind::Postgresql => fs::read_dir(&layout.socket)
             .into_iter()
@@ -929,10 +938,7 @@ fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
             Err(_) => continue,
         };
         if !meta.file_type().is_socket() {
-            return Err(format!(
-                "{} exists and is not a socket; remove it or use another run directory",
-                sock.display()
-            ));
+            bail!("{} exists and is not a socket; remove it or use another run directory", sock.display());
         }
         match std::os::unix::net::UnixStream::connect(&sock) {
             Ok(_) => {
@@ -945,10 +951,10 @@ fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
                     .and_then(|s| s.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
                     .map(|p| format!(" (pid {p})"))
                     .unwrap_or_default();
-                return Err(format!(
+                bail!(
                     "socket {} is in use by a running server{pid}; stop that server first, or use another run directory",
                     sock.display()
-                ));
+                );
             }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 // Nobody listens: left by a killed server.
@@ -957,7 +963,7 @@ fn check_sockets_free(kind: ServerKind, layout: &Layout) -> Result<(), String> {
                     let _ = fs::remove_file(format!("{}.lock", sock.display()));
                 }
             }
-            Err(e) => return Err(format!("cannot check socket {}: {e}", sock.display())),
+            Err(e) => return Err(e).with_context(|| format!("cannot check socket {}", sock.display())),
         }
     }
     Ok(())
@@ -973,9 +979,9 @@ mod tests {
     pub(super) fn have(kind: ServerKind) -> bool {
         match Programs::find(&ServerSpec::new(kind)) {
             Ok(_) => true,
-            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true but {e}"),
+            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true but {e:#}"),
             Err(e) => {
-                eprintln!("skipped: {e}");
+                eprintln!("skipped: {e:#}");
                 false
             }
         }
@@ -1041,7 +1047,7 @@ mod tests {
     }
 
     /// A connection over TCP to 127.0.0.1 as `user`, with `password` or none.
-    fn tcp_login(s: &ManagedServer, user: &str, password: Option<&str>) -> Result<(), String> {
+    fn tcp_login(s: &ManagedServer, user: &str, password: Option<&str>) -> anyhow::Result<()> {
         let d = if s.kind.is_mysql_family() { "mysql" } else { "pgsql" };
         let mut args = vec![
             format!("--db-driver={d}"),
@@ -1071,7 +1077,7 @@ mod tests {
         }
         let pw = password();
         tcp_login(s, BENCH_USER, Some(pw.expose())).unwrap();
-        let e = tcp_login(s, BENCH_USER, None).unwrap_err();
+        let e = format!("{:#}", tcp_login(s, BENCH_USER, None).unwrap_err());
         assert!(!e.contains(pw.expose()));
         let admin = if s.kind.is_mysql_family() { "root" } else { "postgres" };
         assert!(tcp_login(s, admin, None).is_err(), "{admin} over TCP without a password");
@@ -1081,7 +1087,7 @@ mod tests {
         } else {
             ("COPY (SELECT 1) TO PROGRAM 'touch /tmp/dbbench-unit-program'", "pg_execute_server_program")
         };
-        let e = s.execute_sql(attack).unwrap_err();
+        let e = format!("{:#}", s.execute_sql(attack).unwrap_err());
         assert!(e.contains(why), "{e}");
         assert!(!Path::new("/tmp/dbbench-unit-outfile").exists() && !Path::new("/tmp/dbbench-unit-program").exists());
     }
@@ -1107,7 +1113,7 @@ mod tests {
 
         let pos = s.log_position();
         s.execute_sql("CREATE TABLE t1 (a INT); INSERT INTO t1 VALUES (1), (2);\nINSERT INTO t1 VALUES (3)").unwrap();
-        let e = s.execute_sql("SELEC 1").unwrap_err();
+        let e = format!("{:#}", s.execute_sql("SELEC 1").unwrap_err());
         assert!(e.contains("SELEC 1") && !e.contains('\n'), "{e}");
         check_private(s, &run);
 
@@ -1192,7 +1198,10 @@ mod tests {
         // A taken port: retried with another one, and reported once all are taken.
         let busy = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let busy_port = busy.local_addr().unwrap().port();
-        let e = ManagedServer::start_with_ports(&spec, &data, &run, &mut || Ok(busy_port), true).err().unwrap();
+        let e = format!(
+            "{:#}",
+            ManagedServer::start_with_ports(&spec, &data, &run, &mut || Ok(busy_port), true).err().unwrap()
+        );
         assert!(e.contains("could not bind a TCP port") && e.contains(&busy_port.to_string()), "{e}");
         let mut ports = vec![busy_port];
         let mut next = || Ok(ports.pop().unwrap_or_else(|| pick_port().unwrap()));
@@ -1207,7 +1216,7 @@ mod tests {
                 fx.keep(other);
                 panic!("a second server started on a busy run directory");
             }
-            Err(e) => e,
+            Err(e) => format!("{e:#}"),
         };
         assert!(e.contains("socket") && e.contains(&first_socket.display().to_string()), "{e}");
         assert!(!e.contains('\n'), "{e}");
@@ -1246,7 +1255,7 @@ mod tests {
         if !have(ServerKind::Mariadb) {
             return;
         }
-        match Programs::find(&ServerSpec::new(ServerKind::Mysql)) {
+        match Programs::find(&ServerSpec::new(ServerKind::Mysql)).map_err(|e| format!("{e:#}")) {
             Ok(p) => eprintln!("{} is Oracle MySQL: the refusal before start is not exercised", p.server.display()),
             Err(e) if e.contains("not found") => eprintln!("no mysqld: {e}"),
             Err(e) => {
@@ -1254,7 +1263,7 @@ mod tests {
                     e.starts_with("kind \"mysql\" but ") && e.contains(" is MariaDB ") && e.contains("basedir"),
                     "{e}"
                 );
-                assert_eq!(check(&ServerSpec::new(ServerKind::Mysql)), Err(e));
+                assert_eq!(check(&ServerSpec::new(ServerKind::Mysql)).map_err(|e| format!("{e:#}")), Err(e));
             }
         }
         let mut fx = Fixture::new("my");
@@ -1275,7 +1284,7 @@ mod tests {
         fs::set_permissions(bin.join("mysqld"), fs::Permissions::from_mode(0o755)).unwrap();
         let s = ServerSpec { basedir: Some(fx.dir.join("mysql-build")), ..spec(ServerKind::Mysql) };
         check(&s).expect("the wrapper's --version says MySQL");
-        let e = ManagedServer::start(&s, &data, &run).err().expect("MariaDB refused as kind mysql");
+        let e = format!("{:#}", ManagedServer::start(&s, &data, &run).err().expect("MariaDB refused as kind mysql"));
         assert!(e.starts_with("kind \"mysql\" but ") && e.contains("mysql-build/bin/mysqld is MariaDB 1"), "{e}");
         assert!(find_server_pid(ServerKind::Mysql, &fs::canonicalize(&data).unwrap()).is_none(), "stopped");
         // The same datadir as kind mariadb starts.

@@ -5,6 +5,7 @@ use std::os::unix::process::CommandExt;
 
 use super::logs::{file_len, last_error_line, read_log_from};
 use super::{ServerKind, KILL_WAIT, POLL, PORT_FIRST, PORT_LAST};
+use anyhow::{anyhow, bail, Context};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -105,7 +106,7 @@ pub fn processes_under(dir: &Path) -> Vec<(u32, PathBuf)> {
 /// leads (an initialisation script's bootstrap server, a postmaster's
 /// backends). Returns one line per process stopped; an error names any
 /// still running.
-pub fn stop_processes_under(dir: &Path, timeout: Duration) -> Result<Vec<String>, String> {
+pub fn stop_processes_under(dir: &Path, timeout: Duration) -> anyhow::Result<Vec<String>> {
     let found = processes_under(dir);
     let mut stopped = Vec::new();
     for (pid, datadir) in &found {
@@ -135,7 +136,7 @@ pub fn stop_processes_under(dir: &Path, timeout: Duration) -> Result<Vec<String>
     let left: Vec<String> =
         found.iter().filter(|(p, d)| still(*p, d)).map(|(p, d)| format!("pid {p} on {}", d.display())).collect();
     if !left.is_empty() {
-        return Err(format!("could not stop {} (a process of another user?)", left.join(", ")));
+        bail!("could not stop {} (a process of another user?)", left.join(", "));
     }
     Ok(stopped)
 }
@@ -168,7 +169,7 @@ pub(super) fn lookup_user(name: &str) -> Option<(u32, u32)> {
 /// is never run as root: one that could write files as root (`SELECT ...
 /// INTO OUTFILE`, `COPY ... TO PROGRAM`) would hand root to whoever
 /// reaches it.
-pub(super) fn server_account(kind: ServerKind) -> Result<Option<(u32, u32)>, String> {
+pub(super) fn server_account(kind: ServerKind) -> anyhow::Result<Option<(u32, u32)>> {
     if !is_root() {
         return Ok(None);
     }
@@ -177,7 +178,7 @@ pub(super) fn server_account(kind: ServerKind) -> Result<Option<(u32, u32)>, Str
         _ => ("mysql", "mariadb-server"),
     };
     lookup_user(user).map(Some).ok_or_else(|| {
-        format!(
+        anyhow!(
             "dbbench runs {} as the '{user}' OS user, never as root, and there is none; create it (apt-get install -y {package} does, or useradd --system {user}) or run dbbench as an ordinary user",
             kind.label()
         )
@@ -209,14 +210,14 @@ fn may_search(meta: &fs::Metadata, uid: u32, gid: u32) -> bool {
 /// Checks a server's OS user can reach `path` (search every parent
 /// directory). Reported, not fixed: opening up a user's directories is
 /// their decision.
-pub(super) fn check_reachable(kind: ServerKind, account: (u32, u32), path: &Path) -> Result<(), String> {
+pub(super) fn check_reachable(kind: ServerKind, account: (u32, u32), path: &Path) -> anyhow::Result<()> {
     let mut parents: Vec<&Path> = path.ancestors().skip(1).collect();
     parents.reverse();
     let user = account_name(kind);
     for dir in parents {
         let Ok(meta) = fs::metadata(dir) else { continue };
         if !may_search(&meta, account.0, account.1) {
-            return Err(format!(
+            bail!(
                 "the '{user}' OS user cannot enter {} (mode {:o}, owner uid {}), which leads to {}; dbbench runs {} as '{user}', never as root: use directories under /tmp or /var/tmp, or allow it with: chmod o+x {}",
                 dir.display(),
                 meta.mode() & 0o7777,
@@ -224,7 +225,7 @@ pub(super) fn check_reachable(kind: ServerKind, account: (u32, u32), path: &Path
                 path.display(),
                 kind.label(),
                 dir.display()
-            ));
+            );
         }
     }
     Ok(())
@@ -232,9 +233,9 @@ pub(super) fn check_reachable(kind: ServerKind, account: (u32, u32), path: &Path
 
 /// Checks a server's OS user can read `file` (a spec's config file the
 /// server itself opens).
-pub(super) fn check_readable(kind: ServerKind, account: (u32, u32), file: &Path) -> Result<(), String> {
+pub(super) fn check_readable(kind: ServerKind, account: (u32, u32), file: &Path) -> anyhow::Result<()> {
     check_reachable(kind, account, file)?;
-    let meta = fs::metadata(file).map_err(|e| format!("config file {}: {e}", file.display()))?;
+    let meta = fs::metadata(file).with_context(|| format!("config file {}", file.display()))?;
     let mode = meta.mode();
     let readable = if meta.uid() == account.0 {
         mode & 0o400 != 0
@@ -244,7 +245,7 @@ pub(super) fn check_readable(kind: ServerKind, account: (u32, u32), file: &Path)
         mode & 0o004 != 0
     };
     if !readable {
-        return Err(format!(
+        bail!(
             "the '{}' OS user cannot read config file {} (mode {:o}, owner uid {}); dbbench runs {} as that user: allow it with: chmod o+r {}",
             account_name(kind),
             file.display(),
@@ -252,21 +253,21 @@ pub(super) fn check_readable(kind: ServerKind, account: (u32, u32), file: &Path)
             meta.uid(),
             kind.label(),
             file.display()
-        ));
+        );
     }
     Ok(())
 }
 
 /// Gives a tree to uid/gid where it is not theirs yet (a datadir restored
 /// by root, say). Symlinks are not followed.
-pub(super) fn chown_tree(path: &Path, account: (u32, u32)) -> Result<(), String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub(super) fn chown_tree(path: &Path, account: (u32, u32)) -> anyhow::Result<()> {
+    let meta = fs::symlink_metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     if meta.uid() != account.0 || meta.gid() != account.1 {
         std::os::unix::fs::lchown(path, Some(account.0), Some(account.1))
-            .map_err(|e| format!("cannot give {} to uid {}: {e}", path.display(), account.0))?;
+            .with_context(|| format!("cannot give {} to uid {}", path.display(), account.0))?;
     }
     if meta.is_dir() {
-        let entries = fs::read_dir(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let entries = fs::read_dir(path).with_context(|| format!("cannot read {}", path.display()))?;
         for e in entries.flatten() {
             chown_tree(&e.path(), account)?;
         }
@@ -277,16 +278,16 @@ pub(super) fn chown_tree(path: &Path, account: (u32, u32)) -> Result<(), String>
 /// A command for a server or an initialisation program: own session (so it
 /// outlives us and no terminal signal reaches it), stdin from /dev/null,
 /// stdout and stderr appended to `log`, cwd `/`, optionally another account.
-pub(super) fn detached_command(program: &Path, log: &Path, account: Option<(u32, u32)>) -> Result<Command, String> {
+pub(super) fn detached_command(program: &Path, log: &Path, account: Option<(u32, u32)>) -> anyhow::Result<Command> {
     // The run directory belongs to the server's OS user: never follow a
     // symlink it could have put in the log's place.
-    let out = crate::safe_fs::open_append(log).map_err(|e| format!("cannot open log: {e}"))?;
+    let out = crate::safe_fs::open_append(log).map_err(anyhow::Error::msg).context("cannot open log")?;
     if let Some((uid, gid)) = account {
         // The server reopens its log itself (MariaDB's --log-error).
         std::os::unix::fs::fchown(&out, Some(uid), Some(gid))
-            .map_err(|e| format!("cannot give log {} to uid {uid}: {e}", log.display()))?;
+            .with_context(|| format!("cannot give log {} to uid {uid}", log.display()))?;
     }
-    let err = out.try_clone().map_err(|e| format!("cannot open log {}: {e}", log.display()))?;
+    let err = out.try_clone().with_context(|| format!("cannot open log {}", log.display()))?;
     let mut cmd = Command::new(program);
     cmd.stdin(Stdio::null()).stdout(out).stderr(err).current_dir("/");
     if let Some((uid, gid)) = account {
@@ -306,32 +307,28 @@ pub(super) fn detached_command(program: &Path, log: &Path, account: Option<(u32,
 
 /// Runs an initialisation program to its end, bounded by `timeout`; on a
 /// timeout its whole session (e.g. the bootstrap server a script started) is killed.
-pub(super) fn run_bounded(mut cmd: Command, what: &str, log: &Path, timeout: Duration) -> Result<(), String> {
+pub(super) fn run_bounded(mut cmd: Command, what: &str, log: &Path, timeout: Duration) -> anyhow::Result<()> {
     let pos = file_len(log);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run {what}: {e}"))?;
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
     let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => {
-                return Err(format!(
-                    "{what} failed ({status}): {}; log: {}",
-                    last_error_line(&read_log_from(log, pos)),
-                    log.display()
-                ))
+                bail!("{what} failed ({status}): {}; log: {}", last_error_line(&read_log_from(log, pos)), log.display())
             }
             Ok(None) => {}
-            Err(e) => return Err(format!("cannot wait for {what}: {e}")),
+            Err(e) => return Err(e).with_context(|| format!("cannot wait for {what}")),
         }
         if Instant::now() >= deadline {
             // The child leads its own session, so -pid is its process group: ours only.
             signal_group(child.id());
             let _ = child.wait();
-            return Err(format!(
+            bail!(
                 "{what} did not finish within {} s (killed it); raise the timeout or see the log: {}",
                 timeout.as_secs(),
                 log.display()
-            ));
+            );
         }
         std::thread::sleep(POLL);
     }
@@ -346,7 +343,7 @@ fn signal_group(leader: u32) {
 
 /// Picks a port in 20000-32767 that nothing listens on (a bind test, the
 /// way the server will bind). Binding later may still race: see `start`.
-pub(super) fn pick_port() -> Result<u16, String> {
+pub(super) fn pick_port() -> anyhow::Result<u16> {
     use std::hash::{BuildHasher, Hasher};
     // RandomState is seeded from the OS: distinct sequences per process and call.
     let state = std::collections::hash_map::RandomState::new();
@@ -358,7 +355,7 @@ pub(super) fn pick_port() -> Result<u16, String> {
             return Ok(port);
         }
     }
-    Err(format!("no free TCP port on 127.0.0.1 in {PORT_FIRST}-{PORT_LAST} after 500 tries"))
+    Err(anyhow!("no free TCP port on 127.0.0.1 in {PORT_FIRST}-{PORT_LAST} after 500 tries"))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::{ServerKind, ServerSpec};
+use anyhow::{anyhow, bail};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,13 +27,10 @@ pub(super) struct Programs {
 }
 
 impl Programs {
-    pub(super) fn find(spec: &ServerSpec) -> Result<Programs, String> {
+    pub(super) fn find(spec: &ServerSpec) -> anyhow::Result<Programs> {
         if let Some(b) = &spec.basedir {
             if !b.is_dir() {
-                return Err(format!(
-                    "basedir {} is not a directory; set basedir to an unpacked tarball or build tree",
-                    b.display()
-                ));
+                bail!("basedir {} is not a directory; set basedir to an unpacked tarball or build tree", b.display());
             }
         }
         match spec.kind {
@@ -49,7 +47,7 @@ impl Programs {
                 // Refused here, before anything is initialised; the started
                 // server's own answer is checked again (`check_product`).
                 if let Some(p) = mariadb_binary(&server) {
-                    return Err(crate::lab::product::mismatch(spec.kind, &server, &p));
+                    return Err(anyhow!(crate::lab::product::mismatch(spec.kind, &server, &p)));
                 }
                 Ok(Programs { init: server.clone(), server, flavor: Flavor::Mysql })
             }
@@ -83,12 +81,12 @@ fn find_exe(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
     names.iter().flat_map(|n| dirs.iter().map(move |d| d.join(n))).find(|p| is_executable(p))
 }
 
-fn find_server_program(spec: &ServerSpec, names: &[&str], install_hint: &str) -> Result<PathBuf, String> {
+fn find_server_program(spec: &ServerSpec, names: &[&str], install_hint: &str) -> anyhow::Result<PathBuf> {
     match &spec.basedir {
         Some(b) => {
             let dirs = [b.join("bin"), b.join("sbin"), b.join("libexec")];
             find_exe(&dirs, names).ok_or_else(|| {
-                format!(
+                anyhow!(
                     "{} not found in {}/bin, sbin or libexec; basedir must be an unpacked {} tarball or build tree",
                     names[0],
                     b.display(),
@@ -97,20 +95,21 @@ fn find_server_program(spec: &ServerSpec, names: &[&str], install_hint: &str) ->
             })
         }
         None => find_exe(&installed_dirs(), names).ok_or_else(|| {
-            format!("{} not found in PATH or /usr/sbin; install it with: {install_hint}, or set basedir", names[0])
+            anyhow!("{} not found in PATH or /usr/sbin; install it with: {install_hint}, or set basedir", names[0])
         }),
     }
 }
 
-fn find_mariadb_install_db(spec: &ServerSpec) -> Result<PathBuf, String> {
+fn find_mariadb_install_db(spec: &ServerSpec) -> anyhow::Result<PathBuf> {
     let names = ["mariadb-install-db", "mysql_install_db"];
     match &spec.basedir {
         Some(b) => find_exe(&[b.join("scripts"), b.join("bin")], &names).ok_or_else(|| {
-            format!("mariadb-install-db (or mysql_install_db) not found in {}/scripts or bin; basedir must be an unpacked MariaDB tarball or build tree", b.display())
+            anyhow!("mariadb-install-db (or mysql_install_db) not found in {}/scripts or bin; basedir must be an unpacked MariaDB tarball or build tree", b.display())
         }),
         None => find_exe(&installed_dirs(), &names).ok_or_else(|| {
-            "mariadb-install-db not found in PATH or /usr/bin; install it with: apt-get install -y mariadb-server, or set basedir"
-                .to_string()
+            anyhow!(
+                "mariadb-install-db not found in PATH or /usr/bin; install it with: apt-get install -y mariadb-server, or set basedir"
+            )
         }),
     }
 }
@@ -153,16 +152,16 @@ fn mariadb_binary(server: &Path) -> Option<crate::lab::product::Product> {
 
 /// `postgres` and `initdb` from one directory: basedir/bin, else PATH, else
 /// the newest /usr/lib/postgresql/<version>/bin (Debian keeps them off PATH).
-fn find_postgresql(spec: &ServerSpec) -> Result<Programs, String> {
+fn find_postgresql(spec: &ServerSpec) -> anyhow::Result<Programs> {
     let both = |d: &Path| is_executable(&d.join("postgres")) && is_executable(&d.join("initdb"));
     let dir = match &spec.basedir {
         Some(b) => {
             let d = b.join("bin");
             if !both(&d) {
-                return Err(format!(
+                bail!(
                     "postgres and initdb not found in {}; basedir must hold a PostgreSQL installation (bin/postgres, bin/initdb)",
                     d.display()
-                ));
+                );
             }
             d
         }
@@ -181,7 +180,7 @@ fn find_postgresql(spec: &ServerSpec) -> Result<Programs, String> {
             versions.sort();
             dirs.extend(versions.into_iter().rev().map(|(_, d)| d));
             dirs.into_iter().find(|d| both(d)).ok_or_else(|| {
-                "PostgreSQL server programs (postgres, initdb) not found in PATH or /usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql, or set basedir".to_string()
+                anyhow!("PostgreSQL server programs (postgres, initdb) not found in PATH or /usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql, or set basedir")
             })?
         }
     };
@@ -198,7 +197,7 @@ mod tests {
         let fx = Fixture::new("bd");
         for kind in [ServerKind::Mariadb, ServerKind::Mysql, ServerKind::Postgresql] {
             let spec = ServerSpec { basedir: Some(fx.dir.clone()), ..ServerSpec::new(kind) };
-            let e = Programs::find(&spec).unwrap_err();
+            let e = format!("{:#}", Programs::find(&spec).unwrap_err());
             assert!(e.contains("not found in") && e.contains(&fx.dir.display().to_string()), "{e}");
         }
     }
