@@ -1453,3 +1453,21 @@ function event() end
     assert_eq!(garbage.len(), 4, "{}", r.stdout);
     assert!(garbage.iter().all(|g| *g < 20.0), "garbage per state when thread_init starts, KiB: {garbage:?}");
 }
+
+/// A `dbbench server` failure is one line from the subcommands' printer with
+/// its contexts joined by ": " (the file, then the OS error's own text), not
+/// the outermost context alone.
+#[test]
+fn server_failure_is_one_line_with_its_cause() {
+    let dir = tempdir("server-fail");
+    std::fs::create_dir_all(dir.join("srv/server.json")).unwrap();
+    let r = dbbench_in(&dir, &["server", "status", "--dir", "srv"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("dbbench server: cannot read srv/server.json: ") && r.stderr.contains("(os error 21)"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
