@@ -4,7 +4,6 @@
 use crate::exit::Exit;
 use crate::lab::{datadir, plan, runner, spec, summary};
 use crate::store;
-use crate::subcommand::text_error;
 use crate::term::print_out;
 use anyhow::bail;
 use std::path::PathBuf;
@@ -170,8 +169,8 @@ fn run(command: LabCommand) -> anyhow::Result<Exit> {
         // For bench/datadir-restore.sh: the lab's own snapshot/restore, timed.
         LabCommand::CopyDatadir { mode, src, dst } => {
             let stats = match mode.as_str() {
-                "snapshot" => datadir::snapshot(&src, &dst).map_err(text_error)?,
-                _ => datadir::restore(&src, &dst).map_err(text_error)?,
+                "snapshot" => datadir::snapshot(&src, &dst)?,
+                _ => datadir::restore(&src, &dst)?,
             };
             println!("{}", serde_json::to_string(&stats).unwrap_or_default());
             Ok(Exit::Ok)

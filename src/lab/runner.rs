@@ -90,9 +90,7 @@ pub fn default_paths(spec: &Spec, o: &RunOptions) -> (PathBuf, PathBuf) {
 pub fn preflight(spec: &Spec) -> anyhow::Result<()> {
     for c in &spec.configurations {
         if let Target::Managed(s) = &c.target {
-            server::check(s)
-                .map_err(text_error)
-                .with_context(|| format!("{}: configuration '{}'", spec.path.display(), c.name))?;
+            server::check(s).with_context(|| format!("{}: configuration '{}'", spec.path.display(), c.name))?;
         }
     }
     check_test_options(spec)
@@ -195,7 +193,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
     // Bound first: a bad address stops the lab before anything starts.
     let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose().map_err(text_error)?;
     // One measuring lab per host, taken before anything is stored or started.
-    let host_lock = match hostlock::acquire(o.allow_concurrent).map_err(text_error)? {
+    let host_lock = match hostlock::acquire(o.allow_concurrent)? {
         Acquired::Held(lock, beside) => Some((lock, beside)),
         Acquired::Unavailable(why) => {
             eprintln!("warning: no host-wide lab lock ({why}): a lab run beside this one would not be noticed");
@@ -742,7 +740,8 @@ impl Lab<'_> {
         if let Err(e) = &stopped {
             eprintln!("warning: {e:#}");
         }
-        let detail = json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err()});
+        let detail =
+            json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err().map(|e| format!("{e:#}"))});
         let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", Some(stop_s), &detail);
     }
 
@@ -823,10 +822,9 @@ impl Lab<'_> {
         for (i, step) in steps.iter().enumerate() {
             let output = match step {
                 HookStep::Sql(q) => {
-                    let mut conn = sql::connect(&self.driver_args(c, datadir))
-                        .map_err(text_error)
-                        .with_context(|| format!("{what} hook"))?;
-                    conn.execute_script(q).map_err(text_error).with_context(|| format!("{what} hook"))?
+                    let mut conn =
+                        sql::connect(&self.driver_args(c, datadir)).with_context(|| format!("{what} hook"))?;
+                    conn.execute_script(q).with_context(|| format!("{what} hook"))?
                 }
                 HookStep::Shell(cmd) => {
                     let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
@@ -878,7 +876,7 @@ impl Lab<'_> {
             let t = Instant::now();
             let rundir = self.rundir(c);
             spec.options.extend(extra.iter().cloned());
-            let s = ManagedServer::start(&spec, datadir, &rundir).map_err(text_error)?;
+            let s = ManagedServer::start(&spec, datadir, &rundir)?;
             overhead.start_s = Some(t.elapsed().as_secs_f64());
             if let Some(l) = &mut self.live {
                 l.server = Some(s);
@@ -965,7 +963,7 @@ impl Lab<'_> {
                 overhead.prepare_s = Some(t.elapsed().as_secs_f64());
             }
             let t = Instant::now();
-            let stats = datadir::restore(&snap.join("data"), &datadir).map_err(text_error).context("restore")?;
+            let stats = datadir::restore(&snap.join("data"), &datadir).context("restore")?;
             overhead.restore_s = Some(t.elapsed().as_secs_f64());
             overhead.restore = Some(stats);
         } else if !external {
@@ -1058,7 +1056,7 @@ impl Lab<'_> {
         if let Some(p) = datadir.parent() {
             std::fs::create_dir_all(p).with_context(|| p.display().to_string())?;
         }
-        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password).map_err(text_error)?;
+        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
         let marker = sibling(datadir, "initialized");
         std::fs::write(&marker, b"").with_context(|| marker.display().to_string())?;
         overhead.initialize_s = Some(t.elapsed().as_secs_f64());
@@ -1092,7 +1090,7 @@ impl Lab<'_> {
         let _ = std::fs::remove_dir_all(snap);
         std::fs::create_dir_all(snap).with_context(|| snap.display().to_string())?;
         let ts = Instant::now();
-        let stats = datadir::snapshot(datadir, &snap.join("data")).map_err(text_error)?;
+        let stats = datadir::snapshot(datadir, &snap.join("data"))?;
         let snapshot_s = ts.elapsed().as_secs_f64();
         std::fs::write(snap.join(".complete"), b"").with_context(|| snap.display().to_string())?;
         let size = datadir::tree_size(datadir).unwrap_or(0);
