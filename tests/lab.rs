@@ -333,7 +333,23 @@ fn a_sharded_workload_runs_as_local_shards_merged_and_stored_with_each_shard() {
     };
     bad(
         &SHARDS_SPEC.replace("launcher = \"local\"", "launcher = \"kubernetes\""),
-        "workload[2].clients.launcher: \"kubernetes\" is not supported in the lab yet",
+        "workload[2].clients.image: is missing: launcher = \"kubernetes\" needs the container image",
+    );
+    // Pods on other machines reach neither an embedded database nor a unix socket here.
+    bad(
+        &SHARDS_SPEC.replace("launcher = \"local\"", "launcher = \"kubernetes\", image = \"x\""),
+        "workload[2].clients.launcher: workload 'sharded' on configuration 'lite': \"kubernetes\" pods cannot reach an embedded SQLite file",
+    );
+    bad(
+        &SHARDS_SPEC.replace("launcher = \"local\"", "launcher = \"kubernetes\", image = \"x\"").replace(
+            "server = \"sqlite\"",
+            "server = \"external\"\ndsn = \"mysql://u@localhost/db?socket=/run/mysqld/mysqld.sock\"",
+        ),
+        "\"kubernetes\" pods cannot reach a unix socket on this host (/run/mysqld/mysqld.sock)",
+    );
+    bad(
+        &SHARDS_SPEC.replace("launcher = \"local\"", "launcher = \"local\", image = \"x\""),
+        "workload[2].clients.image: is an option of launcher = \"kubernetes\"",
     );
     bad(
         &SHARDS_SPEC.replace("shards = 2,", "shards = 8,"),
@@ -344,6 +360,136 @@ fn a_sharded_workload_runs_as_local_shards_merged_and_stored_with_each_shard() {
         "configuration[1].clients.shards: must be a whole number from 1 to 64",
     );
     bad(&SHARDS_SPEC.replace("options = { tables", "options = { shard = \"0/2\", tables"), "shard");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const KUBE_SPEC: &str = r#"
+[experiment]
+name = "kube-e2e"
+threads = [2]
+repeats = 1
+time = 2
+sample_interval = 1
+seed = 7
+options = { tables = 1, table-size = 200 }
+
+[[configuration]]
+name = "remote"
+server = "external"
+dsn = "mysql://USER@127.0.0.1:PORT/DB"
+password_env = "KUBE_LAB_TEST_PASSWORD"
+
+[[workload]]
+name = "pods"
+test = "oltp_point_select"
+clients = { shards = 2, launcher = "kubernetes", image = "x", kubectl = "KUBECTL", namespace = "bench", start_grace = 2 }
+"#;
+
+/// `clients = { launcher = "kubernetes" }` (docs/lab.md#sharded-runs): each
+/// run is `dbbench k8s` against the stand-in kubectl (tests/k8s/kubectl: the
+/// Indexed Job's pods are local processes running this build), on an
+/// external MariaDB reached over TCP with a password: the run is stored
+/// merged, with each shard's row and result and the start skew; the run's
+/// objects are deleted; the password is in no argv (stored or kubectl's) and
+/// nowhere in the lab's directory; the clients' CPU is absent, not 0.
+#[test]
+fn a_kubernetes_workload_runs_through_dbbench_k8s_and_stores_each_shard() {
+    use common::{mysql_db, mysql_query, server_env};
+    let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_MYSQL_HOST"), server_env("DBBENCH_TEST_MYSQL_PORT")) else {
+        return;
+    };
+    let db = format!("dbbench_lab_kube_{}", std::process::id());
+    mysql_db(&db).unwrap();
+    let (user, password) = ("kube_lab", format!("kube-pw-{}-x9", std::process::id()));
+    for h in ["127.0.0.1", "localhost"] {
+        mysql_query(&db, &format!("CREATE USER IF NOT EXISTS '{user}'@'{h}' IDENTIFIED BY '{password}'"));
+        mysql_query(&db, &format!("ALTER USER '{user}'@'{h}' IDENTIFIED BY '{password}'"));
+        mysql_query(&db, &format!("GRANT ALL PRIVILEGES ON {db}.* TO '{user}'@'{h}'"));
+    }
+    let dir = tempdir("lab-kube");
+    let state = dir.join("kubectl-state");
+    let kubectl = format!("{}/tests/k8s/kubectl", env!("CARGO_MANIFEST_DIR"));
+    let text = KUBE_SPEC
+        .replace("USER", user)
+        .replace("127.0.0.1", &host)
+        .replace("PORT", &port)
+        .replace("DB", &db)
+        .replace("KUBECTL", &kubectl);
+    let spec = write_spec(&dir, &text);
+    let r = common::dbbench_in_env(
+        &dir,
+        &["lab", "run", &spec],
+        &[
+            ("KUBE_LAB_TEST_PASSWORD", Some(&password)),
+            ("STANDIN_KUBECTL_STATE", Some(state.to_str().unwrap())),
+            ("STANDIN_KUBECTL_DBBENCH", Some(env!("CARGO_BIN_EXE_dbbench"))),
+            ("STANDIN_KUBECTL_POD_TIMEOUT", Some("120")),
+            ("DBBENCH_MYSQL_PASSWORD", None),
+            ("MYSQL_PWD", None),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("shards of sharded runs"), "{}", r.stdout);
+    assert!(!r.stdout.contains(&password) && !r.stderr.contains(&password));
+
+    let c = store(&dir);
+    let run = "(SELECT r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id WHERE cl.workload = 'pods')";
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM runs WHERE id = {run} AND status = 'ok' AND events > 0")), 1);
+    // Two shard rows, each with its result from its pod's log; the merged run is their sum.
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {run}")), 2);
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {run} AND json_extract(result, '$.format') = 'dbbench-shard-result'")),
+        2
+    );
+    assert_eq!(
+        count(&c, &format!("SELECT sum(json_extract(summary, '$.events')) FROM run_shards WHERE run_id = {run}")),
+        count(&c, &format!("SELECT events FROM runs WHERE id = {run}"))
+    );
+    assert_eq!(
+        count(&c, &format!("SELECT sum(json_extract(result, '$.cumulative.counts.events')) FROM run_shards WHERE run_id = {run}")),
+        count(&c, &format!("SELECT events FROM runs WHERE id = {run}"))
+    );
+    assert_eq!(
+        count(&c, &format!("SELECT group_concat(json_extract(summary, '$.threads')) = '1,1' FROM run_shards WHERE run_id = {run}")),
+        1
+    );
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {run} AND json_extract(summary, '$.node') LIKE 'standin-node-%'")),
+        2
+    );
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM run_metrics WHERE name = 'start_skew_ms' AND run_id = {run}")), 1);
+    // The stored argv is dbbench k8s's, without the password.
+    let argv = strings(&c, &format!("SELECT argv FROM runs WHERE id = {run}")).join("");
+    assert!(argv.contains("\"k8s\"") && argv.contains("--shards=2") && argv.contains("--image=x"), "{argv}");
+    assert!(argv.contains("--namespace=bench") && argv.contains("--start-grace=2"), "{argv}");
+    assert!(argv.contains("oltp_point_select") && argv.contains("--format=json"), "{argv}");
+    assert!(!argv.contains(&password), "{argv}");
+    // The clients ran elsewhere: their CPU is not measured (absent, not 0),
+    // and the run is not flagged for other processes because of it.
+    let os = format!("SELECT count(*) FROM samples WHERE run_id = {run} AND source = 'os'");
+    assert!(count(&c, &os) >= 1);
+    assert_eq!(count(&c, &format!("{os} AND json_type(data, '$.client_cpu_pct') IS NOT 'null'")), 0);
+    assert_eq!(count(&c, &format!("{os} AND json_type(data, '$.other_cpu_pct') IS NOT 'null'")), 0);
+    assert_eq!(count(&c, &format!("SELECT count(*) FROM runs WHERE id = {run} AND client_cpus IS NOT NULL")), 0);
+    // The stand-in's cluster: every kubectl call without the password, the run's objects deleted.
+    let calls = std::fs::read_to_string(state.join("calls.log")).unwrap();
+    assert!(calls.contains("\"apply\"") && calls.contains("\"delete\""), "{calls}");
+    assert!(calls.lines().all(|l| l.starts_with("[\"--namespace=bench\"")), "{calls}");
+    assert!(!calls.contains(&password), "{calls}");
+    let left: Vec<_> = std::fs::read_dir(state.join("objects")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(left.is_empty(), "left in the cluster: {left:?}");
+    // Nothing under the lab's directory holds the password (store, logs).
+    let mut stack = vec![dir.join("dbbench-lab")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                assert!(!String::from_utf8_lossy(&bytes).contains(&password), "the password in {}", p.display());
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

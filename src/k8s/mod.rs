@@ -316,7 +316,7 @@ fn check_run_id(id: &str, given: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn check_dns_label(s: &str) -> Result<(), String> {
+pub(crate) fn check_dns_label(s: &str) -> Result<(), String> {
     let ok = !s.is_empty()
         && s.len() <= 63
         && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -330,7 +330,7 @@ fn check_dns_label(s: &str) -> Result<(), String> {
     }
 }
 
-fn check_dns_subdomain(s: &str) -> Result<(), String> {
+pub(crate) fn check_dns_subdomain(s: &str) -> Result<(), String> {
     let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
     let ok = !s.is_empty()
         && s.len() <= 253

@@ -1316,10 +1316,12 @@ impl Lab<'_> {
                 }
             };
             // Samplers: the OS always (with the child's and the managed server's CPU); the server's status over its own connection.
+            let kubernetes = self.spec.kubernetes(c, w).cloned();
             let pids = WatchedPids {
                 client: Default::default(),
                 shard_clients: Default::default(),
                 server: self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.pid()),
+                clients_elsewhere: kubernetes.is_some(),
             };
             let os = OsSampler::start_watching(interval, Some(pids.clone()));
             let status_args = self.driver_args(c, &datadir);
@@ -1349,6 +1351,16 @@ impl Lab<'_> {
                 .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
             let shards = self.spec.shards(c, w);
             let r = match &self.metrics {
+                // N pods on Kubernetes through `dbbench k8s`, merged there;
+                // the clients' CPU is not measured (WatchedPids::clients_elsewhere).
+                _ if kubernetes.is_some() => {
+                    let k = kubernetes.as_ref().expect("checked");
+                    let (r, rows, skew, k8s_argv) = self.run_kubernetes(&argv, &env, shards, k, run_timeout);
+                    rec.shards = rows;
+                    rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
+                    argv = k8s_argv;
+                    r
+                }
                 // N shard processes (`clients = { shards = N }`), merged; the
                 // OS samples' client CPU is theirs together.
                 _ if shards > 1 => {
@@ -1595,6 +1607,83 @@ impl Lab<'_> {
 }
 
 impl Lab<'_> {
+    /// Runs `argv` (`dbbench TEST run ...`) as one run of `n` shards on
+    /// Kubernetes (`launcher = "kubernetes"`, src/lab/clients.rs): the child
+    /// is `dbbench k8s --shards=n [k's options] --timeout=T
+    /// --results-dir=WORKDIR/shards --format=json TEST run ...`, its stdout
+    /// the merged JSON report; each shard's result is its saved log's
+    /// result line. Passwords stay in the environment (`run_child_watched`
+    /// moves them out of argv; `dbbench k8s` puts them in a Secret).
+    /// Returns the child's outcome, every shard's row, the merged start
+    /// skew and the child's argv (what the store keeps).
+    fn run_kubernetes(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+        n: u32,
+        k: &super::clients::Kubernetes,
+        run_timeout: Duration,
+    ) -> (ChildResult, Vec<crate::store::ShardRow>, Option<f64>, Vec<String>) {
+        let dir = self.workdir.join("shards");
+        let _ = std::fs::remove_dir_all(&dir);
+        let timeout_s = k.timeout_s(run_timeout.as_secs());
+        let mut a = vec![argv[0].clone(), "k8s".to_string(), format!("--shards={n}")];
+        a.extend(k.args());
+        a.push(format!("--timeout={timeout_s}"));
+        a.push(format!("--results-dir={}", dir.display()));
+        a.push("--format=json".to_string());
+        a.extend(argv[1..].iter().cloned());
+        // No CPU set: the clients are the pods, not this process.
+        let bound = Duration::from_secs(k.child_bound_s(run_timeout.as_secs()));
+        let mut r = run_child_watched(&a, env, bound, None, None, None);
+        r.cpus = None;
+        // `dbbench k8s` gave up waiting at its --timeout (the Job's deadline
+        // stopped the pods): the run timed out.
+        if r.stderr.lines().any(|l| l.starts_with("dbbench k8s: timed out after")) {
+            r.timed_out = true;
+        }
+        let result_of = |i: u32| -> Option<String> {
+            let log = std::fs::read_to_string(dir.join(format!("shard-{i}.log"))).ok()?;
+            let line = log.lines().find_map(|l| l.strip_prefix(crate::k8s::launch::RESULT_PREFIX))?;
+            Some(line.trim().to_string())
+        };
+        let mut rows: Vec<crate::store::ShardRow> = (0..n)
+            .map(|i| crate::store::ShardRow { index: i, summary: json!({"shard": i}), result: result_of(i) })
+            .collect();
+        // `dbbench k8s: shard I/N: pod P on node X: STATE` for every shard.
+        for line in r.stderr.lines() {
+            let Some(rest) = line.strip_prefix("dbbench k8s: shard ") else { continue };
+            let Some((index, rest)) = rest.split_once('/') else { continue };
+            let Some(row) = index.parse::<usize>().ok().and_then(|i| rows.get_mut(i)) else { continue };
+            let Some((_, rest)) = rest.split_once(": pod ") else { continue };
+            let Some((pod, rest)) = rest.split_once(" on node ") else { continue };
+            let Some((node, state)) = rest.split_once(": ") else { continue };
+            row.summary["pod"] = json!(pod);
+            row.summary["node"] = json!(node);
+            if state != "ok" {
+                row.summary["status"] = json!(state);
+            }
+        }
+        let doc: Option<serde_json::Value> =
+            if r.code == Some(0) { serde_json::from_str(r.stdout.trim()).ok() } else { None };
+        for s in doc.as_ref().and_then(|d| d["shards"].as_array()).into_iter().flatten() {
+            if let Some(row) = s["shard"].as_u64().and_then(|i| rows.get_mut(i as usize)) {
+                let (pod, node) = (row.summary["pod"].clone(), row.summary["node"].clone());
+                row.summary = s.clone();
+                if !pod.is_null() {
+                    row.summary["pod"] = pod;
+                    row.summary["node"] = node;
+                }
+            }
+        }
+        let skew = doc.as_ref().and_then(|d| d["start_skew_ms"].as_f64());
+        if doc.is_some() {
+            // The logs are in the store now; a failed run's stay for a look.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        (r, rows, skew, a)
+    }
+
     /// Runs `argv` (`dbbench TEST run ...`) as `n` shard processes of one
     /// run on this host (docs/scale-out.md): shard I with `--shard=I/n`,
     /// `--shard-result=WORKDIR/shards/shard-I.json` and a common

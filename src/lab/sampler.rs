@@ -110,6 +110,10 @@ pub struct WatchedPids {
     pub shard_clients: Arc<std::sync::Mutex<Vec<Arc<AtomicU32>>>>,
     /// The managed server's process; None when the lab did not start it.
     pub server: Option<u32>,
+    /// The clients run on other machines (`launcher = "kubernetes"`): their
+    /// CPU is not measured here, so `client_cpu_pct` (and with it
+    /// `other_cpu_pct`) is None, never 0 or the local launcher's.
+    pub clients_elsewhere: bool,
 }
 
 /// Samples the OS every `interval` on its own thread until stopped.
@@ -274,7 +278,9 @@ impl Reading {
                 .lock()
                 .map(|v| v.iter().map(|a| a.load(Ordering::SeqCst)).collect())
                 .unwrap_or_default();
-            r.client_ticks = if shards.is_empty() {
+            r.client_ticks = if p.clients_elsewhere {
+                None
+            } else if shards.is_empty() {
                 match p.client.load(Ordering::SeqCst) {
                     // Not spawned yet: it has used nothing.
                     0 => Some(0),
@@ -674,6 +680,23 @@ pgalloc_dma 0
         for s in &samples {
             let (c, o) = (s.client_cpu_pct.unwrap(), s.other_cpu_pct.unwrap());
             assert!(c >= 0.0 && o >= 0.0 && s.server_cpu_pct.is_none(), "{s:?}");
+        }
+    }
+
+    /// Clients on other machines (`launcher = "kubernetes"`): even with a
+    /// busy local child pid stored, the client's CPU is not measured (None,
+    /// not 0 or the local process's), and neither is "other".
+    #[test]
+    fn clients_elsewhere_are_not_measured() {
+        let pids = WatchedPids { clients_elsewhere: true, ..Default::default() };
+        pids.client.store(std::process::id(), Ordering::SeqCst);
+        let s = OsSampler::start_watching(Duration::from_millis(100), Some(pids));
+        std::thread::sleep(Duration::from_millis(350));
+        let samples = s.stop();
+        assert!(samples.len() >= 2, "{samples:?}");
+        for s in &samples {
+            assert_eq!((s.client_cpu_pct, s.other_cpu_pct, s.server_cpu_pct), (None, None, None), "{s:?}");
+            assert!(s.cpu_user_pct.is_finite());
         }
     }
 

@@ -201,7 +201,21 @@ impl Spec {
         if !matches!(self.workloads[w].kind, WorkloadKind::Test { .. }) {
             return 1;
         }
-        self.workloads[w].clients.or(self.configurations[c].clients).map_or(1, |x| x.shards)
+        self.clients(c, w).map_or(1, |x| x.shards)
+    }
+
+    /// The `clients` table that applies to workload `w` on configuration
+    /// `c`: the workload's, else the configuration's; test workloads only.
+    pub fn clients(&self, c: usize, w: usize) -> Option<&super::clients::Clients> {
+        if !matches!(self.workloads[w].kind, WorkloadKind::Test { .. }) {
+            return None;
+        }
+        self.workloads[w].clients.as_ref().or(self.configurations[c].clients.as_ref())
+    }
+
+    /// `launcher = "kubernetes"`'s options for workload `w` on configuration `c`.
+    pub fn kubernetes(&self, c: usize, w: usize) -> Option<&super::clients::Kubernetes> {
+        self.clients(c, w).and_then(|x| x.kubernetes.as_deref())
     }
 
     /// Whether some workload runs for the experiment's `time` (TPC-H queries
@@ -784,8 +798,8 @@ fn configuration(
         definition["cpus"] = cpus.to_json();
     }
     let clients = cx.clients_at(&[K("configuration"), I(i)], &c.clients)?;
-    if let Some(x) = clients {
-        definition["clients"] = serde_json::json!({"shards": x.shards, "launcher": "local"});
+    if let Some(x) = &clients {
+        definition["clients"] = x.to_json();
     }
     // Passwords (in the DSN, in `mysql-password` options) never reach the store.
     let definition = crate::secret::redact_json(&definition);
@@ -975,21 +989,53 @@ fn workloads(
     // Every shard runs at least one client.
     for (wi, w) in workloads.iter().enumerate() {
         for (ci, c) in configurations.iter().enumerate() {
-            let shards = match (&w.kind, w.clients.or(c.clients)) {
-                (WorkloadKind::Test { .. }, Some(x)) => x.shards,
+            let (shards, kubernetes) = match (&w.kind, w.clients.as_ref().or(c.clients.as_ref())) {
+                (WorkloadKind::Test { .. }, Some(x)) => (x.shards, x.kubernetes.is_some()),
                 _ => continue,
             };
+            let at = if w.clients.is_some() {
+                vec![K("workload"), I(wi), K("clients")]
+            } else {
+                vec![K("configuration"), I(ci), K("clients")]
+            };
+            if kubernetes {
+                if let Some(why) = kubernetes_refusal(&c.target) {
+                    let mut at = at.clone();
+                    at.push(K("launcher"));
+                    return Err(err(&at, format!("workload '{}' on configuration '{}': {why}", w.name, c.name)));
+                }
+            }
             if let Some(t) = w.threads.iter().find(|t| **t < shards) {
-                let at = if w.clients.is_some() {
-                    vec![K("workload"), I(wi), K("clients")]
-                } else {
-                    vec![K("configuration"), I(ci), K("clients")]
-                };
                 return Err(err(&at, format!("{shards} shards for workload '{}' on configuration '{}': its {t} thread(s) cannot be split over them (each shard runs at least one client)", w.name, c.name)));
             }
         }
     }
     Ok(workloads)
+}
+
+/// Why `launcher = "kubernetes"` cannot run against `target`: the pods run
+/// on other machines, so they reach only a server with a network address
+/// (docs/lab.md#sharded-runs).
+fn kubernetes_refusal(target: &Target) -> Option<String> {
+    match target {
+        Target::External { driver_args } => {
+            let socket = driver_args.iter().find(|a| {
+                a.starts_with("--mysql-socket=") || a.strip_prefix("--pgsql-host=").is_some_and(|h| h.starts_with('/'))
+            });
+            socket.map(|a| {
+                format!(
+                    "\"kubernetes\" pods cannot reach a unix socket on this host ({}): give the server's network address in the dsn (host and port)",
+                    a.split_once('=').map_or("", |x| x.1)
+                )
+            })
+        }
+        Target::Managed(_) => Some(
+            "\"kubernetes\" pods cannot reach a server the lab runs on this host (its unix socket, its loopback): use server = \"external\" with a dsn the pods can reach, or launcher = \"local\"".into(),
+        ),
+        Target::Sqlite { .. } => Some(
+            "\"kubernetes\" pods cannot reach an embedded SQLite file on this host: use server = \"external\" with a dsn the pods can reach, or launcher = \"local\"".into(),
+        ),
+    }
 }
 
 /// Workload `i`, `tpch = {...}`: one workload per query, appended to `workloads`.
