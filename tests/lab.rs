@@ -395,7 +395,8 @@ clients = { shards = 2, launcher = "kubernetes", image = "x", kubectl = "KUBECTL
 #[test]
 fn a_kubernetes_workload_runs_through_dbbench_k8s_and_stores_each_shard() {
     use common::{mysql_db, mysql_query, server_env};
-    let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_MYSQL_HOST"), server_env("DBBENCH_TEST_MYSQL_PORT")) else {
+    let (Some(host), Some(port)) = (server_env("DBBENCH_TEST_MYSQL_HOST"), server_env("DBBENCH_TEST_MYSQL_PORT"))
+    else {
         return;
     };
     let db = format!("dbbench_lab_kube_{}", std::process::id());
@@ -446,18 +447,31 @@ fn a_kubernetes_workload_runs_through_dbbench_k8s_and_stores_each_shard() {
         count(&c, &format!("SELECT events FROM runs WHERE id = {run}"))
     );
     assert_eq!(
-        count(&c, &format!("SELECT sum(json_extract(result, '$.cumulative.counts.events')) FROM run_shards WHERE run_id = {run}")),
+        count(
+            &c,
+            &format!(
+                "SELECT sum(json_extract(result, '$.cumulative.counts.events')) FROM run_shards WHERE run_id = {run}"
+            )
+        ),
         count(&c, &format!("SELECT events FROM runs WHERE id = {run}"))
     );
     assert_eq!(
-        count(&c, &format!("SELECT group_concat(json_extract(summary, '$.threads')) = '1,1' FROM run_shards WHERE run_id = {run}")),
+        count(
+            &c,
+            &format!(
+                "SELECT group_concat(json_extract(summary, '$.threads')) = '1,1' FROM run_shards WHERE run_id = {run}"
+            )
+        ),
         1
     );
     assert_eq!(
         count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {run} AND json_extract(summary, '$.node') LIKE 'standin-node-%'")),
         2
     );
-    assert_eq!(count(&c, &format!("SELECT count(*) FROM run_metrics WHERE name = 'start_skew_ms' AND run_id = {run}")), 1);
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM run_metrics WHERE name = 'start_skew_ms' AND run_id = {run}")),
+        1
+    );
     // The stored argv is dbbench k8s's, without the password.
     let argv = strings(&c, &format!("SELECT argv FROM runs WHERE id = {run}")).join("");
     assert!(argv.contains("\"k8s\"") && argv.contains("--shards=2") && argv.contains("--image=x"), "{argv}");

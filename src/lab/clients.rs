@@ -232,7 +232,10 @@ fn parse_kubernetes(table: &toml::Table) -> Result<Kubernetes, (&'static str, St
             }
         }
         Some(v) => {
-            return Err(("node_selector", format!("must be a table of node labels ({{ \"LABEL\" = \"VALUE\" }}), not {v}")))
+            return Err((
+                "node_selector",
+                format!("must be a table of node labels ({{ \"LABEL\" = \"VALUE\" }}), not {v}"),
+            ))
         }
     }
     let start_grace = match table.get("start_grace") {
@@ -312,10 +315,17 @@ mod tests {
             let k = kube(&format!(", {key} = \"{value}\""));
             assert_eq!(k.args(), ["--image=img", arg, "--start-grace=60"], "{key}");
         }
-        let k = kube(", node_selector = { \"dbbench/client\" = \"yes\", \"kubernetes.io/arch\" = \"amd64\" }, start_grace = 5");
+        let k = kube(
+            ", node_selector = { \"dbbench/client\" = \"yes\", \"kubernetes.io/arch\" = \"amd64\" }, start_grace = 5",
+        );
         assert_eq!(
             k.args(),
-            ["--image=img", "--node-selector=dbbench/client=yes", "--node-selector=kubernetes.io/arch=amd64", "--start-grace=5"]
+            [
+                "--image=img",
+                "--node-selector=dbbench/client=yes",
+                "--node-selector=kubernetes.io/arch=amd64",
+                "--start-grace=5"
+            ]
         );
         assert_eq!(k.timeout_s(0), 6);
         let json = Clients { shards: 2, kubernetes: Some(Box::new(k)) }.to_json();
