@@ -504,6 +504,55 @@ fn a_kubernetes_workload_runs_through_dbbench_k8s_and_stores_each_shard() {
             }
         }
     }
+
+    // Pods that cannot start (no such binary in the "image"): the run is
+    // stored failed, each shard's row names its pod's state, the objects
+    // are deleted and the logs stay for a look (with --keep-data, after the lab).
+    let failing = text
+        .replace("kube-e2e", "kube-fail")
+        .replace("start_grace = 2", "start_grace = 2, binary = \"/nonexistent/dbbench\"");
+    let spec = write_spec(&dir, &failing);
+    let r = common::dbbench_in_env(
+        &dir,
+        &["lab", "run", "--keep-data", &spec],
+        &[
+            ("KUBE_LAB_TEST_PASSWORD", Some(&password)),
+            ("STANDIN_KUBECTL_STATE", Some(state.to_str().unwrap())),
+            ("STANDIN_KUBECTL_DBBENCH", Some(env!("CARGO_BIN_EXE_dbbench"))),
+        ],
+    );
+    assert!(!r.stdout.contains(&password) && !r.stderr.contains(&password));
+    let failed = "(SELECT r.id FROM runs r JOIN cells cl ON r.cell_id = cl.id JOIN experiments e ON cl.experiment_id = e.id WHERE e.name = 'kube-fail')";
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM runs WHERE id = {failed} AND status = 'failed'")),
+        1,
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let error = strings(&c, &format!("SELECT error FROM runs WHERE id = {failed}")).join("");
+    assert!(error.contains("shards failed"), "{error}");
+    assert_eq!(
+        count(&c, &format!("SELECT count(*) FROM run_shards WHERE run_id = {failed} AND result IS NULL AND json_extract(summary, '$.status') LIKE 'failed, exit code %'")),
+        2,
+        "{:?}",
+        strings(&c, &format!("SELECT summary FROM run_shards WHERE run_id = {failed}"))
+    );
+    let left: Vec<_> = std::fs::read_dir(state.join("objects")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(left.is_empty(), "left in the cluster: {left:?}");
+    let mut logs = 0;
+    let mut stack = vec![dir.join("dbbench-lab")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("shard-")) {
+                logs += 1;
+            }
+        }
+    }
+    assert_eq!(logs, 2, "the failed run's shard logs are kept");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1678,7 +1678,7 @@ impl Lab<'_> {
         }
         let skew = doc.as_ref().and_then(|d| d["start_skew_ms"].as_f64());
         if doc.is_some() {
-            // The logs are in the store now; a failed run's stay for a look.
+            // The results are in the store now; a failed run's logs stay (until the next run or the lab's end).
             let _ = std::fs::remove_dir_all(&dir);
         }
         (r, rows, skew, a)
