@@ -9,6 +9,7 @@ mod connect;
 mod driver;
 mod dsn;
 mod engine;
+mod errors;
 mod exit;
 mod fault_point;
 mod k8s;

@@ -109,16 +109,6 @@ pub fn failed(name: &str, e: &anyhow::Error) -> ExitCode {
     Exit::Error.into()
 }
 
-/// A text error from code that still returns `Result<_, String>` (the
-/// sysbench-compatible engine's helpers, `dsn`, `safe_fs`, TPC-H
-/// documents), as an `anyhow::Error` with that text as its one message.
-/// Only a `String` is accepted: calling it on what is already an
-/// `anyhow::Error` would keep its outermost context and drop the causes,
-/// so once a callee is converted the call stops compiling instead.
-pub fn text_error(message: String) -> anyhow::Error {
-    anyhow::Error::msg(message)
-}
-
 /// The connection options (`--db-driver`, `--mysql-*`, `--pgsql-*`,
 /// `--sqlite-*`, `--db-ps-mode`), declared once as the engine's
 /// `OptionSpec`s, as clap arguments: the subcommands that connect add them

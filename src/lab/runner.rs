@@ -17,6 +17,7 @@
 //! Runs already in the store are skipped, which is all `--resume` needs:
 //! a kill loses at most the run in flight.
 
+use crate::errors::text_error;
 use crate::exit::Exit;
 use crate::lab::cpus::CpuSet;
 use crate::lab::datadir;
@@ -28,7 +29,6 @@ use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKin
 use crate::lab::sql;
 use crate::run_document::RunDocument;
 use crate::store::{Overhead, Report, RunRecord, Store};
-use crate::subcommand::text_error;
 use crate::timestamp::rfc3339_now;
 use crate::tpch::document::TpchDocument;
 use anyhow::{anyhow, bail, Context};

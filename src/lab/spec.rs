@@ -504,7 +504,7 @@ pub fn load(path: &Path) -> anyhow::Result<Spec> {
 /// and the part that knows the key path places it (`Ctx::err`), so there is
 /// no chain of causes to keep and the error stays text until here.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
-    validate(path, text).map_err(crate::subcommand::text_error)
+    validate(path, text).map_err(crate::errors::text_error)
 }
 
 /// [`parse`]'s checks: one function per part of the file, in the order a

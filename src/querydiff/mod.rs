@@ -339,12 +339,11 @@ struct Execution {
 impl Endpoint {
     fn open(number: usize, label: String, dsn: &Dsn, init: Option<&str>) -> anyhow::Result<(Endpoint, Option<String>)> {
         let on = || format!("--dsn{number} {}", dsn.shown);
-        let driver =
-            crate::connect::driver(&dsn.driver_args).map_err(crate::subcommand::text_error).with_context(on)?;
+        let driver = crate::connect::driver(&dsn.driver_args).map_err(crate::errors::text_error).with_context(on)?;
         let dialect = Dialect::of_driver(driver.name()).unwrap_or(Dialect::MySql);
         let init = init.map(|i| sqltext::split(i, dialect, Comments::DropDoubleDash)).unwrap_or_default();
         let mut ep = Endpoint { number, label, driver, conn: None, probe: Probe::None, init };
-        let warning = ep.connect().map_err(crate::subcommand::text_error).with_context(on)?;
+        let warning = ep.connect().map_err(crate::errors::text_error).with_context(on)?;
         Ok((ep, warning))
     }
 
@@ -595,8 +594,8 @@ fn count_query(sum: &mut Summary, recs: &[Record], filter: Option<&Filter>) {
 
 fn run_cmd(a: &RunArgs) -> anyhow::Result<Exit> {
     let dsns = [
-        Dsn::parse(required(&a.dsn1, "dsn1", "the first server")?).map_err(crate::subcommand::text_error)?,
-        Dsn::parse(required(&a.dsn2, "dsn2", "the second server")?).map_err(crate::subcommand::text_error)?,
+        Dsn::parse(required(&a.dsn1, "dsn1", "the first server")?).map_err(crate::errors::text_error)?,
+        Dsn::parse(required(&a.dsn2, "dsn2", "the second server")?).map_err(crate::errors::text_error)?,
     ];
     let queries_arg = required(&a.queries, "queries", "a directory of .sql files or one file")?;
     let filter = parse_filter(&a.filter)?;
@@ -632,7 +631,7 @@ fn run_cmd(a: &RunArgs) -> anyhow::Result<Exit> {
     let mut output = match a.output.as_deref() {
         Some(p) if !p.is_empty() => Some(std::io::BufWriter::new(
             crate::safe_fs::create_truncate(std::path::Path::new(p), crate::safe_fs::default_file_mode())
-                .map_err(crate::subcommand::text_error)
+                .map_err(crate::errors::text_error)
                 .with_context(|| format!("--output={p}"))?,
         )),
         _ => None,
@@ -700,7 +699,7 @@ fn run_cmd(a: &RunArgs) -> anyhow::Result<Exit> {
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
-            .map_err(crate::subcommand::text_error)
+            .map_err(crate::errors::text_error)
             .with_context(|| format!("--export-html={path}"))?;
         eprintln!("HTML report: {path}");
     }
@@ -785,7 +784,7 @@ fn report_cmd(a: &ReportArgs) -> anyhow::Result<Exit> {
     crate::term::print_out(&text::render(&saved, filter.as_ref(), &sum));
     if let Some(path) = a.export_html.as_deref().filter(|p| !p.is_empty()) {
         crate::render::write_file(std::path::Path::new(path), html::page(&saved, filter.as_ref(), &sum).as_bytes())
-            .map_err(crate::subcommand::text_error)
+            .map_err(crate::errors::text_error)
             .with_context(|| format!("--export-html={path}"))?;
         eprintln!("HTML report: {path}");
     }

@@ -116,7 +116,7 @@ struct Side {
 /// The figures of a `--format=json` run report, as a stored run's.
 fn figures_from_json(path: &str) -> anyhow::Result<RunFigures> {
     let text = std::fs::read_to_string(path).with_context(|| path.to_string())?;
-    let d = crate::run_document::RunDocument::parse(&text, path).map_err(crate::subcommand::text_error)?;
+    let d = crate::run_document::RunDocument::parse(&text, path).map_err(crate::errors::text_error)?;
     Ok(RunFigures {
         status: if d.aborted.is_some() { "failed".into() } else { "ok".into() },
         error: d.aborted.clone(),

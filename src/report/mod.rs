@@ -230,7 +230,7 @@ pub fn lab_summary(store: &Store, experiment: i64, html: Option<&Path>) -> anyho
         o.push_str(&text::table(&t));
     }
     if let Some(path) = html {
-        write_file(path, html::page(&report, store)?.as_bytes()).map_err(crate::subcommand::text_error)?;
+        write_file(path, html::page(&report, store)?.as_bytes()).map_err(crate::errors::text_error)?;
         o.push_str(&format!(
             "\nHTML report (charts, intervals, latency, system, configuration diff): {}\n",
             path.display()
@@ -624,15 +624,15 @@ fn run(a: Args) -> anyhow::Result<()> {
             "json" => json::document(&report).into_bytes(),
             "csv" => csv::cells(&report).into_bytes(),
             "markdown" => report.markdown().into_bytes(),
-            "xlsx" => xlsx::workbook(&report).map_err(crate::subcommand::text_error)?,
+            "xlsx" => xlsx::workbook(&report).map_err(crate::errors::text_error)?,
             _ => unreachable!("checked when parsed"),
         };
-        write_file(path, &bytes).map_err(crate::subcommand::text_error)?;
+        write_file(path, &bytes).map_err(crate::errors::text_error)?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(dir) = &a.export_charts {
         let page = html::page(&report, &store)?;
-        for line in crate::render::charts::export(&page, dir).map_err(crate::subcommand::text_error)? {
+        for line in crate::render::charts::export(&page, dir).map_err(crate::errors::text_error)? {
             eprintln!("{line}");
         }
     }

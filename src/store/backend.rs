@@ -312,8 +312,7 @@ fn my_val(v: mysql::Value) -> Val {
 pub(super) fn open_sqlite(path: &Path) -> anyhow::Result<Backend> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            crate::safe_fs::private_dir_all(dir, 0o700, "the store's directory")
-                .map_err(crate::subcommand::text_error)?;
+            crate::safe_fs::private_dir_all(dir, 0o700, "the store's directory").map_err(crate::errors::text_error)?;
         }
     }
     // Not through a symlink: one planted where the store is made would

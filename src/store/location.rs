@@ -90,7 +90,7 @@ pub(super) fn parse_location(text: &str) -> anyhow::Result<Location> {
     for kv in query.split('&').filter(|s| !s.is_empty()) {
         match (dialect, kv.split_once('=')) {
             (Dialect::Postgres, Some(("host", v))) | (Dialect::Mysql, Some(("socket", v))) => {
-                socket = Some(percent_decode(v).map_err(crate::subcommand::text_error)?)
+                socket = Some(percent_decode(v).map_err(crate::errors::text_error)?)
             }
             _ => bail!("unknown URL parameter '{kv}'; use {example}"),
         }
@@ -99,11 +99,11 @@ pub(super) fn parse_location(text: &str) -> anyhow::Result<Location> {
         dialect,
         raw_user: raw_user.to_string(),
         raw_password: raw_password.map(str::to_string),
-        user: percent_decode(raw_user).map_err(crate::subcommand::text_error)?,
-        password: raw_password.map(percent_decode).transpose().map_err(crate::subcommand::text_error)?,
+        user: percent_decode(raw_user).map_err(crate::errors::text_error)?,
+        password: raw_password.map(percent_decode).transpose().map_err(crate::errors::text_error)?,
         host: if host.is_empty() { "localhost".to_string() } else { host.to_string() },
         port,
-        db: percent_decode(db).map_err(crate::subcommand::text_error)?,
+        db: percent_decode(db).map_err(crate::errors::text_error)?,
         socket,
     }))
 }

@@ -366,7 +366,7 @@ impl Store {
                 Ok((
                     id,
                     TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))
-                        .map_err(crate::subcommand::text_error)?,
+                        .map_err(crate::errors::text_error)?,
                 ))
             })
             .collect()

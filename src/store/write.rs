@@ -293,7 +293,7 @@ impl Store {
         for row in &rows {
             let (Some(id), Some(text)) = (opt_int(row, 0), opt_text(row, 1)) else { continue };
             let doc = TpchDocument::parse(&text, &format!("results store {}: run {id}", self.location))
-                .map_err(crate::subcommand::text_error)?;
+                .map_err(crate::errors::text_error)?;
             if doc.first_query().is_some_and(|q| q.timed_out) {
                 censored += 1;
             }

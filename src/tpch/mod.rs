@@ -410,10 +410,7 @@ fn run(command: TpchCommand, connection: &[String]) -> anyhow::Result<Exit> {
         TpchCommand::Query { query, stream, run } => run_cmd(
             &run,
             connection,
-            Test::Query(
-                QueryId::parse_list(&query).map_err(crate::subcommand::text_error)?.remove(0),
-                stream.unwrap_or(0),
-            ),
+            Test::Query(QueryId::parse_list(&query).map_err(crate::errors::text_error)?.remove(0), stream.unwrap_or(0)),
         ),
         TpchCommand::Power { run, refresh } => run_cmd(&run, connection, Test::Power(refresh.refresh.unwrap_or(false))),
         TpchCommand::Throughput { streams, run, refresh } => {
@@ -426,7 +423,7 @@ fn run(command: TpchCommand, connection: &[String]) -> anyhow::Result<Exit> {
 
 /// The driver and dialect the connection options name.
 fn connect_driver(args: &[String]) -> anyhow::Result<(std::sync::Arc<dyn crate::driver::Driver>, Dialect)> {
-    let driver = crate::connect::driver(args).map_err(crate::subcommand::text_error)?;
+    let driver = crate::connect::driver(args).map_err(crate::errors::text_error)?;
     let dialect =
         Dialect::of_driver(driver.name()).ok_or_else(|| anyhow!("no TPC-H dialect for driver {}", driver.name()))?;
     Ok((driver, dialect))
@@ -452,7 +449,7 @@ fn create_missing_database(
     let mut other: Vec<String> = args.iter().filter(|x| !x.starts_with(&prefix)).cloned().collect();
     other.push(format!("--{option}={maintenance}"));
     let mut conn = crate::connect::driver(&other)
-        .map_err(crate::subcommand::text_error)?
+        .map_err(crate::errors::text_error)?
         .connect()
         .with_context(|| format!("database '{name}' does not exist, and connecting to create it failed"))?;
     let q = quote.to_string();
@@ -531,12 +528,12 @@ fn queries_cmd(a: &QueriesArgs) -> anyhow::Result<Exit> {
     let stream = a.stream.unwrap_or(0);
     let mut out = String::new();
     for q in run::stream_queries(
-        &QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(crate::subcommand::text_error)?,
+        &QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(crate::errors::text_error)?,
         stream,
     ) {
         let p = run::parameters(q.number, params, sf, stream);
         let text = queries::substitute(
-            &run::template(&q, dialect, a.params.query_dir.as_deref()).map_err(crate::subcommand::text_error)?,
+            &run::template(&q, dialect, a.params.query_dir.as_deref()).map_err(crate::errors::text_error)?,
             &p,
             stream,
             dialect,
@@ -589,7 +586,7 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> anyhow::Result<Exi
     let o = run_options(a, sf)?;
     let json_out = a.json.unwrap_or(false);
     let chosen =
-        QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(crate::subcommand::text_error)?;
+        QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(crate::errors::text_error)?;
     let mut started = Instant::now();
     let mut streams: Vec<(u32, Vec<QueryResult>, f64)> = Vec::new();
     let mut refreshes: Vec<document::RefreshRun> = Vec::new();
@@ -848,7 +845,7 @@ fn check_cmd(files: &[String]) -> anyhow::Result<Exit> {
     }
     let load = |f: &String| -> anyhow::Result<document::TpchDocument> {
         let text = std::fs::read_to_string(f).with_context(|| f.clone())?;
-        document::TpchDocument::parse(&text, f).map_err(crate::subcommand::text_error)
+        document::TpchDocument::parse(&text, f).map_err(crate::errors::text_error)
     };
     let answers = |d: &document::TpchDocument| -> Vec<(String, u32, Option<answers::Answer>)> {
         d.streams.iter().flat_map(|s| &s.queries).map(|q| (q.query.clone(), q.stream, q.answer.clone())).collect()
@@ -953,7 +950,7 @@ fn write_part(
     use std::io::Write;
     // Never through a symlink: `--dir` may be a shared directory such as /tmp.
     let file = crate::safe_fs::create_truncate(path, crate::safe_fs::default_file_mode())
-        .map_err(crate::subcommand::text_error)?;
+        .map_err(crate::errors::text_error)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let mut failed = None;
     let rows = gen::generate(table, sf, part, parts, format, 1 << 20, &mut |chunk| {

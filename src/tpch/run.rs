@@ -338,7 +338,7 @@ pub fn run_query(
 ) -> anyhow::Result<QueryResult> {
     let p = parameters(q.number, o.params, o.sf, stream);
     let text = queries::substitute(
-        &template(q, dialect, o.query_dir.as_deref()).map_err(crate::subcommand::text_error)?,
+        &template(q, dialect, o.query_dir.as_deref()).map_err(crate::errors::text_error)?,
         &p,
         stream,
         dialect,
