@@ -4,7 +4,7 @@
 //! intervals aligned by tick index — in the engine's own layouts
 //! (`crate::output`), with a per-shard table beside it.
 
-use super::result::{ShardResult, PER_SHARD_OPTIONS};
+use super::result::{ShardResult, Text, TickData, PER_SHARD_OPTIONS};
 use super::series::{Scratch, Series};
 use crate::exit::Exit;
 use crate::options::{OptKind, OptionSpec, Options};
@@ -140,11 +140,19 @@ struct ReadSeries {
     warmup: Series,
 }
 
+/// How many results a reader holds parsed before adding their interval
+/// series up, tick by tick across them: a tick's bucket list is then read
+/// and written once per batch instead of once per result (an hour's lists
+/// are some 40 MB, far more than the caches hold), for a batch's documents
+/// (some 8 MB a result of an hour) in memory.
+const BATCH: usize = 4;
+
 /// Reads and checks the result files, on as many threads as there are
-/// CPUs, adding each one's interval series up as it is read and dropping
-/// them: 64 results of an hour's 1-second intervals are 490 MB of JSON,
-/// which held at once took 480 MiB and most of the merge's time in page
-/// faults. Errors name the first bad file in the order given.
+/// CPUs, adding their interval series up as they are read ([`BATCH`] at a
+/// time; the buckets' base64 is read where it lies in the document) and
+/// dropping them: 64 results of an hour's 1-second intervals are 490 MB of
+/// JSON, which held at once took 480 MiB and most of the merge's time in
+/// page faults. Errors name the first bad file in the order given.
 fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries), String> {
     let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -154,28 +162,44 @@ fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries
         let workers: Vec<_> = (0..readers)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut text = String::new();
+                    let mut texts: Vec<String> = (0..BATCH).map(|_| String::new()).collect();
                     let mut scratch = Scratch::default();
                     let mut mine = ReadSeries { intervals: Series::default(), warmup: Series::default() };
                     let mut out: Vec<Read> = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(f) = files.get(i) else { break };
-                        let name = f.display().to_string();
-                        text.clear();
-                        let r = match std::fs::File::open(f)
-                            .and_then(|mut h| std::io::Read::read_to_string(&mut h, &mut text))
-                        {
-                            Err(e) => Err(format!("{name}: {e}")),
-                            Ok(_) => ShardResult::parse(&text, &name).map(|mut r| {
-                                mine.intervals.add(r.shard_index, &r.intervals, &mut scratch);
-                                mine.warmup.add(r.shard_index, &r.warmup_intervals, &mut scratch);
-                                r.intervals = Vec::new();
-                                r.warmup_intervals = Vec::new();
-                                (name, r)
-                            }),
-                        };
-                        out.push((i, r));
+                    let mut done = false;
+                    while !done {
+                        // Up to BATCH files read, each into its own buffer.
+                        let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
+                        while batch.len() < BATCH {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(f) = files.get(i) else {
+                                done = true;
+                                break;
+                            };
+                            let name = f.display().to_string();
+                            let text = &mut texts[batch.len()];
+                            text.clear();
+                            match std::fs::File::open(f).and_then(|mut h| std::io::Read::read_to_string(&mut h, text)) {
+                                Err(e) => out.push((i, Err(format!("{name}: {e}")))),
+                                Ok(_) => batch.push((i, name)),
+                            }
+                        }
+                        let mut parsed: Vec<(usize, String, ShardResult<Text>)> = Vec::with_capacity(BATCH);
+                        for ((i, name), text) in batch.into_iter().zip(&texts) {
+                            match ShardResult::<Text>::parse(text, &name) {
+                                Ok(r) => parsed.push((i, name, r)),
+                                Err(e) => out.push((i, Err(e))),
+                            }
+                        }
+                        let views: Vec<(u32, &[TickData<Text>])> =
+                            parsed.iter().map(|(_, _, r)| (r.shard_index, &r.intervals[..])).collect();
+                        mine.intervals.add_all(&views, &mut scratch);
+                        let views: Vec<(u32, &[TickData<Text>])> =
+                            parsed.iter().map(|(_, _, r)| (r.shard_index, &r.warmup_intervals[..])).collect();
+                        mine.warmup.add_all(&views, &mut scratch);
+                        for (i, name, r) in parsed {
+                            out.push((i, Ok((name, r.without_series()))));
+                        }
                     }
                     (out, mine)
                 })

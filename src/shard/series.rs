@@ -48,7 +48,7 @@ struct RowSum {
 }
 
 impl RowSum {
-    fn of(shard: u32, t: &TickData) -> RowSum {
+    fn of<B>(shard: u32, t: &TickData<B>) -> RowSum {
         RowSum {
             time_s: t.time_s,
             time_from: shard,
@@ -100,7 +100,7 @@ struct Exact {
 }
 
 impl Exact {
-    fn of(h: &HistData) -> Exact {
+    fn of<B>(h: &HistData<B>) -> Exact {
         Exact { count: h.count, min_ns: h.min_ns, max_ns: h.max_ns, sum_ns: h.sum_ns, overflow: h.overflow }
     }
 }
@@ -153,10 +153,23 @@ impl Series {
     /// Adds shard `shard`'s series. A damaged interval is remembered (see
     /// [`Series::rows`]) and the rest of the shard's series still added:
     /// the error decides the merge.
+    #[cfg(test)]
     pub fn add(&mut self, shard: u32, series: &[TickData], scratch: &mut Scratch) {
-        for t in series {
-            if let Err(e) = self.add_tick(shard, t, scratch) {
-                self.note_error(t.tick, shard, format!("shard {shard}, interval {}: {e}", t.tick));
+        self.add_all(&[(shard, series)], scratch)
+    }
+
+    /// Adds several shards' series, (shard, series), a position at a
+    /// time across them: the shards of one run have the same ticks, so
+    /// each tick's list is met once per call while it is in the cache
+    /// (the sums do not depend on the order, nor does the error kept).
+    pub fn add_all<B: AsRef<str>>(&mut self, series: &[(u32, &[TickData<B>])], scratch: &mut Scratch) {
+        let longest = series.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        for k in 0..longest {
+            for &(shard, s) in series {
+                let Some(t) = s.get(k) else { continue };
+                if let Err(e) = self.add_tick(shard, t, scratch) {
+                    self.note_error(t.tick, shard, format!("shard {shard}, interval {}: {e}", t.tick));
+                }
             }
         }
     }
@@ -167,7 +180,7 @@ impl Series {
         }
     }
 
-    fn add_tick(&mut self, shard: u32, t: &TickData, scratch: &mut Scratch) -> Result<(), String> {
+    fn add_tick<B: AsRef<str>>(&mut self, shard: u32, t: &TickData<B>, scratch: &mut Scratch) -> Result<(), String> {
         // Checked as adding them to a period would check them; the rows
         // show no service time, so its buckets are not kept.
         scratch.incoming.clear();
