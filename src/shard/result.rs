@@ -252,14 +252,20 @@ impl<B: AsRef<str>> HistData<B> {
     /// interval series keeps without one ([`super::series`]). Checks what
     /// [`LatencyAcc::add_buckets`] checks, with its errors.
     pub fn decode(&self, bytes: &mut Vec<u8>, out: &mut Vec<(u64, u64)>) -> Result<(), String> {
-        use base64::Engine;
+        self.decode_each(bytes, |v, c| out.push((v, c)))
+    }
+
+    /// The non-empty buckets as (highest value µs, count), in ascending
+    /// order, handed to `each` as they are decoded (the merge's interval
+    /// series adds them where they go without a list of their own); then
+    /// what [`HistData::decode`] checks, with its errors. On an error,
+    /// `each` has seen the buckets before it.
+    #[inline]
+    pub fn decode_each(&self, bytes: &mut Vec<u8>, mut each: impl FnMut(u64, u64)) -> Result<(), String> {
         bytes.clear();
-        base64::engine::general_purpose::STANDARD
-            .decode_vec(self.buckets.as_ref(), bytes)
-            .map_err(|e| format!("latency buckets are not base64: {e}"))?;
+        base64_decode(self.buckets.as_ref(), bytes).map_err(|e| format!("latency buckets are not base64: {e}"))?;
         // Locals, not an iterator's fields: this loop is most of a merge's
         // time (155 million buckets for 64 shards of an hour).
-        out.reserve(bytes.len() / 2);
         let (mut pos, mut prev, mut values, mut truncated) = (0, 0u64, 0u64, false);
         while pos < bytes.len() {
             // Most pairs are two one-byte numbers: four such pairs are read
@@ -276,13 +282,9 @@ impl<B: AsRef<str>> HistData<B> {
                     let v4 = v3 + u64::from(b[6]);
                     let (c1, c2, c3, c4) = (u64::from(b[1]), u64::from(b[3]), u64::from(b[5]), u64::from(b[7]));
                     if v1 != 0 && v4 <= HIST_MAX_US * 2 {
-                        if c1 > 0 && c2 > 0 && c3 > 0 && c4 > 0 {
-                            out.extend_from_slice(&[(v1, c1), (v2, c2), (v3, c3), (v4, c4)]);
-                        } else {
-                            for (v, c) in [(v1, c1), (v2, c2), (v3, c3), (v4, c4)] {
-                                if c > 0 {
-                                    out.push((v, c));
-                                }
+                        for (v, c) in [(v1, c1), (v2, c2), (v3, c3), (v4, c4)] {
+                            if c > 0 {
+                                each(v, c);
                             }
                         }
                         values = values.saturating_add(c1 + c2 + c3 + c4);
@@ -311,7 +313,7 @@ impl<B: AsRef<str>> HistData<B> {
             }
             if c > 0 {
                 values = values.saturating_add(c);
-                out.push((prev, c));
+                each(prev, c);
             }
         }
         if values != self.count {
@@ -330,6 +332,55 @@ impl<B: AsRef<str>> HistData<B> {
         self.decode(&mut Vec::new(), &mut buckets)?;
         acc.add_buckets(buckets.into_iter(), self.count, self.min_ns, self.max_ns, self.sum_ns, self.overflow)
     }
+}
+
+/// The standard base64 alphabet's 6-bit values, one table per place in a
+/// group of four characters (shifted to it in the group's 24 bits); bit 24
+/// marks a byte outside the alphabet (padding included).
+static BASE64_PLACES: [[u32; 256]; 4] = [base64_place(18), base64_place(12), base64_place(6), base64_place(0)];
+
+const fn base64_place(shift: u32) -> [u32; 256] {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut t = [1u32 << 24; 256];
+    let mut i = 0;
+    while i < 64 {
+        t[ALPHABET[i] as usize] = (i as u32) << shift;
+        i += 1;
+    }
+    t
+}
+
+/// `text` as standard base64 (padded) decoded onto `out`, as the base64
+/// crate's `STANDARD.decode_vec` decodes it, at twice its speed: every
+/// group of four characters but the last through one lookup per character
+/// (a merge decodes 490 MB of it). The last group, which may be padded,
+/// and any text that is not plain goes through the crate, so the errors
+/// are its own.
+fn base64_decode(text: &str, out: &mut Vec<u8>) -> Result<(), base64::DecodeError> {
+    use base64::Engine;
+    let engine = &base64::engine::general_purpose::STANDARD;
+    let t = text.as_bytes();
+    let start = out.len();
+    if !t.is_empty() && t.len().is_multiple_of(4) {
+        let (body, last) = t.split_at(t.len() - 4);
+        out.resize(start + body.len() / 4 * 3, 0);
+        let mut outside = 0u32;
+        for (q, o) in body.chunks_exact(4).zip(out[start..].chunks_exact_mut(3)) {
+            let [p0, p1, p2, p3] = &BASE64_PLACES;
+            let v = p0[usize::from(q[0])] | p1[usize::from(q[1])] | p2[usize::from(q[2])] | p3[usize::from(q[3])];
+            outside |= v;
+            o.copy_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
+        }
+        let mut tail = [0u8; 8];
+        if outside >> 24 == 0 {
+            if let Ok(n) = engine.decode_slice(last, &mut tail) {
+                out.extend_from_slice(&tail[..n]);
+                return Ok(());
+            }
+        }
+        out.truncate(start);
+    }
+    engine.decode_vec(text, out)
 }
 
 fn leb128(out: &mut Vec<u8>, mut v: u64) {
@@ -626,6 +677,120 @@ pub(super) mod tests {
                 assert_eq!(merged.percentile_ms(p), whole.percentile_ms(p), "round {round} p{p}");
             }
             assert_eq!(merged.buckets(), whole.buckets(), "round {round}");
+        }
+    }
+
+    /// The bucket decoder as it was before its four-pairs-at-a-time path:
+    /// one pair at a time.
+    fn decode_pairwise(h: &HistData) -> Result<Vec<(u64, u64)>, String> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&h.buckets)
+            .map_err(|e| format!("latency buckets are not base64: {e}"))?;
+        let (mut pos, mut prev, mut values, mut out) = (0, 0u64, 0u64, Vec::new());
+        while pos < bytes.len() {
+            let (Some(d), Some(c)) = (read_leb128(&bytes, &mut pos), read_leb128(&bytes, &mut pos)) else {
+                if values != h.count {
+                    return Err(format!("the latency buckets hold {values} values, the count says {}", h.count));
+                }
+                return Err("latency buckets end in the middle of a number".into());
+            };
+            prev = prev.saturating_add(d);
+            if prev == 0 || prev > HIST_MAX_US * 2 {
+                return Err(format!("a latency bucket of {prev} µs is outside the histogram's range"));
+            }
+            if c > 0 {
+                values = values.saturating_add(c);
+                out.push((prev, c));
+            }
+        }
+        if values != h.count {
+            return Err(format!("the latency buckets hold {values} values, the count says {}", h.count));
+        }
+        Ok(out)
+    }
+
+    /// Random accumulators through their documents decode to their own
+    /// buckets; random LEB128 streams (one- and many-byte numbers, zero
+    /// deltas and counts, buckets beyond the range, streams cut short)
+    /// decode as the pair-by-pair decoder decodes them, errors included.
+    #[test]
+    fn buckets_decode_as_encoded_and_as_pair_by_pair() {
+        use base64::Engine;
+        let mut r = Lcg(0xdec0de);
+        for round in 0..300 {
+            let mut acc = LatencyAcc::default();
+            for _ in 0..r.next() % 5000 {
+                acc.record(latency(&mut r));
+            }
+            let h = HistData::of(&acc);
+            let mut got = Vec::new();
+            h.decode(&mut Vec::new(), &mut got).unwrap();
+            assert_eq!(got, acc.buckets(), "round {round}");
+        }
+        let mut bytes = Vec::new();
+        for round in 0..20_000 {
+            bytes.clear();
+            let mut total = 0u64;
+            for _ in 0..r.next() % 40 {
+                let (d, c) = match r.next() % 20 {
+                    0 => (0, r.next() % 3),
+                    1 => (r.next() % 100_000, 1 + r.next() % 100_000),
+                    2 => (HIST_MAX_US + r.next() % 10, 1),
+                    3 => (1 + r.next() % 5, 0),
+                    _ => (1 + r.next() % 127, 1 + r.next() % 127),
+                };
+                leb128(&mut bytes, d);
+                leb128(&mut bytes, c);
+                total += c;
+            }
+            match r.next() % 10 {
+                0 => bytes.push(0x80 | (r.next() % 128) as u8),
+                1 => total += 1,
+                _ => {}
+            }
+            let h = HistData {
+                count: total,
+                buckets: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                ..HistData::default()
+            };
+            let mut got = Vec::new();
+            let got = h.decode(&mut Vec::new(), &mut got).map(|()| got);
+            assert_eq!(got, decode_pairwise(&h), "round {round}: {bytes:?}");
+        }
+    }
+
+    /// The base64 decoder gives the crate's bytes, or its error, for
+    /// random texts: valid ones of every length and padding, and ones
+    /// with a character replaced, added or removed.
+    #[test]
+    fn base64_decodes_as_the_crate_does() {
+        use base64::Engine;
+        let engine = &base64::engine::general_purpose::STANDARD;
+        let mut r = Lcg(0xba5e64);
+        let odd = b"=!-_ \n\xc3AZaz09+/";
+        for round in 0..50_000 {
+            let raw: Vec<u8> = (0..r.next() % 40).map(|_| r.next() as u8).collect();
+            let mut text = engine.encode(&raw).into_bytes();
+            match r.next() % 4 {
+                0 if !text.is_empty() => {
+                    let i = (r.next() % text.len() as u64) as usize;
+                    text[i] = odd[(r.next() % odd.len() as u64) as usize];
+                }
+                1 => text.insert((r.next() % (text.len() as u64 + 1)) as usize, b'='),
+                2 if !text.is_empty() => {
+                    text.remove((r.next() % text.len() as u64) as usize);
+                }
+                _ => {}
+            }
+            let Ok(text) = String::from_utf8(text) else { continue };
+            let mut got = vec![7u8];
+            let got = base64_decode(&text, &mut got).map(|()| got);
+            let want = engine.decode(&text).map(|mut v| {
+                v.insert(0, 7u8);
+                v
+            });
+            assert_eq!(got, want, "round {round}: {text:?}");
         }
     }
 

@@ -116,14 +116,7 @@ impl Buckets {
     /// (most are: the shards run one workload); from the first it lacks,
     /// the rest is merged in, with `spare` as the new list's storage.
     fn add(&mut self, o: Exact, incoming: &[(u64, u64)], spare: &mut Vec<(u64, u64)>) {
-        let e = &mut self.exact;
-        if o.count > 0 {
-            e.count += o.count;
-            e.min_ns = e.min_ns.min(o.min_ns);
-            e.max_ns = e.max_ns.max(o.max_ns);
-            e.sum_ns += o.sum_ns;
-            e.overflow += o.overflow;
-        }
+        self.add_exact(o);
         let list = &mut self.sorted;
         let mut i = 0;
         for (j, &(v, c)) in incoming.iter().enumerate() {
@@ -137,6 +130,47 @@ impl Buckets {
                 merge_sorted(list, i, &incoming[j..], spare);
                 return;
             }
+        }
+    }
+
+    /// Adds a result's histogram as [`Buckets::add`] adds another
+    /// accumulator, its buckets as they are decoded (those from the first
+    /// value the list lacks gathered in `incoming`, then merged in). On an
+    /// error the list may hold part of them: the error ends the merge.
+    fn add_hist<B: AsRef<str>>(&mut self, h: &HistData<B>, scratch: &mut Scratch) -> Result<(), String> {
+        let list = &mut self.sorted;
+        let incoming = &mut scratch.incoming;
+        incoming.clear();
+        let mut i = 0;
+        h.decode_each(&mut scratch.bytes, |v, c| {
+            if incoming.is_empty() {
+                while i < list.len() && list[i].0 < v {
+                    i += 1;
+                }
+                if i < list.len() && list[i].0 == v {
+                    list[i].1 += c;
+                    i += 1;
+                    return;
+                }
+            }
+            incoming.push((v, c));
+        })?;
+        // list[..i] holds values below the first one gathered.
+        merge_sorted(list, i, incoming, &mut scratch.merged);
+        self.add_exact(Exact::of(h));
+        Ok(())
+    }
+
+    /// An accumulator's exact figures added as `LatencyAcc::add_buckets`
+    /// adds them.
+    fn add_exact(&mut self, o: Exact) {
+        let e = &mut self.exact;
+        if o.count > 0 {
+            e.count += o.count;
+            e.min_ns = e.min_ns.min(o.min_ns);
+            e.max_ns = e.max_ns.max(o.max_ns);
+            e.sum_ns += o.sum_ns;
+            e.overflow += o.overflow;
         }
     }
 }
@@ -181,12 +215,10 @@ impl Series {
     }
 
     fn add_tick<B: AsRef<str>>(&mut self, shard: u32, t: &TickData<B>, scratch: &mut Scratch) -> Result<(), String> {
-        // Checked as adding them to a period would check them; the rows
-        // show no service time, so its buckets are not kept.
-        scratch.incoming.clear();
-        t.period.service.decode(&mut scratch.bytes, &mut scratch.incoming)?;
-        scratch.incoming.clear();
-        t.period.latency.decode(&mut scratch.bytes, &mut scratch.incoming)?;
+        // Checked as adding them to a period would check them (service
+        // time first); the rows show no service time, so its buckets are
+        // not kept.
+        t.period.service.decode_each(&mut scratch.bytes, |_, _| {})?;
         let row = RowSum::of(shard, t);
         let tick = match self.ticks.entry(t.tick) {
             Entry::Vacant(e) => e.insert(Tick { row, latency: Buckets::empty() }),
@@ -196,8 +228,7 @@ impl Series {
                 tick
             }
         };
-        tick.latency.add(Exact::of(&t.period.latency), &scratch.incoming, &mut scratch.merged);
-        Ok(())
+        tick.latency.add_hist(&t.period.latency, scratch)
     }
 
     /// Adds another reader's series (the same shards may not be in both).
@@ -271,7 +302,7 @@ fn merge_sorted(into: &mut Vec<(u64, u64)>, from: usize, incoming: &[(u64, u64)]
 mod tests {
     use super::*;
     use crate::shard::result::tests::Lcg;
-    use crate::shard::result::{PeriodData, TickData};
+    use crate::shard::result::{PeriodData, Text, TickData};
     use crate::stats::LatencyAcc;
 
     /// Random shards' interval series (ticks missing here and there,
@@ -342,11 +373,18 @@ mod tests {
                 row.late_ms = late;
                 want.push(format!("{row:?}"));
             }
-            // Now: two readers, shards dealt out of order, then absorbed.
+            // Now: two readers, shards dealt out of order in batches of 1
+            // to 4 (the buckets' base64 borrowed from each shard's JSON),
+            // then absorbed.
+            let docs: Vec<String> = series.iter().map(|s| serde_json::to_string(s).unwrap()).collect();
+            let read: Vec<Vec<TickData<Text>>> = docs.iter().map(|d| serde_json::from_str(d).unwrap()).collect();
             let (mut a, mut b, mut scratch) = (Series::default(), Series::default(), Scratch::default());
-            for (i, s) in series.iter().enumerate().rev() {
+            let mut order: Vec<(u32, &[TickData<Text>])> =
+                read.iter().enumerate().rev().map(|(i, s)| (i as u32, &s[..])).collect();
+            while !order.is_empty() {
+                let n = (1 + r.next() % 4).min(order.len() as u64) as usize;
                 let reader = if r.next().is_multiple_of(2) { &mut a } else { &mut b };
-                reader.add(i as u32, s, &mut scratch);
+                reader.add_all(&order.drain(..n).collect::<Vec<_>>(), &mut scratch);
             }
             a.absorb(b, &mut scratch);
             let got: Vec<String> = a.rows(&pct).unwrap().iter().map(|row| format!("{row:?}")).collect();
