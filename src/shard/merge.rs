@@ -141,15 +141,15 @@ struct ReadSeries {
 }
 
 /// How many results a reader holds parsed before adding their interval
-/// series up, tick by tick across them: a tick's bucket list is then read
-/// and written once per batch instead of once per result (an hour's lists
-/// are some 40 MB, far more than the caches hold), for a batch's documents
-/// (some 8 MB a result of an hour) in memory.
-const BATCH: usize = 4;
+/// series up, tick by tick across them, so that a tick's bucket list is
+/// met once per batch rather than once per result. 4 took 50 MiB more
+/// (their documents) for no CPU time measured since buckets are added as
+/// they are decoded (docs/performance.md): one at a time.
+const BATCH: usize = 1;
 
 /// Reads and checks the result files, on as many threads as there are
 /// CPUs, adding their interval series up as they are read ([`BATCH`] at a
-/// time; the buckets' base64 is read where it lies in the document) and
+/// time; the buckets' base64 is decoded where it lies in the document) and
 /// dropping them: 64 results of an hour's 1-second intervals are 490 MB of
 /// JSON, which held at once took 480 MiB and most of the merge's time in
 /// page faults. Errors name the first bad file in the order given.
