@@ -93,12 +93,15 @@ trap 'exit 143' TERM
 if [ -z "$SERVERS_DIR" ]; then
     SERVERS_DIR=$WORK/srv
     OWN_SERVERS=1
+    # Only the engines asked for. (One pattern for both, `*" mariadb
+    # "*" postgresql "*`, never matched "mariadb postgresql": the space
+    # between them can be used once, so PostgreSQL was never started.)
     only=()
-    case " $ENGINES " in
-        *" mariadb "*" postgresql "* | *" postgresql "*" mariadb "*) ;;
-        *" mariadb "*) only=(--only mariadb) ;;
-        *" postgresql "*) only=(--only postgresql) ;;
-    esac
+    want_mariadb=0 want_postgresql=0
+    case " $ENGINES " in *" mariadb "*) want_mariadb=1 ;; esac
+    case " $ENGINES " in *" postgresql "*) want_postgresql=1 ;; esac
+    if [ "$want_mariadb$want_postgresql" = 10 ]; then only=(--only mariadb); fi
+    if [ "$want_mariadb$want_postgresql" = 01 ]; then only=(--only postgresql); fi
     DBBENCH_MARIADB_OPTIONS="--max-connections=$((CLIENTS + 100))" \
         DBBENCH_POSTGRESQL_OPTIONS="-c max_connections=$((CLIENTS + 100))" \
         scripts/servers.sh up "$SERVERS_DIR" "${only[@]}" >"$WORK/servers.log" 2>&1 ||
