@@ -4,7 +4,7 @@
 //! intervals aligned by tick index — in the engine's own layouts
 //! (`crate::output`), with a per-shard table beside it.
 
-use super::result::{ShardResult, Text, TickData, PER_SHARD_OPTIONS};
+use super::result::{ShardResult, Text, PER_SHARD_OPTIONS};
 use super::series::{Scratch, Series};
 use crate::exit::Exit;
 use crate::options::{OptKind, OptionSpec, Options};
@@ -140,19 +140,14 @@ struct ReadSeries {
     warmup: Series,
 }
 
-/// How many results a reader holds parsed before adding their interval
-/// series up, tick by tick across them, so that a tick's bucket list is
-/// met once per batch rather than once per result. 4 took 50 MiB more
-/// (their documents) for no CPU time measured since buckets are added as
-/// they are decoded (docs/performance.md): one at a time.
-const BATCH: usize = 1;
-
 /// Reads and checks the result files, on as many threads as there are
-/// CPUs, adding their interval series up as they are read ([`BATCH`] at a
-/// time; the buckets' base64 is decoded where it lies in the document) and
-/// dropping them: 64 results of an hour's 1-second intervals are 490 MB of
-/// JSON, which held at once took 480 MiB and most of the merge's time in
-/// page faults. Errors name the first bad file in the order given.
+/// CPUs, adding each one's interval series up as it is read (the buckets'
+/// base64 is decoded where it lies in the document) and dropping them: 64
+/// results of an hour's 1-second intervals are 490 MB of JSON, which held
+/// at once took 480 MiB and most of the merge's time in page faults.
+/// (Holding 4 parsed results per reader, to add them tick by tick across
+/// the four, was measured: 50 MiB more for no CPU time, docs/performance.md.)
+/// Errors name the first bad file in the order given.
 fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries), String> {
     let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -162,43 +157,28 @@ fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries
         let workers: Vec<_> = (0..readers)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut texts: Vec<String> = (0..BATCH).map(|_| String::new()).collect();
+                    let mut text = String::new();
                     let mut scratch = Scratch::default();
                     let mut mine = ReadSeries { intervals: Series::default(), warmup: Series::default() };
                     let mut out: Vec<Read> = Vec::new();
-                    let mut done = false;
-                    while !done {
-                        // Up to BATCH files read, each into its own buffer.
-                        let mut batch: Vec<(usize, String)> = Vec::with_capacity(BATCH);
-                        while batch.len() < BATCH {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(f) = files.get(i) else {
-                                done = true;
-                                break;
-                            };
-                            let name = f.display().to_string();
-                            let text = &mut texts[batch.len()];
-                            text.clear();
-                            match std::fs::File::open(f).and_then(|mut h| std::io::Read::read_to_string(&mut h, text)) {
-                                Err(e) => out.push((i, Err(format!("{name}: {e}")))),
-                                Ok(_) => batch.push((i, name)),
-                            }
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        let name = f.display().to_string();
+                        text.clear();
+                        if let Err(e) =
+                            std::fs::File::open(f).and_then(|mut h| std::io::Read::read_to_string(&mut h, &mut text))
+                        {
+                            out.push((i, Err(format!("{name}: {e}"))));
+                            continue;
                         }
-                        let mut parsed: Vec<(usize, String, ShardResult<Text>)> = Vec::with_capacity(BATCH);
-                        for ((i, name), text) in batch.into_iter().zip(&texts) {
-                            match ShardResult::<Text>::parse(text, &name) {
-                                Ok(r) => parsed.push((i, name, r)),
-                                Err(e) => out.push((i, Err(e))),
+                        match ShardResult::<Text>::parse(&text, &name) {
+                            Err(e) => out.push((i, Err(e))),
+                            Ok(r) => {
+                                mine.intervals.add(r.shard_index, &r.intervals, &mut scratch);
+                                mine.warmup.add(r.shard_index, &r.warmup_intervals, &mut scratch);
+                                out.push((i, Ok((name, r.without_series()))));
                             }
-                        }
-                        let views: Vec<(u32, &[TickData<Text>])> =
-                            parsed.iter().map(|(_, _, r)| (r.shard_index, &r.intervals[..])).collect();
-                        mine.intervals.add_all(&views, &mut scratch);
-                        let views: Vec<(u32, &[TickData<Text>])> =
-                            parsed.iter().map(|(_, _, r)| (r.shard_index, &r.warmup_intervals[..])).collect();
-                        mine.warmup.add_all(&views, &mut scratch);
-                        for (i, name, r) in parsed {
-                            out.push((i, Ok((name, r.without_series()))));
                         }
                     }
                     (out, mine)

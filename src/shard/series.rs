@@ -186,24 +186,12 @@ pub struct Scratch {
 impl Series {
     /// Adds shard `shard`'s series. A damaged interval is remembered (see
     /// [`Series::rows`]) and the rest of the shard's series still added:
-    /// the error decides the merge.
-    #[cfg(test)]
-    pub fn add(&mut self, shard: u32, series: &[TickData], scratch: &mut Scratch) {
-        self.add_all(&[(shard, series)], scratch)
-    }
-
-    /// Adds several shards' series, (shard, series), a position at a
-    /// time across them: the shards of one run have the same ticks, so
-    /// each tick's list is met once per call while it is in the cache
-    /// (the sums do not depend on the order, nor does the error kept).
-    pub fn add_all<B: AsRef<str>>(&mut self, series: &[(u32, &[TickData<B>])], scratch: &mut Scratch) {
-        let longest = series.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
-        for k in 0..longest {
-            for &(shard, s) in series {
-                let Some(t) = s.get(k) else { continue };
-                if let Err(e) = self.add_tick(shard, t, scratch) {
-                    self.note_error(t.tick, shard, format!("shard {shard}, interval {}: {e}", t.tick));
-                }
+    /// the error decides the merge (the first by (tick, shard), whatever
+    /// order the shards are added in).
+    pub fn add<B: AsRef<str>>(&mut self, shard: u32, series: &[TickData<B>], scratch: &mut Scratch) {
+        for t in series {
+            if let Err(e) = self.add_tick(shard, t, scratch) {
+                self.note_error(t.tick, shard, format!("shard {shard}, interval {}: {e}", t.tick));
             }
         }
     }
@@ -373,18 +361,14 @@ mod tests {
                 row.late_ms = late;
                 want.push(format!("{row:?}"));
             }
-            // Now: two readers, shards dealt out of order in batches of 1
-            // to 4 (the buckets' base64 borrowed from each shard's JSON),
-            // then absorbed.
+            // Now: two readers, shards dealt out of order (the buckets'
+            // base64 borrowed from each shard's JSON), then absorbed.
             let docs: Vec<String> = series.iter().map(|s| serde_json::to_string(s).unwrap()).collect();
             let read: Vec<Vec<TickData<Text>>> = docs.iter().map(|d| serde_json::from_str(d).unwrap()).collect();
             let (mut a, mut b, mut scratch) = (Series::default(), Series::default(), Scratch::default());
-            let mut order: Vec<(u32, &[TickData<Text>])> =
-                read.iter().enumerate().rev().map(|(i, s)| (i as u32, &s[..])).collect();
-            while !order.is_empty() {
-                let n = (1 + r.next() % 4).min(order.len() as u64) as usize;
+            for (shard, s) in read.iter().enumerate().rev() {
                 let reader = if r.next().is_multiple_of(2) { &mut a } else { &mut b };
-                reader.add_all(&order.drain(..n).collect::<Vec<_>>(), &mut scratch);
+                reader.add(shard as u32, s, &mut scratch);
             }
             a.absorb(b, &mut scratch);
             let got: Vec<String> = a.rows(&pct).unwrap().iter().map(|row| format!("{row:?}")).collect();
