@@ -930,10 +930,14 @@ fn start_metrics(
     Ok(server)
 }
 
-/// Shortest wait, after `--time`, for clients still in an event before the
-/// run ends without them when `--forced-shutdown` is off (the wait is twice
-/// the longest event seen, if longer).
+/// Shortest time, after `--time`, in which no client ends its event or
+/// finishes before the run ends without them when `--forced-shutdown` is
+/// off (the wait is twice the longest event seen, if longer).
 const STALL_GRACE_MIN: Duration = Duration::from_secs(5);
+
+/// How often, after `--time`, the reporting thread looks for clients that
+/// ended their event or finished (a scan of the clients' flags).
+const STALL_PROGRESS_SAMPLE: Duration = Duration::from_millis(250);
 
 /// The main thread's side of a run: collects each boundary's figures,
 /// prints interval lines and checkpoints, and the final report.
@@ -1031,10 +1035,15 @@ impl<'a> Reporter<'a> {
             .filter(|_| !cfg.time.is_zero())
             .map(|g| crate::clock::ns_of(released.run_start + cfg.time + g));
         let deadline_ns = shared.deadline().map(crate::clock::ns_of);
-        // Without --forced-shutdown, clients still in an event this long after
-        // --time end the run anyway (a stopped server must not hang a bounded
-        // run); decided at the deadline from the longest event seen so far.
+        // Without --forced-shutdown, a run whose clients stop making progress
+        // after --time ends anyway (a stopped server must not hang a bounded
+        // run): no client ending its event or finishing for the stall grace
+        // (STALL_GRACE_MIN, or twice the longest event seen, if longer). A
+        // drain that progresses is not a stall: at 4096 PostgreSQL clients
+        // the server ends ~700 backends a second, so the last clients finish
+        // 5-6 s after --time, as under sysbench.
         let mut stall_ns: Option<u64> = None;
+        let (mut left, mut progress_ns) = (u64::MAX, 0);
         loop {
             let now = crate::clock::now_ns();
             while next_b != u64::MAX && now >= next_b.saturating_add(slack_ns) {
@@ -1042,15 +1051,21 @@ impl<'a> Reporter<'a> {
                 next_b = grid.next_after(next_b);
             }
             if let (None, Some(d)) = (forced_ns, deadline_ns) {
-                if now >= d && stall_ns.is_none() {
-                    let grace = STALL_GRACE_MIN.as_nanos() as u64;
-                    stall_ns = Some(d + grace.max(self.collector.longest_event_ns().saturating_mul(2)));
+                if now >= d {
+                    // Clients not finished plus events not ended: after --time
+                    // no event starts, so this only falls while work ends.
+                    let now_left = u64::from(ctl.threads_running.load(Ordering::Relaxed)) + in_events(&self.stats);
+                    if now_left < left {
+                        (left, progress_ns) = (now_left, now);
+                        let grace = STALL_GRACE_MIN.as_nanos() as u64;
+                        stall_ns = Some(now + grace.max(self.collector.longest_event_ns().saturating_mul(2)));
+                    }
                 }
             }
             let forced =
                 forced_ns.filter(|f| now >= *f).map(|_| true).or(stall_ns.filter(|s| now >= *s).map(|_| false));
             if let Some(by_option) = forced {
-                self.forced_end(by_option, now, deadline_ns, next_b, metrics);
+                self.forced_end(by_option, now, (deadline_ns, progress_ns), next_b, metrics);
             }
             let all_done = ctl.all_done.lock().unwrap_or_else(|p| p.into_inner());
             if *all_done {
@@ -1060,6 +1075,11 @@ impl<'a> Reporter<'a> {
             for t in [forced_ns, stall_ns.or(deadline_ns.filter(|_| forced_ns.is_none()))].into_iter().flatten() {
                 wake = wake.min(t);
             }
+            if stall_ns.is_some() {
+                // Progress is sampled, so that a stall is declared within
+                // STALL_PROGRESS_SAMPLE of its grace after the last progress.
+                wake = wake.min(now.saturating_add(STALL_PROGRESS_SAMPLE.as_nanos() as u64));
+            }
             let wait =
                 Duration::from_nanos(wake.saturating_sub(crate::clock::now_ns())).max(Duration::from_micros(100));
             let _ = ctl.done.wait_timeout(all_done, wait);
@@ -1067,13 +1087,14 @@ impl<'a> Reporter<'a> {
     }
 
     /// Ends a run whose clients did not finish: past `--forced-shutdown`
-    /// (`by_option`) or stalled after `--time`. Reports what was measured,
-    /// marked as aborted, and ends the process.
+    /// (`by_option`) or stalled after `--time` (`deadline_ns`, the last
+    /// progress at `progress_ns`). Reports what was measured, marked as
+    /// aborted, and ends the process.
     fn forced_end(
         &mut self,
         by_option: bool,
         now: u64,
-        deadline_ns: Option<u64>,
+        (deadline_ns, progress_ns): (Option<u64>, u64),
         mut next_b: u64,
         metrics: Option<&crate::metrics::Server>,
     ) -> ! {
@@ -1086,9 +1107,11 @@ impl<'a> Reporter<'a> {
             format!("forced shutdown with {unfinished} unfinished events")
         } else {
             let waited = (now - deadline_ns.unwrap_or(now)) as f64 / 1e9;
+            let quiet = now.saturating_sub(progress_ns) as f64 / 1e9;
             crate::log::fatal(&format!(
-                "{running} of {} clients had not finished {waited:.1}s after the end of --time ({unfinished} in an event: \
-                 is the server stopped?); ending the run (--forced-shutdown=N sets this wait)",
+                "{running} of {} clients had not finished {waited:.1}s after the end of --time, none for the last \
+                 {quiet:.1}s ({unfinished} in an event: is the server stopped?); ending the run (--forced-shutdown=N \
+                 sets this wait)",
                 self.cfg.threads
             ));
             format!("stalled: {running} clients had not finished {waited:.1}s after the end of --time")
