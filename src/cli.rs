@@ -427,9 +427,10 @@ mod tests {
 
     #[test]
     fn config_file_applies_in_place() {
-        let dir = std::env::temp_dir().join(format!("dbbench-cfg-{}", std::process::id()));
-        std::fs::write(&dir, "# comment\nthreads=8\ntime = 3\nmysql-host=\"a,b\"\n").unwrap();
-        let p = parse(&args(&["--threads=2", &format!("--config-file={}", dir.display()), "--time=5"])).unwrap();
+        let dir = crate::safe_fs::TestDir::new("cfg");
+        let file = dir.join("config");
+        std::fs::write(&file, "# comment\nthreads=8\ntime = 3\nmysql-host=\"a,b\"\n").unwrap();
+        let p = parse(&args(&["--threads=2", &format!("--config-file={}", file.display()), "--time=5"])).unwrap();
         let mut o = Options::default();
         o.declare(general_options());
         o.declare([OptionSpec::new("mysql_host", OptKind::List, "localhost", "")]);
@@ -437,6 +438,5 @@ mod tests {
         assert_eq!(o.int("threads"), 8);
         assert_eq!(o.int("time"), 5);
         assert_eq!(o.list("mysql_host"), vec!["a", "b"]);
-        let _ = std::fs::remove_file(dir);
     }
 }

@@ -261,15 +261,69 @@ pub fn default_file_mode() -> u32 {
     0o666 & !(mask as u32)
 }
 
+/// A unit test's directory: a [`unique_dir`] under the system temp
+/// directory (one `mkdir`, 0700, a fresh random name, so nothing another
+/// user planted at a predictable name is used), removed with its contents
+/// on drop, or kept and named when the test panicked or with
+/// `DBBENCH_TEST_KEEP=1`. The integration
+/// tests' `tests/common::tempdir` is the same for them.
+#[cfg(test)]
+pub struct TestDir(PathBuf);
+
+#[cfg(test)]
+impl TestDir {
+    /// A new directory `dbbench-unit-{tag}-<random>`.
+    pub fn new(tag: &str) -> TestDir {
+        let dir = unique_dir(&std::env::temp_dir(), &format!("dbbench-unit-{tag}-"), 0o700)
+            .unwrap_or_else(|e| panic!("test directory: {e}"));
+        TestDir(dir)
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() || std::env::var_os("DBBENCH_TEST_KEEP").is_some_and(|v| v == "1") {
+            eprintln!("kept the test's directory: {}", self.0.display());
+        } else {
+            // remove_dir_all does not follow symlinks inside the tree.
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("dbb-safefs-{}-{tag}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
+    fn tmp(tag: &str) -> TestDir {
+        TestDir::new(&format!("safefs-{tag}"))
+    }
+
+    #[test]
+    fn a_test_dir_is_fresh_private_and_removed_on_drop() {
+        let (a, b) = (TestDir::new("x"), TestDir::new("x"));
+        assert_ne!(&*a, &*b);
+        assert_eq!(fs::symlink_metadata(&*a).unwrap().mode() & 0o7777, 0o700);
+        fs::write(a.join("f"), "x").unwrap();
+        let path = a.to_path_buf();
+        drop(a);
+        assert!(!path.exists());
     }
 
     #[test]
@@ -291,7 +345,6 @@ mod tests {
         assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
         assert_eq!(fs::read_to_string(&link).unwrap(), "new");
         assert!(!fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -323,6 +376,5 @@ mod tests {
         assert!(e.contains("not sticky"), "{e}");
         let nested = private_dir_all(&d.join("a/b/c"), 0o700, "x").unwrap();
         assert!(nested.is_dir());
-        let _ = fs::remove_dir_all(&d);
     }
 }

@@ -731,14 +731,11 @@ mod tests {
             run("PostgreSQL COPY", c.as_mut(), false);
             run("PostgreSQL INSERT path", c.as_mut(), true);
         }
-        let dir = std::env::temp_dir().join(format!("dbbench-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
+        let dir = crate::safe_fs::TestDir::new("bench");
         let mut o = driver_opts(sqlite::options(), &[]);
         o.set("sqlite_db", &dir.join("bench.sqlite").display().to_string());
         let mut c = sqlite::create(&o).expect("driver").connect().expect("connect");
         run("SQLite prepared INSERT, one transaction", c.as_mut(), false);
         run("SQLite INSERT path (autocommit)", c.as_mut(), true);
-        drop(c);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -817,14 +817,11 @@ mod tests {
         }
     }
 
-    fn temp_db(name: &str) -> String {
-        let dir = std::env::temp_dir().join(format!("dbbench-sqlite-test-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join(format!("{name}.sqlite"));
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
-        }
-        p.display().to_string()
+    /// A database path in a fresh test directory (removed when the guard drops).
+    fn temp_db(name: &str) -> (crate::safe_fs::TestDir, String) {
+        let dir = crate::safe_fs::TestDir::new("sqlite");
+        let p = dir.join(format!("{name}.sqlite")).display().to_string();
+        (dir, p)
     }
 
     fn opts(path: &str, extra: &[(&str, &str)]) -> Options {
@@ -838,7 +835,7 @@ mod tests {
     /// `--sqlite-busy-timeout=0` every one of them must still connect.
     #[test]
     fn simultaneous_opens_of_a_wal_database_all_connect() {
-        let path = temp_db("simultaneous-open");
+        let (_dir, path) = temp_db("simultaneous-open");
         let o = opts(&path, &[("sqlite_journal_mode", "wal"), ("sqlite_busy_timeout", "0")]);
         let driver: Arc<dyn Driver> = Arc::from(create(&o).expect("driver"));
         {
@@ -892,7 +889,7 @@ mod tests {
 
     #[test]
     fn prepared_statements_and_outcomes() {
-        let path = temp_db("basic");
+        let (_dir, path) = temp_db("basic");
         let drv = create(&opts(&path, &[])).expect("driver");
         let mut c = drv.connect().expect("connect");
         assert!(c.server_version().starts_with('3'));
@@ -942,7 +939,7 @@ mod tests {
 
     #[test]
     fn many_statements_stay_cached() {
-        let path = temp_db("many");
+        let (_dir, path) = temp_db("many");
         let drv = create(&opts(&path, &[])).expect("driver");
         let mut c = drv.connect().expect("connect");
         let ids: Vec<_> = (0..100).map(|i| c.prepare(&format!("SELECT {i} + ?")).expect("prepare")).collect();
@@ -953,7 +950,7 @@ mod tests {
 
     #[test]
     fn ps_mode_disable_emulates_with_escaping() {
-        let path = temp_db("emul");
+        let (_dir, path) = temp_db("emul");
         let drv = create(&opts(&path, &[("db_ps_mode", "disable")])).expect("driver");
         let mut c = drv.connect().expect("connect");
         c.query("CREATE TABLE e (id INTEGER, c TEXT, d REAL)").expect("ddl");
@@ -971,7 +968,7 @@ mod tests {
 
     #[test]
     fn busy_is_mapped_and_begin_mode_applies() {
-        let path = temp_db("busy");
+        let (_dir, path) = temp_db("busy");
         let drv = create(&opts(&path, &[("sqlite_busy_timeout", "0"), ("sqlite_begin", "immediate")])).expect("driver");
         let mut a = drv.connect().expect("a");
         let mut b = drv.connect().expect("b");
@@ -1026,7 +1023,7 @@ mod tests {
     /// are errors, and nothing of a failed load stays.
     #[test]
     fn bulk_load_prepared_and_insert() {
-        let path = temp_db("bulk");
+        let (_dir, path) = temp_db("bulk");
         let mut c = create(&opts(&path, &[])).expect("driver").connect().expect("connect");
         check_bulk_load(c.as_mut(), "bulk", false, &own_bulk_load);
         let bad = [
@@ -1050,7 +1047,7 @@ mod tests {
     /// sqlite3_interrupt() stops a long recursive CTE; Cancelled, fatal unless listed.
     #[test]
     fn cancel_stops_a_running_statement() {
-        let path = temp_db("cancel");
+        let (_dir, path) = temp_db("cancel");
         let drv = create(&opts(&path, &[])).expect("driver");
         let mut c = drv.connect().expect("connect");
         // About ten seconds or more of work when nobody stops it.

@@ -566,29 +566,8 @@ fn io_error(what: &str, path: &Path, e: &io::Error) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::safe_fs::TestDir as TempDir;
     use std::io::Write;
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(tag: &str) -> TempDir {
-            static N: AtomicU32 = AtomicU32::new(0);
-            let p = std::env::temp_dir().join(format!(
-                "dbbench-datadir-{tag}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-            let _ = remove_tree(&p);
-            fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = remove_tree(&self.0);
-        }
-    }
 
     fn write(path: &Path, data: &[u8]) {
         let mut f = File::create(path).unwrap();
@@ -665,7 +644,7 @@ mod tests {
     #[test]
     fn snapshot_copies_everything_and_refuses_existing_destination() {
         let t = TempDir::new("snap");
-        let (src, snap) = (t.0.join("data"), t.0.join("snaps/one"));
+        let (src, snap) = (t.join("data"), t.join("snaps/one"));
         make_tree(&src);
         let st = snapshot(&src, &snap).unwrap();
         assert_same_tree(&src, &snap);
@@ -684,7 +663,7 @@ mod tests {
     #[test]
     fn restore_after_modify_add_delete_gives_the_snapshot_back() {
         let t = TempDir::new("restore");
-        let (live, snap) = (t.0.join("data"), t.0.join("snap"));
+        let (live, snap) = (t.join("data"), t.join("snap"));
         make_tree(&live);
         snapshot(&live, &snap).unwrap();
 
@@ -743,16 +722,16 @@ mod tests {
     #[test]
     fn restore_into_missing_or_empty_directory_is_a_full_copy() {
         let t = TempDir::new("full");
-        let (src, snap) = (t.0.join("data"), t.0.join("snap"));
+        let (src, snap) = (t.join("data"), t.join("snap"));
         make_tree(&src);
         snapshot(&src, &snap).unwrap();
-        let missing = t.0.join("new/live");
+        let missing = t.join("new/live");
         let st = restore(&snap, &missing).unwrap();
         assert!(matches!(st.method, CopyMethod::Reflink | CopyMethod::Copy));
         assert_eq!(st.files_copied, 10);
         assert_same_tree(&snap, &missing);
 
-        let empty = t.0.join("empty-live");
+        let empty = t.join("empty-live");
         fs::create_dir(&empty).unwrap();
         let st = restore(&snap, &empty).unwrap();
         assert_eq!((st.method, st.files_copied), (CopyMethod::Sync, 10));
@@ -765,7 +744,7 @@ mod tests {
     #[test]
     fn restore_through_a_symlinked_data_directory() {
         let t = TempDir::new("symlinked");
-        let (real, link, snap) = (t.0.join("real"), t.0.join("datadir"), t.0.join("snap"));
+        let (real, link, snap) = (t.join("real"), t.join("datadir"), t.join("snap"));
         make_tree(&real);
         std::os::unix::fs::symlink(&real, &link).unwrap();
         snapshot(&link, &snap).unwrap();
@@ -779,7 +758,7 @@ mod tests {
     #[test]
     fn permissions_and_times_are_preserved() {
         let t = TempDir::new("perm");
-        let (src, snap) = (t.0.join("data"), t.0.join("snap"));
+        let (src, snap) = (t.join("data"), t.join("snap"));
         make_tree(&src);
         chmod(&src.join("ibdata1"), 0o2755);
         snapshot(&src, &snap).unwrap();
@@ -804,15 +783,15 @@ mod tests {
     #[test]
     fn errors_name_the_path_and_the_remedy() {
         let t = TempDir::new("err");
-        let err = format!("{:#}", restore(&t.0.join("nope"), &t.0.join("live")).unwrap_err());
+        let err = format!("{:#}", restore(&t.join("nope"), &t.join("live")).unwrap_err());
         assert!(err.contains("nope") && err.contains("check the path"), "{err}");
-        write(&t.0.join("file"), b"x");
-        let err = format!("{:#}", snapshot(&t.0.join("file"), &t.0.join("s")).unwrap_err());
+        write(&t.join("file"), b"x");
+        let err = format!("{:#}", snapshot(&t.join("file"), &t.join("s")).unwrap_err());
         assert!(err.contains("not a directory"), "{err}");
-        fs::create_dir(t.0.join("src")).unwrap();
-        let err = format!("{:#}", restore(&t.0.join("src"), &t.0.join("file")).unwrap_err());
+        fs::create_dir(t.join("src")).unwrap();
+        let err = format!("{:#}", restore(&t.join("src"), &t.join("file")).unwrap_err());
         assert!(err.contains("not a directory"), "{err}");
-        let err = format!("{:#}", restore(&t.0, &t.0.join("src")).unwrap_err());
+        let err = format!("{:#}", restore(&*t, &t.join("src")).unwrap_err());
         assert!(err.contains("overlap"), "{err}");
     }
 }

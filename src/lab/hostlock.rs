@@ -339,10 +339,9 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn tempdir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("dbbench-hostlock-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+    /// A fresh directory, 0755 like the system's lock directory.
+    fn tempdir(tag: &str) -> crate::safe_fs::TestDir {
+        let d = crate::safe_fs::TestDir::new(&format!("hostlock-{tag}"));
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
         d
     }
@@ -354,14 +353,14 @@ mod tests {
 
     #[test]
     fn files_are_made_readable_by_all_and_writable_by_the_owner_only() {
-        let d = tempdir("modes").join("lock");
+        let t = tempdir("modes");
+        let d = t.join("lock");
         let f = open_in(&d, EXCLUSIVE, true).unwrap();
         assert_eq!(f.metadata().unwrap().mode() & 0o777, 0o644);
         assert_eq!(std::fs::metadata(&d).unwrap().mode() & 0o777, 0o755);
         // Opening again (another lab) uses the same file.
         let g = open_in(&d, EXCLUSIVE, false).unwrap();
         assert_eq!(f.metadata().unwrap().ino(), g.metadata().unwrap().ino());
-        let _ = std::fs::remove_dir_all(d.parent().unwrap());
     }
 
     #[test]
@@ -377,7 +376,6 @@ mod tests {
         assert!(h.command.contains("dbbench"), "{h:?}");
         drop(f);
         assert!(flock(&g, libc::LOCK_EX).unwrap());
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -396,7 +394,6 @@ mod tests {
         std::os::unix::fs::symlink(&lockdir, &linked).unwrap();
         let e = format!("{:#}", open_in(&linked, PRESENT, true).unwrap_err());
         assert!(e.contains("symbolic link"), "{e}");
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -417,7 +414,6 @@ mod tests {
         assert!(e.contains("writable by every user"), "{e}");
         let f = open_in(&lockdir, EXCLUSIVE, true).unwrap();
         assert_eq!(f.metadata().unwrap().mode() & 0o777, 0o644);
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -439,6 +435,5 @@ mod tests {
         std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
         let e = format!("{:#}", open_in(&lockdir, PRESENT, true).unwrap_err());
         assert!(e.contains("belongs to uid 65534"), "{e}");
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

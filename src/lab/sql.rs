@@ -156,8 +156,7 @@ mod tests {
 
     #[test]
     fn sqlite_hooks_and_variables() {
-        let dir = std::env::temp_dir().join(format!("dbbench-labsql-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_fs::TestDir::new("labsql");
         let db = dir.join("x.sqlite");
         let mut c = connect(&["--db-driver=sqlite".into(), format!("--sqlite-db={}", db.display())]).unwrap();
         assert_eq!(
@@ -172,6 +171,5 @@ mod tests {
         assert!(c.variables().unwrap().contains_key("sqlite_version"));
         let e = format!("{:#}", c.execute_script("SELEC 1").unwrap_err());
         assert!(e.contains("in: SELEC 1"), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

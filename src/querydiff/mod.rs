@@ -797,8 +797,7 @@ mod tests {
 
     #[test]
     fn directories_are_read_in_natural_order() {
-        let d = std::env::temp_dir().join(format!("dbbench-qd-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let d = crate::safe_fs::TestDir::new("qd");
         for (f, t) in
             [("10.sql", "select 10"), ("2.sql", "select 2;\n-- only a comment\n;select 22;"), ("notes.txt", "x")]
         {
@@ -808,8 +807,10 @@ mod tests {
         let names: Vec<&str> = q.iter().map(|q| q.name.as_str()).collect();
         assert_eq!(names, ["2.sql#1", "2.sql#2", "10.sql"]);
         assert_eq!(q[1].sql, "select 22");
-        std::fs::remove_dir_all(&d).unwrap();
-        assert!(read_queries(&d, &[Dialect::MySql]).unwrap_err().to_string().contains("no such file or directory"));
+        assert!(read_queries(&d.join("gone"), &[Dialect::MySql])
+            .unwrap_err()
+            .to_string()
+            .contains("no such file or directory"));
     }
 
     #[test]

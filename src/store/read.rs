@@ -439,8 +439,7 @@ mod tests {
     fn a_stored_record_missing_a_field_is_one_clear_error() {
         use crate::tpch::document::{Metrics, Options, Params, Stream, TpchDocument};
         use crate::tpch::run::{Execution, Method, QueryResult};
-        let dir = std::env::temp_dir().join(format!("dbbench-store-missing-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::safe_fs::TestDir::new("store-missing");
         let s = Store::open(&dir.join("r.sqlite").display().to_string()).unwrap();
         let e = s
             .create_experiment("x", "", "x.toml", "", "h", None, &serde_json::json!({}), &serde_json::json!({}))
@@ -507,6 +506,5 @@ mod tests {
             let err = format!("{:#}", s.run_overheads(e).unwrap_err());
             assert!(err.contains(&format!("run {id}: overhead is not the lab's record ({why}")), "{err}");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

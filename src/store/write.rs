@@ -816,9 +816,7 @@ mod tests {
     /// have no product; new runs get one.
     #[test]
     fn a_version_1_store_is_upgraded() {
-        let dir = std::env::temp_dir().join(format!("dbbench-store-v1-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_fs::TestDir::new("store-v1");
         let path = dir.join("v1.sqlite");
         {
             let c = Connection::open(&path).unwrap();
@@ -849,15 +847,12 @@ mod tests {
         let version: i64 =
             Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(version, SCHEMA_VERSION);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn migrates_and_round_trips_a_run() {
-        let dir = std::env::temp_dir().join(format!("dbbench-store-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::safe_fs::TestDir::new("store-test");
         round_trip(&dir.join("r.sqlite").display().to_string());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -897,8 +892,7 @@ mod tests {
 
     #[test]
     fn the_store_password_is_hidden_in_the_stored_spec() {
-        let dir = std::env::temp_dir().join(format!("dbbench-store-secret-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::safe_fs::TestDir::new("store-secret");
         let mut s = Store::open(&dir.join("r.sqlite").display().to_string()).unwrap();
         s.url_auth = Some(("team".into(), "s3cret".into()));
         let spec = "[experiment]\nstore = \"postgresql://team:s3cret@db/lab\"\n";
@@ -907,6 +901,5 @@ mod tests {
             .unwrap();
         let text = s.rows("SELECT spec_text FROM experiments WHERE id = ?", &vals![e]).unwrap()[0][0].text().unwrap();
         assert_eq!(text, "[experiment]\nstore = \"postgresql://team:<hidden>@db/lab\"\n");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -887,10 +887,8 @@ mod tests {
     /// the protocol on a unix socket with a read timeout (no hang).
     #[test]
     fn a_server_asking_for_another_file_gets_nothing() {
-        let dir = std::env::temp_dir().join(format!("dbbench-fake-mysql-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_fs::TestDir::new("fake-mysql");
         let path = dir.join("fake.sock");
-        let _ = std::fs::remove_file(&path);
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
@@ -945,6 +943,5 @@ mod tests {
         assert!(answers[0].0.starts_with("LOAD DATA LOCAL INFILE 'dbbench-stream' INTO TABLE t "), "{}", answers[0].0);
         assert_eq!(answers[1].0, "SELECT 1");
         assert!(answers.iter().all(|(_, file)| file.is_empty()), "the client sent file data");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -148,8 +148,7 @@ mod tests {
     /// server" said nothing of why: the reason is the crate error's cause.
     #[test]
     fn a_postgresql_connect_error_says_why() {
-        let dir = std::env::temp_dir().join(format!("dbbench-admin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_fs::TestDir::new("admin");
         // No server listens in a fresh directory.
         let e = postgres::Config::new()
             .host_path(&dir)
@@ -159,7 +158,6 @@ mod tests {
             .connect(postgres::NoTls)
             .err()
             .expect("nothing listens there");
-        let _ = std::fs::remove_dir(&dir);
         let line = pg_err(&e);
         assert!(line.starts_with("error connecting to server: "), "{line}");
         assert!(line.contains("No such file or directory"), "{line}");

@@ -995,8 +995,7 @@ mod tests {
     fn the_buffer_pool_dump_is_off_unless_a_config_file_sets_it() {
         let off = cold_buffer_pool_args(None);
         assert!(off.iter().any(|a| a == "--loose-innodb-buffer-pool-load-at-startup=OFF"), "{off:?}");
-        let dir = std::env::temp_dir().join(format!("dbbench-cold-pool-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let dir = crate::safe_fs::TestDir::new("cold-pool");
         let cnf = dir.join("my.cnf");
         fs::write(&cnf, "[mysqld]\nkey_buffer_size = 64M\n").unwrap();
         assert_eq!(cold_buffer_pool_args(Some(&cnf)), off);
@@ -1004,11 +1003,12 @@ mod tests {
             fs::write(&cnf, format!("[mysqld]\n{line}\n")).unwrap();
             assert!(cold_buffer_pool_args(Some(&cnf)).is_empty(), "{line}");
         }
-        let _ = fs::remove_dir_all(&dir);
     }
 
-    /// A short temporary directory; kills every server handed to it and
-    /// removes the directory when the test ends, also on a failed assertion.
+    /// A short temporary directory (a fresh name, made by one mkdir, 0711
+    /// as root so that servers under their own accounts reach their
+    /// directories inside); kills every server handed to it and removes the
+    /// directory when the test ends, also on a failed assertion.
     pub(super) struct Fixture {
         pub(super) dir: PathBuf,
         servers: Vec<ManagedServer>,
@@ -1016,9 +1016,8 @@ mod tests {
 
     impl Fixture {
         pub(super) fn new(tag: &str) -> Fixture {
-            let dir = PathBuf::from(format!("/tmp/dbb-{}-{tag}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).unwrap();
+            let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+            let dir = crate::safe_fs::unique_dir(Path::new("/tmp"), &format!("dbb-{tag}-"), mode).unwrap();
             Fixture { dir, servers: Vec::new() }
         }
 
