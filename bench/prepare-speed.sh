@@ -24,6 +24,9 @@
 # Environment (defaults in brackets):
 #   TABLES, TABLE_SIZE, THREADS   the prepare [4, 1000000, 4]
 #   ROUNDS        rounds [3]
+#   WAYS          the ways to run, a subset that includes sysbench and floor
+#                 [dbbench-load dbbench-insert sysbench floor]; e.g. without
+#                 dbbench-insert at 10M rows per table, where it adds ~25 min
 #   ENGINES       [mariadb postgresql]
 #   MYSQL_SOCKET  an existing MariaDB server's socket (user MYSQL_USER [root],
 #                 no password, FILE privilege for the floor); with PGSQL_HOST
@@ -178,7 +181,14 @@ run_one() {
     echo "$engine $way $wall $cpu" >>"$WORK/results"
 }
 
-WAYS=(dbbench-load dbbench-insert sysbench floor)
+ALL_WAYS="dbbench-load dbbench-insert sysbench floor"
+read -r -a WAYS <<<"${WAYS:-$ALL_WAYS}"
+for way in "${WAYS[@]}"; do
+    case " $ALL_WAYS " in *" $way "*) ;; *) echo "prepare-speed.sh: unknown way '$way' in WAYS (ways: $ALL_WAYS)" >&2; exit 1 ;; esac
+done
+for way in sysbench floor; do
+    case " ${WAYS[*]} " in *" $way "*) ;; *) echo "prepare-speed.sh: WAYS must include sysbench and floor (the ratios' denominators)" >&2; exit 1 ;; esac
+done
 echo "prepare: $PREPARE_OPTS; $ROUNDS round(s); engines: $ENGINES; $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for engine in $ENGINES; do
     write_rows "$engine"
