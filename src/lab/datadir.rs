@@ -791,7 +791,7 @@ mod tests {
         fs::create_dir(t.join("src")).unwrap();
         let err = format!("{:#}", restore(&t.join("src"), &t.join("file")).unwrap_err());
         assert!(err.contains("not a directory"), "{err}");
-        let err = format!("{:#}", restore(&*t, &t.join("src")).unwrap_err());
+        let err = format!("{:#}", restore(&t, &t.join("src")).unwrap_err());
         assert!(err.contains("overlap"), "{err}");
     }
 }
