@@ -6,7 +6,8 @@
 # 1. the client's own cost: user-space instructions per query under
 #    callgrind for oltp_point_select and oltp_read_only, dbbench against
 #    sysbench 1.0.20 (bench/sysbench-vs-dbbench.sh with one client, no
-#    timed runs);
+#    timed runs) on MariaDB ("ipq"), and on PostgreSQL with both of
+#    dbbench's clients ("ipq-pg", bench/pg-client-cost.sh);
 # 2. prepare: wall and client CPU of dbbench's bulk path, its INSERT path,
 #    sysbench and the server's own floor (bench/prepare-speed.sh);
 # 3. thousands of clients: peak RSS and QPS against sysbench
@@ -21,7 +22,7 @@
 # rounds and say how loaded the host was.
 #
 # Environment (defaults in brackets):
-#   PARTS [ipq prepare clients lab]   which parts to run
+#   PARTS [ipq ipq-pg prepare clients lab]   which parts to run
 #   ROUNDS [3]                        rounds of the timed parts
 #   TABLE_SIZE [1000000]              rows per table for the prepare part
 #   CLIENTS [4096]                    clients for the memory part
@@ -31,7 +32,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO"
 export DBBENCH=${DBBENCH:-$REPO/target/release/dbbench}
 [ -x "$DBBENCH" ] || { echo "guard.sh: $DBBENCH missing; run cargo build --release" >&2; exit 1; }
-PARTS=${PARTS:-ipq prepare clients lab}
+PARTS=${PARTS:-ipq ipq-pg prepare clients lab}
 export ROUNDS=${ROUNDS:-3}
 OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/dbbench-guard.XXXXXX)}
 mkdir -p "$OUT_DIR"
@@ -52,10 +53,11 @@ for p in $PARTS; do
     case $p in
         ipq) part ipq env THREADS= MANY_CLIENTS= CALLGRIND=1 WORKLOADS="oltp_point_select oltp_read_only" \
             bench/sysbench-vs-dbbench.sh ;;
+        ipq-pg) part ipq-pg bench/pg-client-cost.sh ;;
         prepare) part prepare env TABLE_SIZE="${TABLE_SIZE:-1000000}" bench/prepare-speed.sh ;;
         clients) part clients env CLIENTS="${CLIENTS:-4096}" bench/client-memory.sh ;;
         lab) part lab bench/lab-overhead.sh ;;
-        *) echo "guard.sh: unknown part '$p' (ipq, prepare, clients, lab)" >&2; exit 1 ;;
+        *) echo "guard.sh: unknown part '$p' (ipq, ipq-pg, prepare, clients, lab)" >&2; exit 1 ;;
     esac
 done
 

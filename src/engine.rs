@@ -131,8 +131,8 @@ pub fn dispatch(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     }
     if let Some(n) = cfg.client_threads_refused {
         crate::log::warning(&format!(
-            "--client-threads={n} multiplexes only the native MySQL client (plain connection, --mysql-client=native); \
-             running one thread per client"
+            "--client-threads={n} multiplexes only the native clients (MySQL: a plain connection, --mysql-client=native; \
+             PostgreSQL: a unix socket or --pgsql-sslmode=disable, --pgsql-client=native); running one thread per client"
         ));
     }
     let _progress = (cmd == "prepare").then(|| crate::progress::Progress::start(expected_rows(shared)));
@@ -1874,8 +1874,12 @@ fn client_threads(opts: &Options) -> Result<(u32, Option<u32>), String> {
     let n = v.parse::<u32>().ok().filter(|n| *n <= 1_000_000).ok_or_else(|| {
         format!("FATAL: Invalid value for --client-threads: '{v}' (use auto, 0 for one thread per client, or a number of threads up to 1000000)")
     })?;
-    let native_mysql = opts.str("db_driver") == "mysql" && crate::driver::mysql::native_protocol(opts);
-    if n > 0 && !native_mysql {
+    let native = match opts.str("db_driver") {
+        "mysql" => crate::driver::mysql::native_protocol(opts),
+        "pgsql" => crate::driver::pgsql::native_protocol(opts),
+        _ => false,
+    };
+    if n > 0 && !native {
         return Ok((0, Some(n)));
     }
     Ok((n, None))

@@ -132,7 +132,7 @@ fn sqlite_client_threads_fall_back_with_a_warning() {
     // Once (the run's configuration is built twice: before and after the
     // script's own options).
     assert_eq!(
-        r.stdout.matches("WARNING: --client-threads=2 multiplexes only the native MySQL client").count(),
+        r.stdout.matches("WARNING: --client-threads=2 multiplexes only the native clients").count(),
         1,
         "{}",
         r.stdout
@@ -484,16 +484,20 @@ fn pgsql_lost_connections_reconnect() {
     let Some(base) = pgsql_db("dbb_reconn") else { return };
     let dir = tempdir("pgsql-reconn");
     assert_eq!(dbbench_in(&dir, &args(&base, &["oltp_read_write", "prepare", "--table-size=1000"])).code, 0);
-    let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4"]);
-    let r = run_while_killing(&dir, &a, || {
-        let n = pgsql_query(
-            "sbtest",
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'dbb_reconn'",
-        );
-        assert_ne!(n, vec!["0".to_string()], "no benchmark sessions to terminate");
-    });
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert!(r.number("reconnects:").unwrap() >= 1.0, "{}", r.stdout);
+    // Both client models (the native client multiplexes; the crate's does not).
+    for model in ["--client-threads=0", "--client-threads=1"] {
+        let a = args(&base, &["oltp_read_write", "run", "--table-size=1000", "--threads=2", "--time=4", model]);
+        let r = run_while_killing(&dir, &a, || {
+            let n = pgsql_query(
+                "sbtest",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'dbb_reconn'",
+            );
+            assert_ne!(n, vec!["0".to_string()], "no benchmark sessions to terminate");
+        });
+        assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
+        assert!(r.number("reconnects:").unwrap() >= 1.0, "{model}: {}", r.stdout);
+        assert!(!r.stdout.contains("multiplexes only"), "{model}: {}", r.stdout);
+    }
 }
 
 #[test]
@@ -516,7 +520,18 @@ fn sqlite_concurrent_read_write_transactions_do_not_deadlock() {
 #[test]
 fn mysql_client_models_agree() {
     let Some(base) = mysql_db("dbb_models") else { return };
-    let dir = tempdir("mysql-models");
+    client_models_agree(&base, "mysql-models");
+}
+
+/// The same with PostgreSQL's native client.
+#[test]
+fn pgsql_client_models_agree() {
+    let Some(base) = pgsql_db("dbb_models") else { return };
+    client_models_agree(&base, "pgsql-models");
+}
+
+fn client_models_agree(base: &[String], tag: &str) {
+    let dir = tempdir(tag);
     std::fs::write(
         dir.join("models.lua"),
         r#"
@@ -543,6 +558,7 @@ end
         let r =
             dbbench_in(&dir, &args(&base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
         assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
+        assert!(!r.stdout.contains("multiplexes only"), "{model}: {}", r.stdout);
         let mut lines: Vec<String> =
             r.stdout.lines().filter(|l| l.starts_with("client ")).map(str::to_string).collect();
         lines.sort();

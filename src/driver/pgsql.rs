@@ -1,4 +1,8 @@
-//! PostgreSQL driver on the synchronous `postgres` crate.
+//! PostgreSQL driver: two clients behind one `Driver`. Sessions without TLS
+//! (a unix socket, or `--pgsql-sslmode=disable`) use our own protocol
+//! client by default (`pg_wire`, `NativePgConnection` here); TLS sessions
+//! and `--pgsql-client=crate` use the synchronous `postgres` crate
+//! (`PgsqlConnection`). Both classify errors alike (`pg_wire::kind_of_sqlstate`).
 //!
 //! Parameters: statements are prepared with their parameter types left to
 //! the server, and every parameter is sent in *text* format (as libpq and
@@ -6,8 +10,9 @@
 //! so an `Int` bound to an INT4 column, a NUMERIC or even a DATE column all
 //! work, with no client-side type matching.
 //!
-//! Results arrive in binary format (the crate always asks for it) and are
-//! converted back to PostgreSQL's text form for the common types (bool,
+//! Results: the native client asks for text format, so cells are the
+//! server's own text, as libpq gives sysbench. Through the crate they arrive
+//! in binary format (the crate always asks for it) and are converted back to PostgreSQL's text form for the common types (bool,
 //! integers, floats, numeric, date/time, uuid, bytea, json/jsonb and all
 //! text types); any other type's cell is its raw binary value.
 //!
@@ -71,12 +76,27 @@ pub fn options() -> Vec<OptionSpec> {
             "the client certificate's private key (PEM); default PGSSLKEY, else ~/.postgresql/postgresql.key",
         ),
         OptionSpec::new(
+            "pgsql_client",
+            OptKind::String,
+            "native",
+            "Client implementation: native (dbbench's own protocol code, lowest overhead; sessions without TLS: a unix socket or --pgsql-sslmode=disable) or crate (the postgres crate; used anyway for TLS)",
+        ),
+        OptionSpec::new(
             "pgsql_ignore_errors",
             OptKind::List,
             "40P01,23505,40001",
             "SQLSTATEs (or 2-character classes like 40) that roll back and restart the event, or 'all'; lost connections always reconnect",
         ),
     ]
+}
+
+/// Whether connections use the native client (`pg_wire`): asked for, and
+/// without TLS (a unix socket, or `--pgsql-sslmode=disable`). Its waits go
+/// through `sched::wait_fd`, so its clients can be multiplexed.
+pub fn native_protocol(opts: &Options) -> bool {
+    opts.str("pgsql_client").trim() == "native"
+        && (opts.str("pgsql_host").trim().starts_with('/')
+            || opts.str("pgsql_sslmode").trim().eq_ignore_ascii_case("disable"))
 }
 
 /// `None` = `all`; else SQLSTATEs or 2-character classes, upper case.
@@ -107,6 +127,9 @@ struct Config {
     db: String,
     ignore: Option<Vec<String>>,
     ps_disabled: bool,
+    /// The native client's target, when `--pgsql-client=native` and the
+    /// session has no TLS (see `pg_wire`).
+    native: Option<super::pg_wire::Target>,
 }
 
 impl std::fmt::Debug for Config {
@@ -232,6 +255,20 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     }
     let target =
         if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
+    let native = match opts.str("pgsql_client").trim() {
+        "native" if tls.is_none() => Some(super::pg_wire::Target {
+            endpoint: if host.starts_with('/') {
+                super::mysql::Endpoint::Socket(format!("{host}/.s.PGSQL.{port}"))
+            } else {
+                super::mysql::Endpoint::Tcp(if host.is_empty() { "localhost".into() } else { host.clone() }, port)
+            },
+            user: user.clone(),
+            db: db.clone(),
+            password: password.to_string(),
+        }),
+        "native" | "crate" => None,
+        other => return Err(format!("invalid --pgsql-client value '{other}': use native or crate")),
+    };
     let cfg = Config {
         pg,
         tls,
@@ -240,6 +277,7 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         db,
         ignore: parse_ignore(&opts.list("pgsql_ignore_errors"))?,
         ps_disabled: ps_mode_disabled(opts)?,
+        native,
     };
     Ok(Box::new(PgsqlDriver { cfg: Arc::new(cfg) }))
 }
@@ -250,6 +288,19 @@ impl Driver for PgsqlDriver {
     }
 
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
+        if let Some(t) = &self.cfg.native {
+            let session = open_native_session(&self.cfg, t, false)?;
+            let key = Arc::new(Mutex::new(session.key));
+            return Ok(Box::new(NativePgConnection {
+                session,
+                cfg: self.cfg.clone(),
+                stmts: Slots::default(),
+                names: 0,
+                pending: Default::default(),
+                spare: ResultSet::default(),
+                key,
+            }));
+        }
         let client = open_session(&self.cfg, false)?;
         let cancel = Arc::new(Mutex::new(client.cancel_token()));
         Ok(Box::new(PgsqlConnection {
@@ -294,17 +345,7 @@ fn is_io(e: &postgres::Error) -> bool {
 fn map_err(e: postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let state = db.code().code();
-        let kind = match state {
-            "40P01" => ErrorKind::Deadlock,
-            "40001" => ErrorKind::Serialization,
-            "23505" => ErrorKind::UniqueViolation,
-            "55P03" => ErrorKind::LockTimeout,
-            // query_canceled: a cancel request or statement_timeout.
-            "57014" => ErrorKind::Cancelled,
-            // Class 08 and admin shutdown / crash shutdown / cannot connect now.
-            s if s.starts_with("08") || matches!(s, "57P01" | "57P02" | "57P03") => ErrorKind::ConnectionLost,
-            _ => ErrorKind::Other,
-        };
+        let kind = super::pg_wire::kind_of_sqlstate(state);
         return DbError { kind, code: 0, sqlstate: state.to_string(), message: db.message().to_string() };
     }
     let (kind, sqlstate) = if is_io(&e) { (ErrorKind::ConnectionLost, "08006") } else { (ErrorKind::Other, "") };
@@ -383,7 +424,7 @@ impl ToSql for Param<'_> {
 }
 
 /// PostgreSQL's text for a float8.
-fn f64_text(d: f64) -> String {
+pub(super) fn f64_text(d: f64) -> String {
     match d {
         _ if d.is_nan() => "NaN".into(),
         f64::INFINITY => "Infinity".into(),
@@ -778,6 +819,171 @@ impl Connection for PgsqlConnection {
     }
 }
 
+/// A native session ([`super::pg_wire`]); a failure names target, user and
+/// database as [`connect_error`] does for the crate's.
+fn open_native_session(
+    cfg: &Config,
+    t: &super::pg_wire::Target,
+    reconnect: bool,
+) -> Result<super::pg_wire::Session, DbError> {
+    use super::pg_wire::WireError;
+    super::pg_wire::Session::connect(t).map_err(|e| {
+        let (kind, sqlstate, detail) = match e {
+            WireError::Server { sqlstate, message } => (ErrorKind::ConnectFailed, sqlstate, message),
+            WireError::Io(e) if reconnect => {
+                (ErrorKind::ConnectionLost, "08001".to_string(), format!("error connecting to server: {e}"))
+            }
+            WireError::Io(e) => {
+                (ErrorKind::ConnectFailed, "08001".to_string(), format!("error connecting to server: {e}"))
+            }
+            WireError::Protocol(m) => (ErrorKind::ConnectFailed, "08001".to_string(), m),
+        };
+        let detail = crate::exit::with_descriptor_advice(&detail);
+        DbError {
+            kind,
+            code: 0,
+            sqlstate,
+            message: format!(
+                "cannot connect to PostgreSQL at {} as '{}', database '{}': {detail}",
+                cfg.target, cfg.user, cfg.db
+            ),
+        }
+    })
+}
+
+/// A statement of the native client: server-side (its name, translated SQL
+/// and result columns) or emulated.
+enum NativeStmt {
+    Server { name: String, sql: String, params: usize, columns: usize },
+    Emulated(Emulated),
+}
+
+/// One PostgreSQL connection through the native client (`--pgsql-client=native`).
+pub struct NativePgConnection {
+    session: super::pg_wire::Session,
+    cfg: Arc<Config>,
+    stmts: Slots<NativeStmt>,
+    /// Statements named so far (names are `dbb<N>`, never reused).
+    names: u64,
+    /// Results after the first of the last query, for `next_result`.
+    pending: std::collections::VecDeque<Outcome>,
+    /// A result set handed back by the caller, filled by the next execute.
+    spare: ResultSet,
+    /// The session's cancel key, shared with cancellers and replaced on reconnect.
+    key: Arc<Mutex<(i32, i32)>>,
+}
+
+impl NativePgConnection {
+    fn native_target(&self) -> &super::pg_wire::Target {
+        // A NativePgConnection exists only for a config with a native target.
+        self.cfg.native.as_ref().expect("native target")
+    }
+}
+
+impl Connection for NativePgConnection {
+    fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        self.pending.clear();
+        let mut out = Vec::new();
+        self.session.simple_query(sql, &mut out).map_err(|e| e.into_db_error())?;
+        self.pending.extend(out);
+        Ok(self.pending.pop_front().unwrap_or(Outcome::Affected(0)))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let stmt = if self.cfg.ps_disabled {
+            NativeStmt::Emulated(Emulated::new(sql, Dialect::PostgreSql))
+        } else {
+            let sql = translate(sql);
+            self.names += 1;
+            let name = format!("dbb{}", self.names);
+            let (params, columns) = self.session.prepare(&name, &sql).map_err(|e| e.into_db_error())?;
+            NativeStmt::Server { name, sql, params, columns }
+        };
+        Ok(self.stmts.insert(stmt))
+    }
+
+    fn execute(&mut self, id: StmtId, params: &[Value]) -> Result<Outcome, DbError> {
+        self.pending.clear();
+        let (name, columns) = match self.stmts.get(id) {
+            // Checked here as the crate does: the server would answer a
+            // wrong count with SQLSTATE 08P01, a "connection" class.
+            Some(NativeStmt::Server { params: n, .. }) if *n != params.len() => {
+                return Err(DbError {
+                    kind: ErrorKind::Other,
+                    code: 0,
+                    sqlstate: String::new(),
+                    message: format!("expected {n} parameters but got {}", params.len()),
+                })
+            }
+            Some(NativeStmt::Server { name, columns, .. }) => (name, *columns),
+            Some(NativeStmt::Emulated(e)) => {
+                let text = e.render(params, push_literal)?;
+                return self.query(&text);
+            }
+            None => return Err(closed_stmt(id)),
+        };
+        let mut rs = std::mem::take(&mut self.spare);
+        let affected = self.session.execute(name, params, columns, &mut rs).map_err(|e| e.into_db_error())?;
+        Ok(if columns == 0 { Outcome::Affected(affected) } else { Outcome::Rows(rs) })
+    }
+
+    fn close_statement(&mut self, id: StmtId) {
+        if let Some(NativeStmt::Server { name, .. }) = self.stmts.remove(id) {
+            // A failure shows in the connection's next statement.
+            let _ = self.session.close_statement(&name);
+        }
+    }
+
+    fn reconnect(&mut self) -> Result<(), DbError> {
+        let t = self.native_target().clone();
+        self.session = open_native_session(&self.cfg, &t, true)?;
+        *self.key.lock().unwrap_or_else(|p| p.into_inner()) = self.session.key;
+        for slot in self.stmts.iter_mut() {
+            if let NativeStmt::Server { name, sql, params, columns } = slot {
+                (*params, *columns) = self.session.prepare(name, sql).map_err(|e| e.into_db_error())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn quote(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        push_literal(&mut out, &Value::Text(s.to_string()));
+        out
+    }
+
+    fn recycle(&mut self, rs: ResultSet) {
+        self.spare = rs;
+    }
+
+    fn more_results(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn next_result(&mut self) -> Option<Outcome> {
+        self.pending.pop_front()
+    }
+
+    /// `COPY ... FROM STDIN` as on the crate path (text format, `|`).
+    fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
+        self.pending.clear();
+        let sql = format!("COPY {table} ({}) FROM STDIN WITH (FORMAT text, DELIMITER '|')", columns.join(", "));
+        self.session.copy_in(&sql, COPY_CHUNK_BYTES, rows).map_err(|e| e.into_db_error())
+    }
+
+    fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
+        Some(Box::new(super::pg_wire::WireCanceller {
+            endpoint: self.native_target().endpoint.clone(),
+            key: self.key.clone(),
+            target: self.cfg.target.clone(),
+        }))
+    }
+
+    fn server_version(&mut self) -> String {
+        self.session.server_version.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{
@@ -802,6 +1008,38 @@ mod tests {
 
     fn connect(o: &Options) -> Box<dyn Connection> {
         connect_new(create(o))
+    }
+
+    /// Both clients: the tests below run against each (`--pgsql-client`).
+    const CLIENTS: [&str; 2] = ["crate", "native"];
+
+    /// TCP options for `client`: the native client only speaks plain TCP.
+    fn tcp(client: &str, port: &str) -> Options {
+        let mut o = opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", port), ("pgsql_client", client)]);
+        if client == "native" {
+            o.set("pgsql_sslmode", "disable");
+        }
+        o
+    }
+
+    /// The native client names its statements dbb<N>, the crate s<N>: which
+    /// client a connection is, seen from the server.
+    #[test]
+    fn each_client_is_the_one_asked_for() {
+        for client in CLIENTS {
+            let Some(o) = server(&[("pgsql_client", client)]) else { return };
+            let mut c = connect(&o);
+            let s = c.prepare("SELECT ?::int").expect("prepare");
+            let names = rows(c.query("SELECT name FROM pg_prepared_statements"));
+            let want = if client == "native" { "dbb" } else { "s" };
+            assert!(
+                names.iter().all(|r| r[0].as_deref().is_some_and(|n| n.starts_with(want.as_bytes()))),
+                "{client}: {names:?}"
+            );
+            assert_eq!(rows(c.execute(s, &[Value::Int(5)])), vec![vec![txt("5")]], "{client}");
+        }
+        let err = create(&opts(&[("pgsql_client", "libpq")])).err().expect("bad client");
+        assert_eq!(err, "invalid --pgsql-client value 'libpq': use native or crate");
     }
 
     #[test]
@@ -846,7 +1084,14 @@ mod tests {
 
     #[test]
     fn statements_results_and_errors() {
-        let Some(o) = server(&[]) else { return };
+        for client in CLIENTS {
+            statements_results_and_errors_with(client);
+        }
+    }
+
+    fn statements_results_and_errors_with(client: &str) {
+        eprintln!("--pgsql-client={client}");
+        let Some(o) = server(&[("pgsql_client", client)]) else { return };
         let mut c = connect(&o);
         assert!(c.server_version().starts_with(char::is_numeric));
         c.query("DROP TABLE IF EXISTS dbb_pg_basic").expect("drop");
@@ -954,26 +1199,33 @@ mod tests {
     #[test]
     fn text_round_trips_in_both_ps_modes() {
         let tricky = "it's \\ a \"test\" \n \r \x1a ? done";
-        for mode in ["auto", "disable"] {
-            let Some(o) = server(&[("db_ps_mode", mode)]) else { return };
-            check_text_round_trip(connect(&o).as_mut(), &format!("dbb_pg_rt_{mode}"), "FLOAT8", tricky, mode);
+        for (client, mode) in CLIENTS.into_iter().flat_map(|c| ["auto", "disable"].map(|m| (c, m))) {
+            let Some(o) = server(&[("db_ps_mode", mode), ("pgsql_client", client)]) else { return };
+            check_text_round_trip(connect(&o).as_mut(), &format!("dbb_pg_rt_{client}_{mode}"), "FLOAT8", tricky, mode);
         }
     }
 
     #[test]
     fn connect_failures_are_clear() {
-        let Some(o) = server(&[("pgsql_db", "dbb_no_such_db")]) else { return };
+        for client in CLIENTS {
+            connect_failures_are_clear_with(client);
+        }
+    }
+
+    fn connect_failures_are_clear_with(client: &str) {
+        eprintln!("--pgsql-client={client}");
+        let Some(o) = server(&[("pgsql_db", "dbb_no_such_db"), ("pgsql_client", client)]) else { return };
         let err = create(&o).expect("driver").connect().err().expect("unknown db");
         assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::ConnectFailed, "3D000"));
         assert!(err.message.contains("as 'sbtest', database 'dbb_no_such_db'"), "{err}");
-        let Some(o) = server(&[("pgsql_user", "dbb_no_such_user")]) else { return };
+        let Some(o) = server(&[("pgsql_user", "dbb_no_such_user"), ("pgsql_client", client)]) else { return };
         let err = create(&o).expect("driver").connect().err().expect("unknown user");
         assert_eq!((err.kind, err.sqlstate.as_str()), (ErrorKind::ConnectFailed, "28000"), "{err}");
         // TCP works too, and a refused port is a clear ConnectFailed.
         let Some(port) = test_env("DBBENCH_TEST_PGSQL_PORT") else { return };
-        let mut c = connect(&opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", &port)]));
+        let mut c = connect(&tcp(client, &port));
         assert_eq!(rows(c.query("SELECT 1")), vec![vec![txt("1")]]);
-        let d = create(&opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", "1")])).expect("driver");
+        let d = create(&tcp(client, "1")).expect("driver");
         let err = d.connect().err().expect("refused");
         assert_eq!(err.kind, ErrorKind::ConnectFailed);
         assert!(
@@ -985,7 +1237,14 @@ mod tests {
 
     #[test]
     fn terminated_backend_reconnects_with_statements() {
-        let Some(o) = server(&[]) else { return };
+        for client in CLIENTS {
+            terminated_backend_reconnects_with_statements_with(client);
+        }
+    }
+
+    fn terminated_backend_reconnects_with_statements_with(client: &str) {
+        eprintln!("--pgsql-client={client}");
+        let Some(o) = server(&[("pgsql_client", client)]) else { return };
         let drv = create(&o).expect("driver");
         let mut a = drv.connect().expect("a");
         let mut b = drv.connect().expect("b");
@@ -1007,7 +1266,14 @@ mod tests {
     /// after 20 000 good rows, while data is still being written).
     #[test]
     fn bulk_load_copy_and_insert() {
-        let Some(o) = server(&[]) else { return };
+        for client in CLIENTS {
+            bulk_load_copy_and_insert_with(client);
+        }
+    }
+
+    fn bulk_load_copy_and_insert_with(client: &str) {
+        eprintln!("--pgsql-client={client}");
+        let Some(o) = server(&[("pgsql_client", client)]) else { return };
         let mut c = connect(&o);
         check_bulk_load(c.as_mut(), "dbb_pg_bulk_copy", true, &own_bulk_load);
         let bad = [
@@ -1026,14 +1292,58 @@ mod tests {
         check_bad_rows(c.as_mut(), "dbb_pg_bulk_insert", &insert_path, &bad);
     }
 
+    /// Notices the server sends while a COPY is still being written (a
+    /// trigger's RAISE NOTICE per row) do not end the COPY early: every row
+    /// is loaded and counted.
+    #[test]
+    fn notices_during_a_copy_do_not_cut_it_short() {
+        for client in CLIENTS {
+            let Some(o) = server(&[("pgsql_client", client)]) else { return };
+            let mut c = connect(&o);
+            c.query("DROP TABLE IF EXISTS dbb_pg_copy_notice").expect("drop");
+            c.query("CREATE TABLE dbb_pg_copy_notice (a INTEGER, b TEXT)").expect("create");
+            c.query(
+                "CREATE OR REPLACE FUNCTION dbb_pg_copy_notice_f() RETURNS trigger AS $$ \
+                 BEGIN IF NEW.a % 1000 = 0 THEN RAISE NOTICE 'row %', NEW.a; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+            )
+            .expect("function");
+            c.query(
+                "CREATE TRIGGER dbb_pg_copy_notice_t BEFORE INSERT ON dbb_pg_copy_notice \
+                 FOR EACH ROW EXECUTE FUNCTION dbb_pg_copy_notice_f()",
+            )
+            .expect("trigger");
+            let mut next = 0u32;
+            let mut source = |buf: &mut Vec<u8>| {
+                for _ in 0..5000 {
+                    next += 1;
+                    buf.extend_from_slice(format!("{next}|some text for row {next}\n").as_bytes());
+                    if next == 200_000 {
+                        return false;
+                    }
+                }
+                true
+            };
+            let n = c.bulk_load("dbb_pg_copy_notice", &["a", "b"], &mut source).expect("copy");
+            assert_eq!(n, 200_000, "{client}");
+            assert_eq!(rows(c.query("SELECT count(*) FROM dbb_pg_copy_notice")), vec![vec![txt("200000")]], "{client}");
+            c.query("DROP TABLE dbb_pg_copy_notice").expect("drop");
+            c.query("DROP FUNCTION dbb_pg_copy_notice_f()").expect("drop function");
+        }
+    }
+
     /// The cancel request stops `pg_sleep(30)` over the unix socket the dev
     /// server listens on and over TCP; the error is Cancelled (57014),
     /// fatal unless listed.
     #[test]
     fn cancel_stops_a_running_statement() {
-        let Some(o) = server(&[]) else { return };
         let Some(port) = test_env("DBBENCH_TEST_PGSQL_PORT") else { return };
-        let tcp = opts(&[("pgsql_host", "127.0.0.1"), ("pgsql_port", &port)]);
+        for client in CLIENTS {
+            let Some(o) = server(&[("pgsql_client", client)]) else { return };
+            cancel_stops_a_running_statement_with(o, tcp(client, &port));
+        }
+    }
+
+    fn cancel_stops_a_running_statement_with(o: Options, tcp: Options) {
         for o in [o, tcp] {
             let mut c = connect(&o);
             let err = check_cancel(c.as_mut(), "SELECT pg_sleep(30)");

@@ -22,7 +22,8 @@ mod crate_conn;
 mod native;
 mod protocol;
 mod rows;
-mod wire;
+// The socket and its waits are shared with the native PostgreSQL client (`pg_wire`).
+pub(super) mod wire;
 
 use std::collections::VecDeque;
 use std::fmt;

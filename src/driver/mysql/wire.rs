@@ -26,13 +26,13 @@ const INFILE_PACKET: usize = 16 * 1024;
 /// at 16 clients, against sysbench's 1.0). `poll` registers a wake-up
 /// filtered by event type, so only the reply wakes the client — the same
 /// pattern libmariadb uses.
-pub(super) enum Stream {
+pub(in crate::driver) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
 
 impl Stream {
-    fn fd(&self) -> RawFd {
+    pub(in crate::driver) fn fd(&self) -> RawFd {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
@@ -374,7 +374,7 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-pub(super) fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
+pub(in crate::driver) fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
     match ep {
         Endpoint::Socket(path) => {
             let s = UnixStream::connect(path)?;
