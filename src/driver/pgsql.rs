@@ -923,8 +923,18 @@ impl Connection for NativePgConnection {
             None => return Err(closed_stmt(id)),
         };
         let mut rs = std::mem::take(&mut self.spare);
-        let affected = self.session.execute(name, params, columns, &mut rs).map_err(|e| e.into_db_error())?;
-        Ok(if columns == 0 { Outcome::Affected(affected) } else { Outcome::Rows(rs) })
+        // Without a result set to hand out, its buffers stay for the next one.
+        match self.session.execute(name, params, columns, &mut rs) {
+            Ok(_) if columns > 0 => Ok(Outcome::Rows(rs)),
+            Ok(affected) => {
+                self.spare = rs;
+                Ok(Outcome::Affected(affected))
+            }
+            Err(e) => {
+                self.spare = rs;
+                Err(e.into_db_error())
+            }
+        }
     }
 
     fn close_statement(&mut self, id: StmtId) {
