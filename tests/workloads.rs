@@ -555,8 +555,7 @@ end
     .unwrap();
     let run = |model: &str| {
         let ct = format!("--client-threads={model}");
-        let r =
-            dbbench_in(&dir, &args(&base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
+        let r = dbbench_in(&dir, &args(base, &["models.lua", "run", "--threads=5", "--time=0", "--rand-seed=11", &ct]));
         assert_eq!(r.code, 0, "{model}: {}{}", r.stdout, r.stderr);
         assert!(!r.stdout.contains("multiplexes only"), "{model}: {}", r.stdout);
         let mut lines: Vec<String> =
@@ -576,7 +575,7 @@ end
     let sums: std::collections::HashSet<&str> = threads.iter().map(|l| l.rsplit(' ').next().unwrap()).collect();
     assert_eq!(sums.len(), 5, "{threads:?}");
 
-    let r = dbbench_in(&dir, &args(&base, &["models.lua", "run", "--client-threads=many"]));
+    let r = dbbench_in(&dir, &args(base, &["models.lua", "run", "--client-threads=many"]));
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Invalid value for --client-threads: 'many'"), "{}", r.stdout);
 }

@@ -638,6 +638,18 @@ enum Stmt {
     Emulated(Emulated),
 }
 
+/// A string as a PostgreSQL literal (both clients).
+fn quote_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_literal(&mut out, &Value::Text(s.to_string()));
+    out
+}
+
+/// The COPY statement of `bulk_load` (both clients): text format, `|`.
+fn copy_from_stdin(table: &str, columns: &[&str]) -> String {
+    format!("COPY {table} ({}) FROM STDIN WITH (FORMAT text, DELIMITER '|')", columns.join(", "))
+}
+
 /// One PostgreSQL connection and its statements (indexed by [`StmtId`]).
 pub struct PgsqlConnection {
     client: Client,
@@ -769,9 +781,7 @@ impl Connection for PgsqlConnection {
     }
 
     fn quote(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        push_literal(&mut out, &Value::Text(s.to_string()));
-        out
+        quote_literal(s)
     }
 
     fn more_results(&self) -> bool {
@@ -789,7 +799,7 @@ impl Connection for PgsqlConnection {
     /// is loaded); the count is the COPY's.
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         self.pending.clear();
-        let sql = format!("COPY {table} ({}) FROM STDIN WITH (FORMAT text, DELIMITER '|')", columns.join(", "));
+        let sql = copy_from_stdin(table, columns);
         let mut writer = self.client.copy_in(&sql).map_err(map_err)?;
         let mut buf = Vec::with_capacity(COPY_CHUNK_BYTES + 64 * 1024);
         let mut more = true;
@@ -957,9 +967,7 @@ impl Connection for NativePgConnection {
     }
 
     fn quote(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 2);
-        push_literal(&mut out, &Value::Text(s.to_string()));
-        out
+        quote_literal(s)
     }
 
     fn recycle(&mut self, rs: ResultSet) {
@@ -977,7 +985,7 @@ impl Connection for NativePgConnection {
     /// `COPY ... FROM STDIN` as on the crate path (text format, `|`).
     fn bulk_load(&mut self, table: &str, columns: &[&str], rows: RowSource) -> Result<u64, DbError> {
         self.pending.clear();
-        let sql = format!("COPY {table} ({}) FROM STDIN WITH (FORMAT text, DELIMITER '|')", columns.join(", "));
+        let sql = copy_from_stdin(table, columns);
         self.session.copy_in(&sql, COPY_CHUNK_BYTES, rows).map_err(|e| e.into_db_error())
     }
 
