@@ -88,6 +88,9 @@ pub struct ResultSet {
 
 const NULL_CELL: u32 = u32::MAX;
 
+/// The largest result set buffers a connection keeps for reuse.
+const MAX_RECYCLED_BYTES: usize = 1 << 20;
+
 impl PartialEq for ResultSet {
     fn eq(&self, o: &ResultSet) -> bool {
         self.columns == o.columns && self.nrows == o.nrows && (0..self.cells.len()).all(|i| self.cell(i) == o.cell(i))
@@ -180,6 +183,13 @@ impl ResultSet {
     /// Bytes of buffer this result set keeps allocated.
     pub fn retained_bytes(&self) -> usize {
         self.data.capacity() + self.cells.capacity() * std::mem::size_of::<(u32, u32)>()
+    }
+
+    /// Whether a connection should keep this result set's buffers for its
+    /// next one ([`Connection::recycle`]): a huge result's are not worth
+    /// keeping, at up to thousands of connections.
+    pub fn worth_recycling(&self) -> bool {
+        self.retained_bytes() <= MAX_RECYCLED_BYTES
     }
 
     /// All rows as separate vectors (for tests).
@@ -562,6 +572,19 @@ pub fn all_options() -> Vec<crate::options::OptionSpec> {
 mod tests {
     use super::test_support::{chunks_of, driver_opts, lines_of, test_env};
     use super::*;
+
+    /// Both native clients keep a result set's buffers for the next one only
+    /// up to 1 MiB (a huge result's would stay with the connection).
+    #[test]
+    fn only_result_sets_up_to_a_mebibyte_are_worth_recycling() {
+        let mut rs = ResultSet::new(1);
+        rs.push_bytes(&[b'x'; 1000]);
+        rs.end_row();
+        assert!(rs.worth_recycling());
+        rs.push_bytes(&vec![b'x'; MAX_RECYCLED_BYTES]);
+        rs.end_row();
+        assert!(!rs.worth_recycling(), "{} bytes retained", rs.retained_bytes());
+    }
 
     /// Every line, with its number, as `Lines` reads them from `source`.
     fn read_all(mut source: impl FnMut(&mut Vec<u8>) -> bool) -> Vec<(u64, String)> {

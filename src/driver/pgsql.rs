@@ -971,7 +971,9 @@ impl Connection for NativePgConnection {
     }
 
     fn recycle(&mut self, rs: ResultSet) {
-        self.spare = rs;
+        if rs.worth_recycling() {
+            self.spare = rs;
+        }
     }
 
     fn more_results(&self) -> bool {

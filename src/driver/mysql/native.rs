@@ -767,8 +767,7 @@ impl Connection for NativeConnection {
     }
 
     fn recycle(&mut self, rs: ResultSet) {
-        // A huge result's buffers are not worth keeping for the next one.
-        if rs.retained_bytes() <= 1 << 20 {
+        if rs.worth_recycling() {
             self.spare = rs;
         }
     }
