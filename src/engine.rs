@@ -4,7 +4,10 @@
 //! Each of `--threads` clients has its own LuaJIT state and its own
 //! connection, as in sysbench, and runs [`client`] either on an OS thread of
 //! its own (the default) or as a coroutine on one of `--client-threads`
-//! workers (`crate::sched`); the states below are the same in both. Waits
+//! workers (`crate::sched`); the states below are the same in both. A
+//! client of a built-in `oltp_*` workload has no Lua state
+//! (`--oltp-client=native`): [`native_client`] runs the same states with
+//! the script's functions in `script::native`. Waits
 //! that would block a worker (barrier, arrival queue) poll and suspend
 //! instead when the client is multiplexed. A client moves through these states
 //! (pgbench-style; the counters each state touches are in `stats`):
@@ -22,7 +25,8 @@
 //! prelude's `sysbench._thread_run`); the transitions are the C functions
 //! [`script_more_events`] (ChooseEvent, Throttle), [`script_event_start`]
 //! and [`script_event_stop`] (InEvent, recording), which scripts reach as
-//! `ffi.C.sb_more_events` & co.
+//! `ffi.C.sb_more_events` & co. (a native client's loop, [`native_events`],
+//! calls the same `Control` steps directly).
 //! The main thread owns the [`Collector`]: it releases the barrier, ends the
 //! warmup (discarding everything recorded during it), prints interval lines
 //! and checkpoints, enforces `--forced-shutdown`, and prints the final report.
@@ -40,6 +44,7 @@ use crate::options::Options;
 use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
 use crate::rand::{self, Phase};
 use crate::sched;
+use crate::script::native::{Builtin, Client as NativeClient, EventError};
 use crate::script::{self, Shared};
 use crate::stats::{ClientStats, Collector, Counter, Grid, Period};
 use mlua::{Lua, Value};
@@ -85,6 +90,9 @@ pub struct RunConfig {
     /// `--client-threads` resolved: OS threads the clients are multiplexed
     /// over, or 0 for one OS thread per client.
     pub client_threads: u32,
+    /// `--client-threads=auto`: the model is chosen per run by
+    /// [`workers_for_run`] (`client_threads` is then 0).
+    pub client_threads_auto: bool,
     /// `--client-threads=N` asked for workers the driver cannot use (warned
     /// once, by `dispatch`: the configuration is built twice).
     pub client_threads_refused: Option<u32>,
@@ -302,6 +310,9 @@ struct Control {
     /// Every client's event in progress, by tid, for scripts that run the
     /// event loop themselves (see [`script_more_events`]).
     clocks: Vec<EventClock>,
+    /// The built-in workload the clients run natively, if they do
+    /// (`--oltp-client=native` and a built-in `oltp_*` script).
+    builtin: Option<Arc<Builtin>>,
 }
 
 /// The event a client started through `sb_more_events`/`sb_event_start`:
@@ -374,6 +385,30 @@ impl Control {
         }
     }
 
+    /// A client's `thread_init` is over: counted as ready (or failed, its
+    /// message printed and kept in `out`), then the client waits at the
+    /// barrier for the main thread's go. None: the client does not run
+    /// (its init failed, or the run was aborted).
+    fn ready_then_go<T>(&self, init: Result<T, String>, out: &mut ClientOutcome) -> Option<T> {
+        {
+            let mut r = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+            r.0 += 1;
+            if init.is_err() {
+                r.1 += 1;
+            }
+            self.ready_cv.notify_all();
+        }
+        let ready = match init {
+            Ok(v) => v,
+            Err(msg) => {
+                println!("{msg}");
+                out.init_error = Some(msg);
+                return None;
+            }
+        };
+        self.wait_go().then_some(ready)
+    }
+
     /// Bookkeeping when a client has finished (whatever the model).
     fn client_finished(&self) {
         if self.threads_running.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -399,53 +434,79 @@ fn script_client(tid: i32) -> Option<(&'static Control, usize)> {
 /// (`--time`, `--events`, a failure elsewhere; under `--rate` it waits for
 /// the next arrival). Remembers the event's intended start.
 pub fn script_more_events(tid: i32) -> bool {
-    let Some((ctl, i)) = script_client(tid) else { return false };
-    match ctl.next_event(crate::clock::now_ns()) {
-        Some(intended) => {
-            ctl.clocks[i].intended_ns.store(intended, Ordering::Relaxed);
-            true
-        }
-        None => false,
+    script_client(tid).is_some_and(|(ctl, i)| ctl.more_events(i))
+}
+
+/// `sb_event_start(tid)`: client `tid` starts its event.
+pub fn script_event_start(tid: i32) {
+    if let Some((ctl, i)) = script_client(tid) {
+        ctl.event_start(i);
     }
 }
 
-/// `sb_event_start(tid)`: client `tid` starts its event. Closed loop, it
-/// starts when [`script_more_events`] let it (read the clock there, not
-/// twice); under `--rate` the client may have waited for the arrival since,
-/// so the actual start is now.
-pub fn script_event_start(tid: i32) {
-    let Some((ctl, i)) = script_client(tid) else { return };
-    let clock = &ctl.clocks[i];
-    let start = if ctl.rated { crate::clock::now_ns() } else { clock.intended_ns.load(Ordering::Relaxed) };
-    clock.start_ns.store(start, Ordering::Relaxed);
-    ctl.stats[i].mark_event_start();
-    ctl.stats[i].in_event.store(true, Ordering::Relaxed);
-}
-
-/// `sb_event_stop(tid)`: client `tid`'s event is done: counted, latency
-/// (and under `--rate` service time) recorded.
+/// `sb_event_stop(tid)`: client `tid`'s event is done.
 pub fn script_event_stop(tid: i32) {
-    let Some((ctl, i)) = script_client(tid) else { return };
-    let clock = &ctl.clocks[i];
-    let (intended, start) = (clock.intended_ns.load(Ordering::Relaxed), clock.start_ns.load(Ordering::Relaxed));
-    ctl.finish_event(&ctl.stats[i], intended, start);
-    ctl.stats[i].in_event.store(false, Ordering::Relaxed);
+    if let Some((ctl, i)) = script_client(tid) {
+        ctl.event_stop(i);
+    }
 }
 
 /// `dbbench_event_restart(tid)`: client `tid`'s event failed with an
-/// ignored error; whether to run it again (counted as a restart) or to stop
-/// because the run is over (`--time` has passed or another client failed).
-/// sysbench's loop restarts without asking, so a statement that always fails
-/// kept a run going past `--time` for ever. `--events` counts an event once
-/// however often it restarts, as in sysbench, so it cannot end this loop.
+/// ignored error; whether to run it again (see [`Control::event_restart`]).
 pub fn script_event_restart(tid: i32) -> bool {
-    let Some((ctl, i)) = script_client(tid) else { return false };
-    if ctl.shared.past_deadline_ns(crate::clock::now_ns()) {
-        return false;
+    script_client(tid).is_some_and(|(ctl, i)| ctl.event_restart(i))
+}
+
+/// The event loop's steps for client `i` (tid less `first_tid`): what a
+/// Lua client reaches through the C entry points above and a native client
+/// calls directly.
+impl Control {
+    /// Whether client `i` may start another event; remembers its intended start.
+    fn more_events(&self, i: usize) -> bool {
+        match self.next_event(crate::clock::now_ns()) {
+            Some(intended) => {
+                self.clocks[i].intended_ns.store(intended, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
     }
-    ctl.stats[i].inc(Counter::Restart);
-    ctl.stats[i].mark_event_start();
-    true
+
+    /// Client `i` starts its event. Closed loop, it starts when
+    /// [`Control::more_events`] let it (the clock read there, not twice);
+    /// under `--rate` the client may have waited for the arrival since, so
+    /// the actual start is now.
+    fn event_start(&self, i: usize) {
+        let clock = &self.clocks[i];
+        let start = if self.rated { crate::clock::now_ns() } else { clock.intended_ns.load(Ordering::Relaxed) };
+        clock.start_ns.store(start, Ordering::Relaxed);
+        self.stats[i].mark_event_start();
+        self.stats[i].in_event.store(true, Ordering::Relaxed);
+    }
+
+    /// Client `i`'s event is done: counted, latency (and under `--rate`
+    /// service time) recorded.
+    fn event_stop(&self, i: usize) {
+        let clock = &self.clocks[i];
+        let (intended, start) = (clock.intended_ns.load(Ordering::Relaxed), clock.start_ns.load(Ordering::Relaxed));
+        self.finish_event(&self.stats[i], intended, start);
+        self.stats[i].in_event.store(false, Ordering::Relaxed);
+    }
+
+    /// Client `i`'s event failed with an ignored error; whether to run it
+    /// again (counted as a restart) or to stop because the run is over
+    /// (`--time` has passed or another client failed). sysbench's loop
+    /// restarts without asking, so a statement that always fails kept a run
+    /// going past `--time` for ever. `--events` counts an event once however
+    /// often it restarts, as in sysbench, so it cannot end this loop.
+    fn event_restart(&self, i: usize) -> bool {
+        if self.shared.past_deadline_ns(crate::clock::now_ns()) {
+            return false;
+        }
+        self.stats[i].inc(Counter::Restart);
+        self.stats[i].mark_event_start();
+        true
+    }
 }
 
 /// `sb_counter_inc(tid, kind)`: one more of a counter for client `tid`.
@@ -462,6 +523,9 @@ struct ClientOutcome {
 }
 
 fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
+    if let Some(b) = ctl.builtin.clone() {
+        return native_client(ctl, tid, b);
+    }
     let stats = ctl.stats[(tid - ctl.first_tid) as usize].clone();
     let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
     stats.set_os_thread(crate::priority::current_thread());
@@ -477,26 +541,7 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
         lua.gc_collect().map_err(|e| script::error_message(&e))?;
         Ok(lua)
     });
-    {
-        let mut r = ctl.ready.lock().unwrap_or_else(|p| p.into_inner());
-        r.0 += 1;
-        if lua.is_err() {
-            r.1 += 1;
-        }
-        ctl.ready_cv.notify_all();
-    }
-    let lua = match lua {
-        Ok(l) => l,
-        Err(msg) => {
-            println!("{msg}");
-            out.init_error = Some(msg);
-            return out;
-        }
-    };
-    // Barrier: wait for the main thread's go (or abort).
-    if !ctl.wait_go() {
-        return out;
-    }
+    let Some(lua) = ctl.ready_then_go(lua, &mut out) else { return out };
     // The script's own thread_run, or sysbench's default loop from the
     // prelude; both drive the event loop through sb_more_events and
     // sb_event_start/stop (script_more_events & co below).
@@ -528,6 +573,63 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
         out.run_error = Some(msg);
     }
     out
+}
+
+/// A client of a built-in `oltp_*` workload without a Lua state
+/// (`--oltp-client=native`): the steps of [`client`] and of the prelude's
+/// default `thread_run`, with the script's functions in
+/// [`script::native::Client`].
+fn native_client(ctl: Arc<Control>, tid: u32, b: Arc<Builtin>) -> ClientOutcome {
+    let i = (tid - ctl.first_tid) as usize;
+    let stats = ctl.stats[i].clone();
+    let mut out = ClientOutcome { init_error: None, run_error: None, finished: None };
+    stats.set_os_thread(crate::priority::current_thread());
+    crate::log::debug(&format!("Worker thread (#{tid}) started"));
+    // The random stream a Lua state of this client would draw from.
+    rand::seed_thread(Phase::Worker, tid);
+    let c = NativeClient::init(b, ctl.shared.clone(), stats.clone())
+        .map_err(|e| format!("FATAL: `thread_init' function failed: {e}"));
+    if c.is_ok() {
+        crate::log::debug(&format!("Worker thread (#{tid}) initialized"));
+    }
+    let Some(mut c) = ctl.ready_then_go(c, &mut out) else { return out };
+    let r = native_events(&ctl, i, &mut c);
+    stats.in_event.store(false, Ordering::Relaxed);
+    stats.set_finished();
+    out.finished = Some(Instant::now());
+    match r {
+        // thread_done only after a clean loop, as for a script.
+        Ok(()) => c.done(),
+        Err(msg) => {
+            crate::log::fatal(&format!("`thread_run' function failed: {msg}"));
+            ctl.shared.failed.store(true, Ordering::Relaxed);
+            out.run_error = Some(format!("FATAL: `thread_run' function failed: {msg}"));
+        }
+    }
+    out
+}
+
+/// The prelude's `sysbench._thread_run` for a native client: events until
+/// there are no more; an ignorable error restarts the event (after
+/// `before_restart_event`) unless the run is over, anything else fails.
+fn native_events(ctl: &Control, i: usize, c: &mut NativeClient) -> Result<(), String> {
+    while ctl.more_events(i) {
+        ctl.event_start(i);
+        loop {
+            match c.event() {
+                Ok(()) => break,
+                Err(EventError::Restart(code)) => {
+                    if !ctl.event_restart(i) {
+                        return Ok(());
+                    }
+                    c.before_restart(code)?;
+                }
+                Err(EventError::Fatal(msg)) => return Err(msg),
+            }
+        }
+        ctl.event_stop(i);
+    }
+    Ok(())
 }
 
 fn rate_generator(ctl: Arc<Control>, rate: f64, backlog: usize, shard: u32) {
@@ -592,9 +694,9 @@ type ClientHandle = thread::JoinHandle<Vec<ClientOutcome>>;
 /// Starts the clients: one OS thread each, or `client_threads` workers with
 /// the clients multiplexed over them (client `tid` on worker
 /// `tid % client_threads`). Every handle returns its clients' outcomes.
-fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle>, String> {
+fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig, client_threads: u32) -> Result<Vec<ClientHandle>, String> {
     let limits = "lower --threads or raise the process limits";
-    if cfg.client_threads == 0 {
+    if client_threads == 0 {
         let mut handles = Vec::with_capacity(cfg.threads as usize);
         for tid in ctl.first_tid..ctl.first_tid + cfg.threads {
             let ctl = ctl.clone();
@@ -607,7 +709,7 @@ fn spawn_clients(ctl: &Arc<Control>, cfg: &RunConfig) -> Result<Vec<ClientHandle
         }
         return Ok(handles);
     }
-    let workers = cfg.client_threads.min(cfg.threads);
+    let workers = client_threads.min(cfg.threads);
     let mut handles = Vec::with_capacity(workers as usize);
     for w in 0..workers {
         let tids: Vec<u32> = (w..cfg.threads).step_by(workers as usize).map(|i| ctl.first_tid + i).collect();
@@ -654,9 +756,17 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if cfg.time.is_zero() && cfg.events == 0 {
         crate::log::warning("Both event and time limits are disabled, running an endless test");
     }
-    print_header(cfg, text);
+    let (builtin, workers) = match shared.opts.read() {
+        Ok(o) => {
+            let builtin = Builtin::for_run(shared, &o);
+            let workers = workers_for_run(cfg, &o, builtin.is_some());
+            (builtin, workers)
+        }
+        Err(_) => (None, cfg.client_threads),
+    };
+    print_header(cfg, text, builtin.as_ref(), workers);
 
-    let ctl = Control::for_run(shared, cfg);
+    let ctl = Control::for_run(shared, cfg, builtin);
     // A process runs one benchmark, so this is the only run ever set.
     let _ = SCRIPT_RUN.set(ctl.clone());
     let metrics = match listener.map(|l| start_metrics(l, shared, cfg)).transpose() {
@@ -675,7 +785,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     if !crate::alloc::use_private_heap() {
         crate::log::debug("the reporting thread shares malloc's arenas with the clients");
     }
-    let handles = match spawn_clients(&ctl, cfg) {
+    let handles = match spawn_clients(&ctl, cfg, workers) {
         Ok(h) => h,
         Err(msg) => {
             println!("FATAL: {msg}");
@@ -749,7 +859,7 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
 
 impl Control {
     /// The state a run's clients share, before any client exists.
-    fn for_run(shared: &Arc<Shared>, cfg: &RunConfig) -> Arc<Control> {
+    fn for_run(shared: &Arc<Shared>, cfg: &RunConfig, builtin: Option<Builtin>) -> Arc<Control> {
         let stats: Vec<Arc<ClientStats>> = (0..cfg.threads).map(|_| Arc::new(ClientStats::with_room())).collect();
         let rated = cfg.rate > 0.0;
         Arc::new(Control {
@@ -776,6 +886,7 @@ impl Control {
             stats,
             first_tid: cfg.shard.as_ref().map_or(0, |s| s.first_tid),
             clocks: (0..cfg.threads).map(|_| EventClock::default()).collect(),
+            builtin: builtin.map(Arc::new),
         })
     }
 }
@@ -1625,12 +1736,23 @@ fn rate_summary(ctl: &Control, cfg: &RunConfig, cum: &crate::stats::Period, secs
     })
 }
 
-fn print_header(cfg: &RunConfig, text: bool) {
+fn print_header(cfg: &RunConfig, text: bool, builtin: Option<&Builtin>, workers: u32) {
     if !text {
         return;
     }
     println!("Running the test with following options:");
     println!("Number of threads: {}", cfg.threads);
+    if let Some(b) = builtin {
+        println!("Clients: native {} (no Lua state per client; --oltp-client=lua runs the script)", b.script_name());
+    }
+    if workers > 0 {
+        let why = if cfg.client_threads_auto {
+            format!(" (--client-threads=auto: PostgreSQL, {AUTO_MULTIPLEX_FROM} clients or more; 0 for a thread per client)")
+        } else {
+            String::new()
+        };
+        println!("Clients multiplexed over {} OS threads{why}", workers.min(cfg.threads));
+    }
     if let Some(s) = &cfg.shard {
         println!(
             "Shard {}/{}: thread ids {}-{} of {}{}",
@@ -1702,6 +1824,10 @@ pub const MAX_SPEC_ITER: i64 = 1000;
 /// what the option takes (the type checks came first, with sysbench's
 /// `Invalid value for the 'x' option` line).
 pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
+    let oltp_client = opts.str("oltp_client").trim();
+    if oltp_client != "native" && oltp_client != "lua" {
+        return Err(format!("FATAL: Invalid value for --oltp-client: '{oltp_client}' (use native or lua)"));
+    }
     let threads = opts.int("threads");
     if threads <= 0 || threads > 1_000_000 {
         return Err(format!("FATAL: Invalid value for --threads: {threads}."));
@@ -1818,6 +1944,7 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         format,
         rate_backlog: 1_000_000,
         client_threads,
+        client_threads_auto: opts.str("client_threads").trim() == "auto",
         client_threads_refused,
         debug: opts.bool("debug"),
         validate: opts.bool("validate"),
@@ -1866,6 +1993,34 @@ fn check_rand_options(opts: &Options) -> Result<(), String> {
 /// the number of workers to multiplex the clients over. Drivers that block
 /// inside a library would stall every client of a worker: an explicit
 /// number falls back to threads for them (returned second, for a warning).
+/// From this many clients on, `--client-threads=auto` multiplexes native
+/// PostgreSQL clients of a built-in workload (see [`workers_for_run`]).
+pub const AUTO_MULTIPLEX_FROM: u32 = 1024;
+
+/// The OS threads a run's clients are multiplexed over (0: a thread per
+/// client). `--client-threads=auto` multiplexes over one worker per CPU
+/// only where that was measured to win and is safe: from
+/// [`AUTO_MULTIPLEX_FROM`] clients, native clients of a built-in workload
+/// (nothing blocks outside the driver's socket waits) on PostgreSQL's
+/// native client, where every session is a server process and a thread per
+/// client doubles the tasks the kernel schedules (point select at 4096
+/// clients: 2.4x the QPS of a thread per client; at 1024: 2.6x, read-only
+/// 1.2x). Below that the models trade places by workload (docs/performance.md,
+/// "Which client model auto chooses"); on MariaDB threads win; a script may
+/// block outside the driver, which would stall every client of its worker;
+/// under --rate a multiplexed client polls the arrival queue (every 200 us),
+/// which would add to the latencies.
+fn workers_for_run(cfg: &RunConfig, opts: &Options, native_builtin: bool) -> u32 {
+    if !cfg.client_threads_auto {
+        return cfg.client_threads;
+    }
+    let pg_native = opts.str("db_driver") == "pgsql" && crate::driver::pgsql::native_protocol(opts);
+    if native_builtin && pg_native && cfg.rate == 0.0 && cfg.threads >= AUTO_MULTIPLEX_FROM {
+        return thread::available_parallelism().map_or(2, |n| n.get() as u32);
+    }
+    0
+}
+
 fn client_threads(opts: &Options) -> Result<(u32, Option<u32>), String> {
     let v = opts.str("client_threads").trim();
     if v == "auto" {

@@ -688,3 +688,157 @@ end
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The built-in oltp_* workloads run as native clients by default
+/// (`--oltp-client=native`); they must do what the Lua scripts do. With
+/// one client, a seed and an event limit, both send the same statements:
+/// the tables' contents after the run (every write's id, k, c and pad, and
+/// the draws of the reads between them, which move the random stream) and
+/// the statement counters must be identical.
+fn native_clients_match_the_scripts(
+    base: &[String],
+    dir: &std::path::Path,
+    dump: &dyn Fn() -> Vec<String>,
+    cases: &[(&str, &[&str])],
+) {
+    for (workload, extra) in cases {
+        let mut seen = Vec::new();
+        for client in ["native", "lua"] {
+            let common = [&["--tables=3", "--table-size=300", "--rand-seed=31"][..], extra].concat();
+            let mut a = args(base, &[workload, "prepare"]);
+            a.extend(&common);
+            let r = dbbench_in(dir, &a);
+            assert_eq!(r.code, 0, "{workload} prepare:\n{}{}", r.stdout, r.stderr);
+            let before = dump();
+            let oc = format!("--oltp-client={client}");
+            let mut a = args(base, &[workload, "run", "--threads=1", "--events=150", "--time=0", &oc]);
+            a.extend(&common);
+            let r = dbbench_in(dir, &a);
+            assert_eq!(r.code, 0, "{workload} {client}:\n{}{}", r.stdout, r.stderr);
+            let header = format!("Clients: native {workload} ");
+            assert_eq!(r.stdout.contains(&header), client == "native", "{workload} {client}:\n{}", r.stdout);
+            let counts = (r.rwo(), r.number("transactions:"), r.number("ignored errors:"), r.number("reconnects:"));
+            let after = dump();
+            let mut a = args(base, &[workload, "cleanup"]);
+            a.extend(&common);
+            assert_eq!(dbbench_in(dir, &a).code, 0, "{workload} cleanup");
+            seen.push((counts, before, after));
+        }
+        let (native, lua) = (&seen[0], &seen[1]);
+        assert_eq!(native.0, lua.0, "{workload} {extra:?}: counters (native, then lua)");
+        assert_eq!(native.1, lua.1, "{workload} {extra:?}: prepared data");
+        assert!(native.2 == lua.2, "{workload} {extra:?}: the tables differ after the run");
+        let (rwo, ..) = native.0;
+        if rwo.1 > 0 {
+            assert!(native.1 != native.2, "{workload} {extra:?}: wrote nothing");
+        }
+    }
+}
+
+/// Every workload, and the options that change a mix.
+const NATIVE_CASES: &[(&str, &[&str])] = &[
+    ("oltp_read_write", &[]),
+    ("oltp_read_write", &["--skip-trx=on", "--point-selects=3", "--delete-inserts=2", "--range-size=7"]),
+    ("oltp_read_write", &["--range-selects=off", "--index-updates=2", "--non-index-updates=3", "--rand-type=uniform"]),
+    ("oltp_read_write", &["--reconnect=40"]),
+    ("oltp_write_only", &["--secondary=on"]),
+    ("oltp_read_only", &["--distinct-ranges=3"]),
+    ("oltp_point_select", &["--point-selects=5"]),
+    ("oltp_update_index", &[]),
+    ("oltp_update_non_index", &[]),
+    ("oltp_delete", &["--rand-type=uniform"]),
+    ("oltp_insert", &[]),
+    ("oltp_insert", &["--auto-inc=off"]),
+];
+
+#[test]
+fn sqlite_native_clients_match_the_scripts() {
+    let dir = tempdir("sqlite-native");
+    let db = dir.join("dbbench.sqlite");
+    let dump = || {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        (1..=3)
+            .map(|t| {
+                c.query_row(
+                    &format!("SELECT count(*) || ' ' || coalesce(group_concat(id || ':' || k || ':' || c || ':' || pad, ','), '') FROM (SELECT * FROM sbtest{t} ORDER BY id)"),
+                    [],
+                    |r| r.get::<_, String>(0),
+                )
+                .unwrap()
+            })
+            .collect()
+    };
+    native_clients_match_the_scripts(&[], &dir, &dump, NATIVE_CASES);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The server engines' cases: the mixes that write, and the unprepared INSERT.
+const NATIVE_SERVER_CASES: &[(&str, &[&str])] = &[
+    ("oltp_read_write", &["--delete-inserts=2"]),
+    ("oltp_read_write", &["--skip-trx=on", "--reconnect=40"]),
+    ("oltp_insert", &[]),
+    ("oltp_insert", &["--auto-inc=off"]),
+    ("oltp_delete", &[]),
+];
+
+#[test]
+fn mysql_native_clients_match_the_scripts() {
+    let Some(base) = mysql_db("dbb_native") else { return };
+    let dir = tempdir("mysql-native");
+    let dump = || {
+        (1..=3)
+            .flat_map(|t| mysql_query("dbb_native", &format!("SELECT CONCAT(COUNT(*), ' ', COALESCE(MD5(GROUP_CONCAT(id, ':', k, ':', c, ':', pad ORDER BY id)), '')) FROM sbtest{t}")))
+            .collect()
+    };
+    native_clients_match_the_scripts(&base, &dir, &dump, NATIVE_SERVER_CASES);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn pgsql_native_clients_match_the_scripts() {
+    let Some(base) = pgsql_db("dbb_native") else { return };
+    let dir = tempdir("pgsql-native");
+    let dump = || {
+        (1..=3)
+            .flat_map(|t| pgsql_query("dbb_native", &format!("SELECT count(*) || ' ' || coalesce(md5(string_agg(id || ':' || k || ':' || c || ':' || pad, ',' ORDER BY id)), '') FROM sbtest{t}")))
+            .collect()
+    };
+    native_clients_match_the_scripts(&base, &dir, &dump, NATIVE_SERVER_CASES);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The native client stands in for the built-in only: a script file, an
+/// `oltp_common` of the user's on the module path or `--oltp-client=lua`
+/// run the Lua script; a bad value is one line.
+#[test]
+fn native_clients_only_for_the_builtins() {
+    let dir = tempdir("native-only");
+    let run = |extra: &[&str]| {
+        let r = dbbench_in(&dir, &[&["oltp_point_select", "prepare", "--table-size=100"][..]].concat());
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let r = dbbench_in(
+            &dir,
+            &[&["oltp_point_select", "run", "--table-size=100", "--events=20", "--time=0"][..], extra].concat(),
+        );
+        assert_eq!(dbbench_in(&dir, &["oltp_point_select", "cleanup"]).code, 0);
+        assert_eq!(r.code, 0, "{extra:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.rwo(), (20, 0, 0), "{extra:?}: {}", r.stdout);
+        r.stdout.contains("Clients: native oltp_point_select ")
+    };
+    assert!(run(&[]));
+    assert!(!run(&["--oltp-client=lua"]));
+    std::fs::write(dir.join("oltp_common.lua"), include_str!("../workloads/oltp_common.lua")).unwrap();
+    assert!(!run(&[]), "a user's oltp_common.lua must be what runs");
+    std::fs::remove_file(dir.join("oltp_common.lua")).unwrap();
+    std::fs::write(dir.join("mine.lua"), include_str!("../workloads/oltp_point_select.lua")).unwrap();
+    let r = dbbench_in(&dir, &["./mine.lua", "prepare", "--table-size=100"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = dbbench_in(&dir, &["./mine.lua", "run", "--table-size=100", "--events=20", "--time=0"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("Clients: native"), "{}", r.stdout);
+
+    let r = dbbench_in(&dir, &["oltp_point_select", "run", "--oltp-client=rust"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Invalid value for --oltp-client: 'rust' (use native or lua)"), "{}", r.stdout);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -11,6 +11,7 @@
 
 pub mod bulk;
 pub mod ffi;
+pub mod native;
 pub mod sql;
 
 use crate::driver::Driver;
@@ -196,6 +197,12 @@ enum Found {
     File(String),
     /// A built-in workload's source.
     Builtin(&'static str),
+}
+
+/// Whether `require(name)` would load the built-in module of that name
+/// (no file of the user's before it on [`lua_path`]).
+pub fn resolves_to_builtin(name: &str) -> bool {
+    matches!(search_path(&lua_path(), name), Ok(Found::Builtin(_)))
 }
 
 /// Looks `name` up along `path` as Lua's `require` does (`.` in the name

@@ -131,72 +131,14 @@ impl ConState {
 
     /// Applies the driver's policy to an error; returns the Lua error table.
     fn handle_error(&mut self, lua: &Lua, err: DbError, sql: &str, func: &str) -> mlua::Result<Table> {
-        self.stats.inc(Counter::Error);
-        let action = self.driver.classify(&err);
-        let errcode = match action {
-            ErrorAction::Restart => {
-                // sysbench does not roll back before restarting (a later
-                // BEGIN would then commit half a transaction); we do.
-                if let Some(c) = self.conn.as_mut() {
-                    let _ = c.query("ROLLBACK");
-                }
-                ERRCODE_RESTART
-            }
-            // A reconnect that the end of the run interrupted is a restart
-            // too: the event loop then sees that the run is over and stops
-            // this client, which is not a failure of its own.
-            ErrorAction::Reconnect => {
-                if self.reconnect_until_deadline() {
-                    ERRCODE_RESTART
-                } else {
-                    ERRCODE_FATAL
-                }
-            }
-            ErrorAction::Fatal => {
-                print_fatal(self.driver.name(), func, &err, sql);
-                ERRCODE_FATAL
-            }
-        };
+        let restart = apply_error_policy(&mut self.conn, &*self.driver, &self.stats, &self.shared, &err, sql, func);
         let t = lua.create_table()?;
         t.set("sql_errno", err.code)?;
         t.set("sql_state", err.sqlstate.as_str())?;
         t.set("sql_errmsg", err.message.as_str())?;
         t.set("query", sql)?;
-        t.set("errcode", errcode)?;
+        t.set("errcode", if restart { ERRCODE_RESTART } else { ERRCODE_FATAL })?;
         Ok(t)
-    }
-
-    /// Reconnects, retrying until it works or the run is over: past
-    /// `--time` (sysbench's retry loop ignores it; the run is then marked as
-    /// ended by errors) or another client failed. Either way the event is
-    /// to be restarted (true): the event loop then asks whether the run is
-    /// over and stops this client, which is no failure of its own. False
-    /// only for a connection closed by `disconnect()`.
-    fn reconnect_until_deadline(&mut self) -> bool {
-        let Some(c) = self.conn.as_mut() else { return false };
-        loop {
-            match c.reconnect() {
-                Ok(()) => {
-                    self.stats.inc(Counter::Reconnect);
-                    return true;
-                }
-                Err(e) => {
-                    if self.shared.past_deadline() {
-                        let failed_elsewhere = self.shared.failed.load(std::sync::atomic::Ordering::Relaxed);
-                        let why = format!(
-                            "the connection was lost and reconnecting failed until the end of --time ({})",
-                            with_codes(&e)
-                        );
-                        // One line for the run, not one per client.
-                        if !failed_elsewhere && self.shared.ended_by_errors.set(why.clone()).is_ok() {
-                            crate::log::fatal(&why);
-                        }
-                        return true;
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-        }
     }
 
     fn result(
@@ -386,6 +328,73 @@ impl ConState {
     }
 }
 
+/// What an SQL error does before a script (or a native client) sees it:
+/// counted, then, by the driver's classification, rolled back (restart the
+/// event), the connection re-established (restart) or reported with
+/// sysbench's `FATAL:` line. True: the event is to be restarted.
+pub(super) fn apply_error_policy(
+    conn: &mut Option<Box<dyn Connection>>,
+    driver: &dyn Driver,
+    stats: &ClientStats,
+    shared: &Shared,
+    err: &DbError,
+    sql: &str,
+    func: &str,
+) -> bool {
+    stats.inc(Counter::Error);
+    match driver.classify(err) {
+        ErrorAction::Restart => {
+            // sysbench does not roll back before restarting (a later
+            // BEGIN would then commit half a transaction); we do.
+            if let Some(c) = conn.as_mut() {
+                let _ = c.query("ROLLBACK");
+            }
+            true
+        }
+        // A reconnect that the end of the run interrupted is a restart
+        // too: the event loop then sees that the run is over and stops
+        // this client, which is not a failure of its own.
+        ErrorAction::Reconnect => reconnect_until_deadline(conn, stats, shared),
+        ErrorAction::Fatal => {
+            print_fatal(driver.name(), func, err, sql);
+            false
+        }
+    }
+}
+
+/// Reconnects, retrying until it works or the run is over: past
+/// `--time` (sysbench's retry loop ignores it; the run is then marked as
+/// ended by errors) or another client failed. Either way the event is
+/// to be restarted (true): the event loop then asks whether the run is
+/// over and stops this client, which is no failure of its own. False
+/// only for a connection closed by `disconnect()`.
+fn reconnect_until_deadline(conn: &mut Option<Box<dyn Connection>>, stats: &ClientStats, shared: &Shared) -> bool {
+    let Some(c) = conn.as_mut() else { return false };
+    loop {
+        match c.reconnect() {
+            Ok(()) => {
+                stats.inc(Counter::Reconnect);
+                return true;
+            }
+            Err(e) => {
+                if shared.past_deadline() {
+                    let failed_elsewhere = shared.failed.load(std::sync::atomic::Ordering::Relaxed);
+                    let why = format!(
+                        "the connection was lost and reconnecting failed until the end of --time ({})",
+                        with_codes(&e)
+                    );
+                    // One line for the run, not one per client.
+                    if !failed_elsewhere && shared.ended_by_errors.set(why.clone()).is_ok() {
+                        crate::log::fatal(&why);
+                    }
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
 /// `n` rows loaded of `sent`, or the error saying the load lost rows.
 fn loaded_all(table: &str, n: u64, sent: u64) -> Result<u64, DbError> {
     if n == sent {
@@ -400,7 +409,7 @@ fn loaded_all(table: &str, n: u64, sent: u64) -> Result<u64, DbError> {
 }
 
 /// The message followed by the server's error code and SQLSTATE, if any.
-fn with_codes(e: &DbError) -> String {
+pub(super) fn with_codes(e: &DbError) -> String {
     match (e.code, e.sqlstate.is_empty()) {
         (0, true) => e.message.clone(),
         (0, false) => format!("{} (SQLSTATE {})", e.message, e.sqlstate),
@@ -425,7 +434,7 @@ fn print_fatal(driver: &str, func: &str, err: &DbError, sql: &str) {
     }
 }
 
-fn func_name(driver: &str, prepared: bool) -> &'static str {
+pub(super) fn func_name(driver: &str, prepared: bool) -> &'static str {
     match (driver, prepared) {
         ("mysql", false) => "mysql_drv_query",
         ("mysql", true) => "mysql_stmt_execute",
