@@ -131,7 +131,12 @@ fn check_intervals(
     let bg = Background::start(&dir, &run);
     let mut started = None;
     let mut ticks = Vec::new();
+    let mut header = String::new();
     while let Some((at, line)) = bg.line(Duration::from_secs(60)) {
+        if started.is_none() {
+            header.push_str(&line);
+            header.push('\n');
+        }
         if line.starts_with("Threads started!") {
             started = Some(at);
         }
@@ -146,6 +151,11 @@ fn check_intervals(
     let readings = sampler.finish();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let started = started.expect("a 'Threads started!' line");
+    // The client model --client-threads=auto chose, as the header says:
+    // native clients of the built-in everywhere; multiplexed over one thread
+    // per CPU for 1024 or more native PostgreSQL clients only.
+    assert!(header.contains("Clients: native oltp_point_select "), "{name}: {header}");
+    assert_eq!(header.contains("Clients multiplexed over "), name == "postgresql", "{name}: {header}");
 
     // On time as dbbench itself measured it (when each line was written,
     // which this test's own reader, queued behind thousands of clients for
