@@ -759,6 +759,12 @@ pub fn run(shared: &Arc<Shared>, main: &Lua, cfg: &RunConfig) -> Status {
     let (builtin, workers) = match shared.opts.read() {
         Ok(o) => {
             let builtin = Builtin::for_run(shared, &o);
+            if builtin.is_none() && o.given("oltp_client") && o.str("oltp_client").trim() == "native" {
+                crate::log::warning(&format!(
+                    "--oltp-client=native applies to the built-in oltp_* workloads (with the built-in oltp_common) only; {} runs as a Lua script",
+                    shared.script.chunk_name
+                ));
+            }
             let workers = workers_for_run(cfg, &o, builtin.is_some());
             (builtin, workers)
         }

@@ -836,6 +836,16 @@ fn native_clients_only_for_the_builtins() {
     let r = dbbench_in(&dir, &["./mine.lua", "run", "--table-size=100", "--events=20", "--time=0"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("Clients: native"), "{}", r.stdout);
+    assert!(!r.stdout.contains("--oltp-client"), "{}", r.stdout);
+    // Asked for by name where it does not apply: said so, and run anyway.
+    let r =
+        dbbench_in(&dir, &["./mine.lua", "run", "--table-size=100", "--events=20", "--time=0", "--oltp-client=native"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("WARNING: --oltp-client=native applies to the built-in oltp_* workloads (with the built-in oltp_common) only; ./mine.lua runs as a Lua script"),
+        "{}",
+        r.stdout
+    );
 
     let r = dbbench_in(&dir, &["oltp_point_select", "run", "--oltp-client=rust"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
