@@ -741,6 +741,9 @@ const NATIVE_CASES: &[(&str, &[&str])] = &[
     ("oltp_read_write", &["--skip-trx=on", "--point-selects=3", "--delete-inserts=2", "--range-size=7"]),
     ("oltp_read_write", &["--range-selects=off", "--index-updates=2", "--non-index-updates=3", "--rand-type=uniform"]),
     ("oltp_read_write", &["--reconnect=40"]),
+    // The script's options are numbers (whole ones, by its option_ranges),
+    // so exponents are whole numbers too (they were read as 0 at first).
+    ("oltp_read_write", &["--table-size=3e2", "--point-selects=2e0", "--range-size=7e0", "--reconnect=4e1"]),
     ("oltp_write_only", &["--secondary=on"]),
     ("oltp_read_only", &["--distinct-ranges=3"]),
     ("oltp_point_select", &["--point-selects=5"]),

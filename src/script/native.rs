@@ -169,13 +169,19 @@ impl Builtin {
         if shared.script.code != builtin_code || !super::resolves_to_builtin("oltp_common") {
             return None;
         }
-        // Checked by the script's option_ranges: 0..=2^31-1 (tables >= 1).
-        let n = |name: &str| u32::try_from(opts.int(name)).unwrap_or(0);
+        // The script's options are numbers (doubles: `--table-size=1e3` is
+        // 1000, which `Options::int` would read as 0), checked by its
+        // option_ranges to be whole and in 0..=2^31-1 (tables >= 1). Taken
+        // as the script takes them all the same: passed to the uint32
+        // arguments of sysbench.rand (truncated), as `for _ = 1, n` bounds
+        // (floor), added to an id (floor of the sum, the same for ids >= 1),
+        // compared with a count of events (ceil).
+        let n = |name: &str| opts.double(name) as u32;
         let mut b = Builtin {
             workload,
             tables: n("tables"),
             table_size: n("table_size"),
-            range_size: opts.int("range_size"),
+            range_size: opts.double("range_size") as i64,
             point_selects: n("point_selects"),
             simple_ranges: n("simple_ranges"),
             sum_ranges: n("sum_ranges"),
@@ -188,7 +194,7 @@ impl Builtin {
             skip_trx: opts.bool("skip_trx"),
             auto_inc: opts.bool("auto_inc"),
             secondary: opts.bool("secondary"),
-            reconnect: n("reconnect"),
+            reconnect: opts.double("reconnect").ceil() as u32,
         };
         // oltp_point_select's prepare_statements.
         if workload == Workload::PointSelect {
