@@ -1994,11 +1994,6 @@ fn check_rand_options(opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// `--client-threads`: `auto` (one OS thread per client: multiplexing lost
-/// at every client count measured, see ARCHITECTURE.md), 0 (the same), or
-/// the number of workers to multiplex the clients over. Drivers that block
-/// inside a library would stall every client of a worker: an explicit
-/// number falls back to threads for them (returned second, for a warning).
 /// From this many clients on, `--client-threads=auto` multiplexes native
 /// PostgreSQL clients of a built-in workload (see [`workers_for_run`]).
 pub const AUTO_MULTIPLEX_FROM: u32 = 1024;
@@ -2027,6 +2022,11 @@ fn workers_for_run(cfg: &RunConfig, opts: &Options, native_builtin: bool) -> u32
     0
 }
 
+/// `--client-threads`: `auto` (0 here: [`workers_for_run`] decides per
+/// run), 0 (one OS thread per client), or the number of workers to
+/// multiplex the clients over. Drivers that block inside a library would
+/// stall every client of a worker: an explicit number falls back to
+/// threads for them (returned second, for a warning).
 fn client_threads(opts: &Options) -> Result<(u32, Option<u32>), String> {
     let v = opts.str("client_threads").trim();
     if v == "auto" {

@@ -21,7 +21,7 @@
 //! `run`; `prepare`, `cleanup` and `prewarm` stay in Lua, where a command
 //! runs once per thread.
 
-use super::sql::{apply_error_policy, func_name, with_codes};
+use super::sql::{apply_error_policy, closed_connection, counter_of, func_name, with_codes};
 use super::Shared;
 use crate::driver::{Connection, DbError, Driver, Outcome, StmtId, Value};
 use crate::options::Options;
@@ -231,7 +231,8 @@ pub struct Client {
     /// BEGIN, or BEGIN IMMEDIATE on SQLite for transactions that write.
     begin_sql: &'static str,
     commit: Option<StmtId>,
-    /// The parameters of the next execute; their text buffers are reused.
+    /// The parameters of the next execute (the vector is kept between
+    /// statements, and a text parameter's buffer while it stays text).
     params: Vec<Value>,
     events_since_reconnect: u32,
 }
@@ -328,10 +329,7 @@ impl Client {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, String> {
-        let r = match self.conn.as_mut() {
-            Some(c) => c.prepare(sql),
-            None => Err(closed()),
-        };
+        let r = self.conn.as_mut().ok_or_else(closed_connection).and_then(|c| c.prepare(sql));
         r.map_err(|e| {
             // An ignorable error here ends the client as in the Lua API,
             // where the restart error escapes thread_init or the hook.
@@ -378,11 +376,7 @@ impl Client {
             Workload::PointSelect => self.point_selects()?,
             Workload::UpdateIndex => self.index_updates()?,
             Workload::UpdateNonIndex => self.non_index_updates()?,
-            Workload::Delete => {
-                let t = table_num(&self.b);
-                self.set_ints(&[i64::from(get_id(&self.b))]);
-                self.execute(t, Kind::Deletes)?;
-            }
+            Workload::Delete => self.by_id(Kind::Deletes, 1)?,
             Workload::Insert => self.insert()?,
             w => {
                 let (reads, writes) = w.mix().unwrap_or((false, false));
@@ -417,10 +411,19 @@ impl Client {
     }
 
     fn point_selects(&mut self) -> Result<(), EventError> {
+        self.by_id(Kind::PointSelects, self.b.point_selects)
+    }
+
+    fn index_updates(&mut self) -> Result<(), EventError> {
+        self.by_id(Kind::IndexUpdates, self.b.index_updates)
+    }
+
+    /// `count` statements of `kind` on one random table, each with a random id.
+    fn by_id(&mut self, kind: Kind, count: u32) -> Result<(), EventError> {
         let t = table_num(&self.b);
-        for _ in 0..self.b.point_selects {
+        for _ in 0..count {
             self.set_ints(&[i64::from(get_id(&self.b))]);
-            self.execute(t, Kind::PointSelects)?;
+            self.execute(t, kind)?;
         }
         Ok(())
     }
@@ -432,15 +435,6 @@ impl Client {
             let id = i64::from(get_id(&self.b));
             self.set_ints(&[id, id + self.b.range_size - 1]);
             self.execute(t, kind)?;
-        }
-        Ok(())
-    }
-
-    fn index_updates(&mut self) -> Result<(), EventError> {
-        let t = table_num(&self.b);
-        for _ in 0..self.b.index_updates {
-            self.set_ints(&[i64::from(get_id(&self.b))]);
-            self.execute(t, Kind::IndexUpdates)?;
         }
         Ok(())
     }
@@ -487,11 +481,8 @@ impl Client {
             let id = if self.b.auto_inc && dbms == "mysql" { 0 } else { i64::from(crate::rand::unique()) - 2147483648 };
             format!("INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({id}, {k}, '{c}', '{pad}')")
         };
-        let r = match self.conn.as_mut() {
-            Some(c) => c.query(&sql),
-            None => Err(closed()),
-        };
-        self.outcome(r, &sql, func_name(dbms, false))
+        let r = self.conn.as_mut().ok_or_else(closed_connection).and_then(|c| c.query(&sql));
+        self.outcome(r, || sql, func_name(dbms, false))
     }
 
     /// `check_reconnect`: a new connection after every `--reconnect` events.
@@ -505,11 +496,7 @@ impl Client {
         }
         self.events_since_reconnect = 0;
         self.close_statements();
-        let r = match self.conn.as_mut() {
-            Some(c) => c.reconnect(),
-            None => Err(closed()),
-        };
-        match r {
+        match self.conn.as_mut().ok_or_else(closed_connection).and_then(|c| c.reconnect()) {
             Ok(()) => self.stats.inc(Counter::Reconnect),
             Err(e) => return Err(self.failure(e, "<reconnect>", "reconnect")),
         }
@@ -527,7 +514,6 @@ impl Client {
         self.execute_id(id, 0, || sql.to_string())
     }
 
-    /// Executes table `t`'s statement of `kind` with `self.params`.
     /// Executes table `t`'s statement of `kind` with the first of
     /// `self.params` it takes.
     fn execute(&mut self, t: u32, kind: Kind) -> Result<(), EventError> {
@@ -541,36 +527,29 @@ impl Client {
     /// Executes a prepared statement with the first `n` of `self.params`;
     /// `sql` gives its text for an error message.
     fn execute_id(&mut self, id: StmtId, n: usize, sql: impl FnOnce() -> String) -> Result<(), EventError> {
-        let r = match self.conn.as_mut() {
-            Some(c) => c.execute(id, &self.params[..n]),
-            None => Err(closed()),
-        };
-        match r {
-            Err(e) => {
-                let func = func_name(self.driver.name(), true);
-                Err(self.failure(e, &sql(), func))
-            }
-            ok => self.outcome(ok, "", ""),
-        }
+        let params = &self.params[..n];
+        let r = self.conn.as_mut().ok_or_else(closed_connection).and_then(|c| c.execute(id, params));
+        self.outcome(r, sql, func_name(self.driver.name(), true))
     }
 
-    /// Counts a statement's outcome (a result set is a read, affected rows
-    /// a write, anything else other) and hands its rows back to the
-    /// connection, or applies the error policy.
-    fn outcome(&mut self, r: Result<Outcome, DbError>, sql: &str, func: &str) -> Result<(), EventError> {
+    /// Counts a statement's outcome as the Lua API does and hands its rows
+    /// back to the connection, or applies the error policy (`sql` gives the
+    /// statement's text for its message, only then).
+    fn outcome(
+        &mut self,
+        r: Result<Outcome, DbError>,
+        sql: impl FnOnce() -> String,
+        func: &str,
+    ) -> Result<(), EventError> {
         match r {
-            Ok(Outcome::Rows(rs)) => {
-                self.stats.inc(Counter::Read);
-                if let Some(c) = self.conn.as_mut() {
+            Ok(o) => {
+                self.stats.inc(counter_of(&o));
+                if let (Outcome::Rows(rs), Some(c)) = (o, self.conn.as_mut()) {
                     c.recycle(rs);
                 }
                 Ok(())
             }
-            Ok(Outcome::Affected(n)) => {
-                self.stats.inc(if n > 0 { Counter::Write } else { Counter::Other });
-                Ok(())
-            }
-            Err(e) => Err(self.failure(e, sql, func)),
+            Err(e) => Err(self.failure(e, &sql(), func)),
         }
     }
 
@@ -580,15 +559,6 @@ impl Client {
         } else {
             EventError::Fatal(sql_error_text(&e))
         }
-    }
-}
-
-fn closed() -> DbError {
-    DbError {
-        kind: crate::driver::ErrorKind::ConnectionLost,
-        code: 0,
-        sqlstate: String::new(),
-        message: "the connection was closed by disconnect()".into(),
     }
 }
 
@@ -604,27 +574,27 @@ fn get_id(b: &Builtin) -> u32 {
 
 /// `sysbench.rand.string(fmt)` (ASCII digits and the format's dashes).
 fn random_text(fmt: &[u8]) -> String {
-    let mut v = Value::Null;
-    set_random_text(&mut v, fmt);
-    match v {
-        Value::Text(s) => s,
-        _ => String::new(),
-    }
+    let mut s = String::with_capacity(fmt.len());
+    write_random_text(fmt, &mut s);
+    s
 }
 
 /// Sets `v` to `sysbench.rand.string(fmt)`, reusing its text buffer.
 fn set_random_text(v: &mut Value, fmt: &[u8]) {
+    match v {
+        Value::Text(s) => write_random_text(fmt, s),
+        _ => *v = Value::Text(random_text(fmt)),
+    }
+}
+
+/// `s` becomes `sysbench.rand.string(fmt)` for a format of at most 128
+/// bytes (oltp_common's are 119 and 59).
+fn write_random_text(fmt: &[u8], s: &mut String) {
     let mut buf = [0u8; 128];
     let out = &mut buf[..fmt.len()];
     crate::rand::fill_string(fmt, out);
-    let text = std::str::from_utf8(out).unwrap_or_default();
-    match v {
-        Value::Text(s) => {
-            s.clear();
-            s.push_str(text);
-        }
-        _ => *v = Value::Text(text.to_string()),
-    }
+    s.clear();
+    s.push_str(std::str::from_utf8(out).unwrap_or_default());
 }
 
 #[cfg(test)]

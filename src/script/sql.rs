@@ -113,20 +113,11 @@ struct ConState {
 
 impl ConState {
     fn conn(&mut self) -> Result<&mut Box<dyn Connection>, DbError> {
-        self.conn.as_mut().ok_or_else(|| DbError {
-            kind: crate::driver::ErrorKind::ConnectionLost,
-            code: 0,
-            sqlstate: String::new(),
-            message: "the connection was closed by disconnect()".into(),
-        })
+        self.conn.as_mut().ok_or_else(closed_connection)
     }
 
     fn count(&self, o: &Outcome) {
-        self.stats.inc(match o {
-            Outcome::Rows(_) => Counter::Read,
-            Outcome::Affected(n) if *n > 0 => Counter::Write,
-            Outcome::Affected(_) => Counter::Other,
-        });
+        self.stats.inc(counter_of(o));
     }
 
     /// Applies the driver's policy to an error; returns the Lua error table.
@@ -325,6 +316,26 @@ impl ConState {
             }
             Outcome::Affected(_) => false,
         }
+    }
+}
+
+/// The error of a statement on a connection closed by `disconnect()`.
+pub(super) fn closed_connection() -> DbError {
+    DbError {
+        kind: crate::driver::ErrorKind::ConnectionLost,
+        code: 0,
+        sqlstate: String::new(),
+        message: "the connection was closed by disconnect()".into(),
+    }
+}
+
+/// The counter a statement's outcome adds to, as sysbench counts: a result
+/// set (even empty) is a read, affected rows a write, anything else other.
+pub(super) fn counter_of(o: &Outcome) -> Counter {
+    match o {
+        Outcome::Rows(_) => Counter::Read,
+        Outcome::Affected(n) if *n > 0 => Counter::Write,
+        Outcome::Affected(_) => Counter::Other,
     }
 }
 
