@@ -92,7 +92,8 @@ pub fn general_options() -> Vec<OptionSpec> {
             "run shard I of N of the run: I/N (0 <= I < N), or job/N for I from $JOB_COMPLETION_INDEX; its share of --threads (global thread ids), --events and --rate (docs/scale-out.md)",
         ),
         o("shard_result", String, "", "with --shard: write the shard's mergeable result to this file, or - for one line on stdout after the report (dbbench merge reads both)"),
-        o("start_at", String, "", "with --shard: connect and initialise, then begin at this time: unix epoch milliseconds or RFC 3339"),
+        o("start_at", String, "", "with --shard: connect and initialise, then begin at this time: unix epoch milliseconds or RFC 3339, from a day ago to --start-at-max-wait ahead"),
+        o("start_at_max_wait", Int, "86400", "with --start-at: the furthest ahead, in seconds, that it may lie (a start further ahead is refused as a likely typo)"),
         o("db_debug", Bool, "off", "print database-specific debug information"),
     ]
 }

@@ -939,6 +939,15 @@ fn release_clients<'a>(ctl: &'a Control, cfg: &RunConfig, init_failed: bool, pub
     let ready_unix_ms = crate::shard::now_unix_ms();
     let late = match cfg.shard.as_ref().and_then(|s| s.start_at_ms) {
         Some(t) if !init_failed => {
+            // A long wait says what it waits for: a start set far ahead
+            // must not look like a hang.
+            if t as f64 - ready_unix_ms > crate::shard::START_AT_ANNOUNCE_MS {
+                crate::log::notice(&format!(
+                    "Ready; waiting {:.0} s for --start-at={} ({t} ms)",
+                    (t as f64 - ready_unix_ms) / 1e3,
+                    crate::shard::rfc3339(t)
+                ));
+            }
             crate::shard::wait_until(t);
             ready_unix_ms > t as f64
         }

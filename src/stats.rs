@@ -174,6 +174,12 @@ impl LatencyAcc {
         sum_ns: u128,
         overflow: u64,
     ) -> Result<(), String> {
+        // The sums first: the totals bound every bucket's count, so once
+        // they fit no bucket of the histogram can wrap either.
+        let overflows = |what: &str| format!("the {what} over the shards overflows");
+        let total = self.count.checked_add(count).ok_or_else(|| overflows("count"))?;
+        let sum = self.sum_ns.checked_add(sum_ns).ok_or_else(|| overflows("sum"))?;
+        let over = self.overflow.checked_add(overflow).ok_or_else(|| overflows("overflow count"))?;
         let mut n = 0u64;
         for (v, c) in buckets {
             if v == 0 || v > HIST_MAX_US * 2 {
@@ -182,19 +188,20 @@ impl LatencyAcc {
             if c == 0 {
                 continue;
             }
+            n = n.checked_add(c).ok_or_else(|| format!("the latency buckets hold more than {} values", u64::MAX))?;
+            if n > count {
+                return Err(format!("the latency buckets hold more values than the count says ({count})"));
+            }
             let h = self.hist.get_or_insert_with(new_histogram);
             h.record_n(v, c).map_err(|e| format!("a latency bucket of {v} µs: {e}"))?;
-            n = n.saturating_add(c);
         }
         if n != count {
             return Err(format!("the latency buckets hold {n} values, the count says {count}"));
         }
         if count > 0 {
-            self.count += count;
+            (self.count, self.sum_ns, self.overflow) = (total, sum, over);
             self.min_ns = self.min_ns.min(min_ns);
             self.max_ns = self.max_ns.max(max_ns);
-            self.sum_ns += sum_ns;
-            self.overflow += overflow;
         }
         Ok(())
     }

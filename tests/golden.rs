@@ -216,6 +216,35 @@ fn packaged_sysbench_scripts_match_on_postgres() {
     packaged_scripts_match(Server::Postgres, "golden_pkg");
 }
 
+/// A bulk insert of ~800 KB per event (as yugabyte/sysbench's
+/// oltp_multi_value_insert.lua): sysbench sends an INSERT per 512 KiB and
+/// counts two writes per event; dbbench, which may load the rows through
+/// COPY / LOAD DATA, must count the same (it reported one write per event
+/// on PostgreSQL), with its bulk path and without.
+fn big_bulk_insert_counts_match(server: Server, db: &str) {
+    if !have_sysbench() {
+        return;
+    }
+    let script = script_path("big_bulk_insert.lua");
+    let diffs = compare(server, db, &script, &[]);
+    assert!(diffs.is_empty(), "dbbench differs from sysbench:\n{}", diffs.join("\n"));
+    // 40 events of two statements each, whichever way the rows go.
+    let counts = |extra: &[&str]| pass(dbbench_in, server, db, &script, extra).and_then(|p| p.counts);
+    let (bulk, off) = (counts(&[]), counts(&["--db-bulk-load=off"]));
+    assert_eq!(bulk.map(|c| (c.writes, c.transactions)), Some((80, 40)), "{bulk:?}");
+    assert_eq!(bulk, off, "--db-bulk-load=auto (left) and off (right) count differently");
+}
+
+#[test]
+fn big_bulk_inserts_count_as_sysbench_on_mariadb() {
+    big_bulk_insert_counts_match(Server::MariaDb, "golden_bulk");
+}
+
+#[test]
+fn big_bulk_inserts_count_as_sysbench_on_postgres() {
+    big_bulk_insert_counts_match(Server::Postgres, "golden_bulk");
+}
+
 fn script_path(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts").join(name).display().to_string()
 }

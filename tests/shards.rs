@@ -311,6 +311,33 @@ fn bad_shard_sets_and_options_are_one_clear_line() {
         no_env,
         "Invalid value for --start-at: 'tomorrow'",
     );
+    // --start-at: strict, and within a day past to --start-at-max-wait ahead.
+    bad(&["run", "--threads=4", "--shard=0/4", "--start-at="], no_env, "Invalid value for --start-at: '': empty");
+    bad(
+        &["run", "--threads=4", "--shard=0/4", "--start-at=0"],
+        no_env,
+        "1970-01-01T00:00:00.000Z is more than a day in the past",
+    );
+    bad(
+        &["run", "--threads=4", "--shard=0/4", "--start-at=2026-11-27T09:00:00+99:00"],
+        no_env,
+        "Invalid value for --start-at: '2026-11-27T09:00:00+99:00'",
+    );
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let year_ahead = (now_ms + 365 * 86_400_000).to_string();
+    let year = format!("--start-at={year_ahead}");
+    bad(&["run", "--threads=4", "--shard=0/4", &year], no_env, "more than --start-at-max-wait=86400 s allows");
+    bad(&["run", "--start-at="], no_env, "--start-at needs --shard=I/N");
+    // A wait of more than a few seconds says what it waits for.
+    let soon = format!("--start-at={}", now_ms + 7_000);
+    let r = dbbench_in(&dir, &["s.lua", "run", "--threads=1", "--events=1", "--shard=0/1", &soon]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("Ready; waiting 7 s for --start-at=")
+            || r.stdout.contains("Ready; waiting 6 s for --start-at="),
+        "{}",
+        r.stdout
+    );
     bad(&["run", "--shard-result=x.json"], no_env, "--shard-result needs --shard=I/N");
     bad(&["prepare", "--threads=4", "--shard=0/4"], no_env, "'prepare' runs once, unsharded");
     // job/N with the index from the environment, as in an Indexed Job.
@@ -330,6 +357,159 @@ fn bad_shard_sets_and_options_are_one_clear_line() {
     assert!(!dir.join("target.txt").exists(), "written through the symlink");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(dir.join("link.json")).unwrap().permissions().mode() & 0o777, 0o600);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Crafted and hostile inputs to `dbbench merge` (issue 38): each is
+/// refused with one line naming the file, the field and the rule, exit 1,
+/// nothing on stdout — never merged into figures that look real. The
+/// crafted results are edits of real ones; the real ones merge.
+#[test]
+fn merge_refuses_hostile_and_inconsistent_inputs_by_name() {
+    let dir = tempdir("shards-hostile");
+    std::fs::write(
+        dir.join("busy.lua"),
+        "function event() local t = os.clock() while os.clock() - t < 0.001 do end end\n",
+    )
+    .unwrap();
+    let (files, runs) =
+        run_shards(&dir, 2, &["busy.lua", "run", "--threads=2", "--time=2", "--report-interval=0.5"], &[]);
+    for r in &runs {
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+    let names: Vec<String> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let ok = merge(&dir, &[&names[0], &names[1]]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    let doc = |i: usize| json(&std::fs::read_to_string(&files[i]).unwrap());
+    assert!(doc(0)["intervals"].as_array().unwrap().len() >= 3, "the test needs intervals");
+
+    let one_line = |args: &[&str], want: &[&str]| {
+        let r = merge(&dir, args);
+        assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}: half-printed: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        for w in want {
+            assert!(r.stderr.contains(w), "{args:?}: want '{w}' in: {}", r.stderr);
+        }
+    };
+    // Shard 0's result edited by `edit`, as crafted.json, merged with shard 1's.
+    let crafted = |edit: &dyn Fn(&mut serde_json::Value), want: &[&str]| {
+        let mut v = doc(0);
+        edit(&mut v);
+        std::fs::write(dir.join("crafted.json"), serde_json::to_string(&v).unwrap()).unwrap();
+        let mut w = vec!["crafted.json"];
+        w.extend(want);
+        one_line(&["crafted.json", &names[1]], &w);
+    };
+    let max = serde_json::json!(u64::MAX);
+    crafted(
+        &|v| v["cumulative"]["counts"]["events"] = max.clone(),
+        &["cumulative.counts.events is 18446744073709551615 but cumulative.latency.count is"],
+    );
+    crafted(
+        &|v| {
+            let e = v["cumulative"]["counts"]["events"].as_u64().unwrap();
+            v["cumulative"]["counts"]["events"] = (e + 1000).into();
+            v["cumulative"]["latency"]["count"] = (e + 1000).into();
+        },
+        &["cumulative.latency.sum_ns", "not between count × min_ns and count × max_ns"],
+    );
+    crafted(
+        &|v| {
+            let e = v["cumulative"]["counts"]["events"].as_u64().unwrap();
+            v["cumulative"]["counts"]["events"] = (e + 1000).into();
+        },
+        &["cumulative.counts.events is"],
+    );
+    crafted(&|v| v["cumulative"]["latency"]["count"] = serde_json::json!(1u64 << 63), &["cumulative.counts.events is"]);
+    crafted(
+        &|v| {
+            let t = v["intervals"][0].clone();
+            v["intervals"].as_array_mut().unwrap().insert(0, t);
+        },
+        &["intervals[1]", "ticks and their times only increase"],
+    );
+    crafted(&|v| v["intervals"].as_array_mut().unwrap().reverse(), &["ticks and their times only increase"]);
+    crafted(&|v| v["intervals"][0]["tick"] = serde_json::json!(-3), &["intervals[0].tick is -3"]);
+    crafted(
+        &|v| v["intervals"][1]["period"]["counts"]["events"] = serde_json::json!(1_000_000_000u64),
+        &["intervals[1].period.counts.events is 1000000000"],
+    );
+    for (t, want) in [
+        (serde_json::json!(1e300), "more than any run lasts"),
+        (serde_json::json!(-5.0), "cannot be negative"),
+        (serde_json::json!(0.0), "events take time"),
+    ] {
+        crafted(&|v| v["total_time_s"] = t.clone(), &["total_time_s", want]);
+    }
+    crafted(
+        &|v| {
+            let max = v["cumulative"]["latency"]["max_ns"].clone();
+            v["cumulative"]["latency"]["max_ns"] = v["cumulative"]["latency"]["min_ns"].clone();
+            v["cumulative"]["latency"]["min_ns"] = max;
+        },
+        &["cumulative.latency.min_ns", "is above max_ns"],
+    );
+    crafted(&|v| v["fairness"] = serde_json::json!([]), &["fairness lists 0 clients, the shard ran 1"]);
+    crafted(&|v| v["run"]["percentiles"] = serde_json::json!([95.0, 99.0]), &["--percentile="]);
+    crafted(&|v| v["version"] = serde_json::json!("0.0.1-other"), &["dbbench 0.0.1-other there"]);
+    // The histogram: a count of 2^63 in one bucket, events to match.
+    crafted(
+        &|v| {
+            v["cumulative"]["latency"]["count"] = serde_json::json!(1u64 << 63);
+            v["cumulative"]["counts"]["events"] = serde_json::json!(1u64 << 63);
+        },
+        &["not between count × min_ns and count × max_ns"],
+    );
+
+    // Inputs that are not result files, or too large, are refused before
+    // they are read: no memory grows, nothing waits.
+    one_line(&["/dev/zero", &names[1]], &["/dev/zero: a character device, not a shard result file"]);
+    one_line(&["/dev/urandom", &names[1]], &["/dev/urandom: a character device"]);
+    one_line(&[".", &names[1]], &[".: a directory"]);
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let t = std::time::Instant::now();
+    one_line(&["fifo", &names[1]], &["fifo: a FIFO"]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(10), "a FIFO without a writer waited");
+    let big = std::fs::File::create(dir.join("big.json")).unwrap();
+    big.set_len(1 << 30).unwrap(); // sparse: 1 GiB that takes no disk
+    one_line(&["big.json", &names[1]], &["big.json: 1073741824 bytes, more than --max-file-size=268435456"]);
+    one_line(
+        &["--max-file-size=1K", &names[0], &names[1]],
+        &["more than --max-file-size=1024", "raise --max-file-size"],
+    );
+    let r = merge(&dir, &["--max-file-size=0", &names[0]]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("'0' is not a size above 0"), "{}", r.stderr);
+    one_line(&["-", "-"], &["- (standard input) is given more than once"]);
+
+    // Standard input is a source like a file.
+    let mut child = Command::new(bin())
+        .args(["merge", "-", &names[1]])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), std::fs::read(&files[0]).unwrap().as_slice()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ok.stdout);
+
+    // A log holding both shards' result lines gives both shards (the last
+    // one was kept, and shard 0 reported missing); a damaged line is
+    // named by its line.
+    let line = |i: usize| format!("dbbench-shard-result: {}\n", std::fs::read_to_string(&files[i]).unwrap().trim());
+    std::fs::write(dir.join("both.log"), format!("pod a\n{}pod b\n{}", line(0), line(1))).unwrap();
+    let both = merge(&dir, &["both.log"]);
+    assert_eq!(both.code, 0, "{}{}", both.stdout, both.stderr);
+    assert_eq!(both.stdout, ok.stdout);
+    std::fs::write(dir.join("damaged.log"), format!("{}{}", line(0), line(1).replace("\"tick\":2", "\"tick\":1")))
+        .unwrap();
+    one_line(&["damaged.log"], &["damaged.log (line 2): intervals[1]", "only increase"]);
+    one_line(&["both.log", &names[0]], &["shard 0/2 is given twice (both.log (line 2) and shard-0.json)"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

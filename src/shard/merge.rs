@@ -4,6 +4,7 @@
 //! intervals aligned by tick index — in the engine's own layouts
 //! (`crate::output`), with a per-shard table beside it.
 
+use super::check;
 use super::result::{ShardResult, Text, PER_SHARD_OPTIONS};
 use super::series::{Scratch, Series};
 use crate::exit::Exit;
@@ -34,6 +35,17 @@ pub struct Args {
     /// Merge an incomplete set of shards; the report names the missing ones
     #[arg(long)]
     allow_partial: bool,
+    /// Refuse an input larger than SIZE (K/M/G suffixes): a shard result
+    /// is about 2 KB per interval, a day of 1-second intervals ~200 MB
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_file_size)]
+    max_file_size: u64,
+}
+
+/// `--max-file-size`: a size with an optional K/M/G/T suffix, above 0.
+fn parse_file_size(v: &str) -> Result<u64, String> {
+    crate::options::parse_size(v)
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("'{v}' is not a size above 0 (e.g. 256M or 2G)"))
 }
 
 /// One row of the per-shard table.
@@ -110,7 +122,10 @@ pub fn cli_main(args: &[String]) -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let (results, series) = match read_all(&a.files) {
+    if a.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return fail("- (standard input) is given more than once: it can be read once");
+    }
+    let (results, series) = match read_all(&a.files, a.max_file_size) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
@@ -138,6 +153,56 @@ pub fn cli_main(args: &[String]) -> ExitCode {
 struct ReadSeries {
     intervals: Series,
     warmup: Series,
+    /// Per shard index: how late its latest-printed interval line came
+    /// out at most, ms (the evidence of a frozen shard, see [`freeze_of`]).
+    longest_late_ms: BTreeMap<u32, f64>,
+}
+
+impl ReadSeries {
+    fn new() -> ReadSeries {
+        ReadSeries { intervals: Series::default(), warmup: Series::default(), longest_late_ms: BTreeMap::new() }
+    }
+
+    fn absorb(&mut self, other: ReadSeries, scratch: &mut Scratch) {
+        self.intervals.absorb(other.intervals, scratch);
+        self.warmup.absorb(other.warmup, scratch);
+        for (shard, late) in other.longest_late_ms {
+            let l = self.longest_late_ms.entry(shard).or_insert(0.0);
+            *l = l.max(late);
+        }
+    }
+}
+
+/// An interval line that came out more than this late (ms) shows that
+/// the shard's process did not run: its reporting thread prints each line
+/// within milliseconds of its tick, seconds late only when the process
+/// was stopped (SIGSTOP, a frozen VM or container) or starved of CPU.
+pub const FROZEN_LATE_MS: f64 = 2000.0;
+
+/// Beyond the stall guard's own wait after `--time` (the longer of 5 s and
+/// twice the longest event), the time a shard may take to end: more means
+/// it did not run for a while.
+pub const OVERRUN_SLACK_S: f64 = 1.0;
+
+/// Why shard `r`'s figures are not those of a shard that ran throughout,
+/// from its interval lines' lateness (`longest_late_ms`) and its measured
+/// time against `--time`; None when nothing says so.
+fn freeze_of(r: &ShardResult, longest_late_ms: f64) -> Option<String> {
+    if longest_late_ms > FROZEN_LATE_MS {
+        return Some(format!(
+            "frozen: its interval lines came out up to {:.1} s late, so its process did not run for that long (stopped, or starved of CPU)",
+            longest_late_ms / 1e3
+        ));
+    }
+    let time: f64 = r.run.options.get("time").and_then(|t| t.trim().parse().ok()).unwrap_or(0.0);
+    let longest_event_s = r.cumulative.latency.max_ns as f64 / 1e9;
+    let allowed = time + (2.0 * longest_event_s).max(5.0) + OVERRUN_SLACK_S;
+    (time > 0.0 && r.total_time_s > allowed).then(|| {
+        format!(
+            "overran: it measured {:.1} s of --time={time}, more than the {allowed:.1} s a shard takes to end (its process did not run for a while)",
+            r.total_time_s
+        )
+    })
 }
 
 /// Reads and checks the result files, on as many threads as there are
@@ -147,11 +212,13 @@ struct ReadSeries {
 /// at once took 480 MiB and most of the merge's time in page faults.
 /// (Holding 4 parsed results per reader, to add them tick by tick across
 /// the four, was measured: 50 MiB more for no CPU time, docs/performance.md.)
-/// Errors name the first bad file in the order given.
-fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries), String> {
+/// A log with several result lines gives several results. Every result is
+/// checked ([`check::result`]) before it is added. Errors name the first
+/// bad file in the order given.
+fn read_all(files: &[PathBuf], max_size: u64) -> Result<(Vec<(String, ShardResult)>, ReadSeries), String> {
     let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    type Read = (usize, Result<(String, ShardResult), String>);
+    type Read = (usize, Result<Vec<(String, ShardResult)>, String>);
     let (mut read, mut parts): (Vec<Read>, Vec<ReadSeries>) = (Vec::new(), Vec::new());
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..readers)
@@ -159,27 +226,17 @@ fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries
                 scope.spawn(|| {
                     let mut text = String::new();
                     let mut scratch = Scratch::default();
-                    let mut mine = ReadSeries { intervals: Series::default(), warmup: Series::default() };
+                    let mut mine = ReadSeries::new();
                     let mut out: Vec<Read> = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(f) = files.get(i) else { break };
                         let name = f.display().to_string();
-                        text.clear();
-                        if let Err(e) =
-                            std::fs::File::open(f).and_then(|mut h| std::io::Read::read_to_string(&mut h, &mut text))
-                        {
+                        if let Err(e) = read_input(f, max_size, &mut text) {
                             out.push((i, Err(format!("{name}: {e}"))));
                             continue;
                         }
-                        match ShardResult::<Text>::parse(&text, &name) {
-                            Err(e) => out.push((i, Err(e))),
-                            Ok(r) => {
-                                mine.intervals.add(r.shard_index, &r.intervals, &mut scratch);
-                                mine.warmup.add(r.shard_index, &r.warmup_intervals, &mut scratch);
-                                out.push((i, Ok((name, r.without_series()))));
-                            }
-                        }
+                        out.push((i, take_results(&text, &name, &mut mine, &mut scratch)));
                     }
                     (out, mine)
                 })
@@ -192,14 +249,96 @@ fn read_all(files: &[PathBuf]) -> Result<(Vec<(String, ShardResult)>, ReadSeries
         }
     });
     read.sort_by_key(|(i, _)| *i);
-    let results = read.into_iter().map(|(_, r)| r).collect::<Result<Vec<_>, String>>()?;
+    let mut results = Vec::new();
+    for (_, r) in read {
+        results.extend(r?);
+    }
     let mut scratch = Scratch::default();
-    let mut all = ReadSeries { intervals: Series::default(), warmup: Series::default() };
+    let mut all = ReadSeries::new();
     for p in parts {
-        all.intervals.absorb(p.intervals, &mut scratch);
-        all.warmup.absorb(p.warmup, &mut scratch);
+        all.absorb(p, &mut scratch);
     }
     Ok((results, all))
+}
+
+/// The results in one input's `text`, each checked, their interval
+/// series added to `series` (and dropped from the results).
+fn take_results(
+    text: &str,
+    name: &str,
+    series: &mut ReadSeries,
+    scratch: &mut Scratch,
+) -> Result<Vec<(String, ShardResult)>, String> {
+    let all = ShardResult::<Text>::parse_all(text, name)?;
+    for (name, r) in &all {
+        check::result(r).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(all
+        .into_iter()
+        .map(|(name, r)| {
+            let late = r.intervals.iter().filter_map(|t| t.late_ms).fold(0.0, f64::max);
+            let l = series.longest_late_ms.entry(r.shard_index).or_insert(0.0);
+            *l = l.max(late);
+            series.intervals.add(r.shard_index, &r.intervals, scratch);
+            series.warmup.add(r.shard_index, &r.warmup_intervals, scratch);
+            (name, r.without_series())
+        })
+        .collect())
+}
+
+/// Reads one input into `text` (cleared first): a regular file, or `-`
+/// for standard input, of at most `max_size` bytes. Anything else — a
+/// device such as /dev/zero, a FIFO (opened without waiting for a
+/// writer), a directory — and anything larger is refused before it is
+/// read, so one wrong path cannot fill the host's memory or hang.
+fn read_input(path: &std::path::Path, max_size: u64, text: &mut String) -> Result<(), String> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    text.clear();
+    let too_large = |size: String| {
+        format!("{size}, more than --max-file-size={max_size} bytes allows: a shard result is about 2 KB per interval; raise --max-file-size if this is one")
+    };
+    let mut input: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        // O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| e.to_string())?;
+        let meta = f.metadata().map_err(|e| e.to_string())?;
+        let t = meta.file_type();
+        if !t.is_file() {
+            let kind = if t.is_dir() {
+                "a directory"
+            } else if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_char_device() {
+                "a character device"
+            } else if t.is_block_device() {
+                "a block device"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            };
+            return Err(format!("{kind}, not a shard result file: merge reads regular files, or - for standard input"));
+        }
+        if meta.len() > max_size {
+            return Err(too_large(format!("{} bytes", meta.len())));
+        }
+        Box::new(f)
+    };
+    // Bounded even when the size said otherwise (standard input, a file
+    // that grows while it is read).
+    let mut bytes = Vec::new();
+    input.by_ref().take(max_size.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max_size {
+        return Err(too_large("more bytes".into()));
+    }
+    *text = String::from_utf8(bytes).map_err(|_| "not a shard result: not UTF-8 text".to_string())?;
+    Ok(())
 }
 
 fn fail(msg: &str) -> ExitCode {
@@ -221,6 +360,21 @@ fn difference(a: &ShardResult, b: &ShardResult) -> Option<String> {
             "--threads={} --events={} --rate={} there, --threads={} --events={} --rate={} here",
             ra.threads, ra.events, ra.rate, rb.threads, rb.events, rb.rate
         ));
+    }
+    if a.version != b.version {
+        return Some(format!(
+            "dbbench {} there, {} here: every shard of a run runs the same dbbench",
+            a.version, b.version
+        ));
+    }
+    if ra.percentiles != rb.percentiles || ra.histogram != rb.histogram {
+        return Some(format!(
+            "--percentile={:?} --histogram={} there, {:?} {} here",
+            ra.percentiles, ra.histogram, rb.percentiles, rb.histogram
+        ));
+    }
+    if ra.report_interval_s != rb.report_interval_s {
+        return Some(format!("--report-interval={} there, {} here", ra.report_interval_s, rb.report_interval_s));
     }
     if ra.start_at_ms != rb.start_at_ms {
         let s = |v: Option<i64>| v.map_or("none".to_string(), |v| v.to_string());
@@ -299,21 +453,49 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
     let total_time =
         shards.iter().map(|r| (start_of(r) - earliest) / 1e3 + r.total_time_s).fold(0.0, f64::max).max(1e-9);
 
+    // Shards that did not run throughout, and what a stall of the others
+    // then most likely waited for.
+    let frozen: BTreeMap<u32, String> = shards
+        .iter()
+        .filter_map(|r| {
+            let late = series.longest_late_ms.get(&r.shard_index).copied().unwrap_or(0.0);
+            freeze_of(r, late).map(|f| (r.shard_index, f))
+        })
+        .collect();
+    let ended = |r: &ShardResult| -> Option<String> {
+        let a = r.aborted.as_ref()?;
+        let culprit = frozen.keys().find(|k| **k != r.shard_index);
+        Some(match culprit {
+            Some(k) if a.starts_with("stalled") => format!(
+                "{a} — shard {k} did not run meanwhile ({}): its clients most likely waited for shard {k}'s locks, not for the server",
+                frozen[k].split_once(": ").map_or("", |(_, why)| why)
+            ),
+            _ => a.clone(),
+        })
+    };
     let mut cumulative = Period::default();
     let mut fairness = Vec::new();
     let (mut not_started, mut dropped, mut target) = (0u64, 0u64, 0.0f64);
     let mut reasons = Vec::new();
     for r in &shards {
-        r.cumulative.add_to(&mut cumulative).map_err(|e| format!("shard {}: {e}", r.shard_index))?;
+        r.cumulative.add_to(&mut cumulative).map_err(|e| format!("shard {}: cumulative.{e}", r.shard_index))?;
         fairness.extend(r.fairness.iter().map(ClientFairness::from));
         if let Some(rate) = &r.rate {
-            not_started += rate.not_started;
-            dropped += rate.dropped;
+            let overflow = || format!("shard {}: rate: the shards' arrivals overflow 64 bits", r.shard_index);
+            not_started = not_started.checked_add(rate.not_started).ok_or_else(overflow)?;
+            dropped = dropped.checked_add(rate.dropped).ok_or_else(overflow)?;
             target += rate.target;
         }
-        if let Some(a) = &r.aborted {
+        if let Some(a) = ended(r) {
             reasons.push(format!("shard {}: {a}", r.shard_index));
         }
+        if let Some(f) = frozen.get(&r.shard_index) {
+            reasons.push(format!("shard {}: {f}", r.shard_index));
+        }
+    }
+    // The report prints reads + writes + other as the queries.
+    if queries(&cumulative.counts).is_none() {
+        return Err("the merged reads, writes and other statements add up beyond 64 bits".into());
     }
     if !missing.is_empty() {
         reasons.insert(0, format!("incomplete: {} of {n} shards missing (shard {})", missing.len(), list(&missing)));
@@ -335,10 +517,12 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
         let row = match by_index.get(&i) {
             Some((_, r)) => {
                 let after_t = r.run.start_at_ms.map(|t| r.start.start_unix_ms - t as f64);
-                let status = match (&r.aborted, r.start.late) {
-                    (Some(a), _) => format!("ended: {a}"),
-                    (None, true) => format!("late: ready {:.0} ms after --start-at", after_t.unwrap_or(0.0)),
-                    (None, false) => "ok".into(),
+                let status = match (ended(r), frozen.get(&i), r.start.late) {
+                    (Some(a), Some(f), _) => format!("ended: {a}; {f}"),
+                    (Some(a), None, _) => format!("ended: {a}"),
+                    (None, Some(f), _) => f.clone(),
+                    (None, None, true) => format!("late: ready {:.0} ms after --start-at", after_t.unwrap_or(0.0)),
+                    (None, None, false) => "ok".into(),
                 };
                 ShardRow {
                     shard: i,
@@ -346,7 +530,7 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
                     first_thread: first_thread as u32,
                     threads: threads as u32,
                     events: Some(r.cumulative.counts.events),
-                    queries: Some(r.cumulative.counts.reads + r.cumulative.counts.writes + r.cumulative.counts.other),
+                    queries: queries(&r.cumulative.counts.to_counts()),
                     start_skew_ms: Some(start_of(r) - earliest),
                     after_start_at_ms: after_t,
                     clock_offset_ms: r.clock_offset.as_ref().map(|c| c.offset_ms),
@@ -393,6 +577,11 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
         start_skew_ms: (shards.len() > 1).then_some(latest - earliest),
         skew_clock,
     })
+}
+
+/// Reads + writes + other, unless that overflows.
+fn queries(c: &crate::stats::Counts) -> Option<u64> {
+    [Counter::Read, Counter::Write, Counter::Other].iter().try_fold(0u64, |sum, k| sum.checked_add(c[*k as usize]))
 }
 
 fn list(v: &[u32]) -> String {
@@ -547,6 +736,176 @@ fn fixed(x: f64, places: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::shard::check::tests::shard_of;
+    use crate::shard::result::tests::Lcg;
+
+    /// Every numeric leaf of a JSON document, by its path.
+    fn numbers(v: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match v {
+            serde_json::Value::Number(_) => out.push(path.clone()),
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    path.push(k.clone());
+                    numbers(v, path, out);
+                    path.pop();
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    path.push(i.to_string());
+                    numbers(v, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn at<'a>(v: &'a mut serde_json::Value, path: &[String]) -> &'a mut serde_json::Value {
+        path.iter().fold(v, |v, k| match v {
+            serde_json::Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+            other => &mut other[k.as_str()],
+        })
+    }
+
+    /// One crafted change: a number set to an extreme or nearby value, or
+    /// an interval duplicated, dropped or moved.
+    fn mutate(doc: &mut serde_json::Value, r: &mut Lcg) {
+        let intervals = doc["intervals"].as_array().map_or(0, |a| a.len());
+        if intervals > 1 && r.next().is_multiple_of(5) {
+            let a = doc["intervals"].as_array_mut().unwrap();
+            let i = (r.next() % intervals as u64) as usize;
+            match r.next() % 3 {
+                0 => {
+                    let t = a[i].clone();
+                    a.insert(i, t);
+                }
+                1 => {
+                    a.remove(i);
+                }
+                _ => a.swap(i, (i + 1) % intervals),
+            }
+            return;
+        }
+        let mut paths = Vec::new();
+        numbers(doc, &mut Vec::new(), &mut paths);
+        let path = &paths[(r.next() % paths.len() as u64) as usize];
+        let leaf = at(doc, path);
+        let old = leaf.as_f64().unwrap_or(0.0);
+        *leaf = match r.next() % 10 {
+            0 => serde_json::json!(u64::MAX),
+            1 => serde_json::json!(1u64 << 63),
+            2 => serde_json::json!(0),
+            3 => serde_json::json!(-5),
+            4 => serde_json::json!(1e300),
+            5 => serde_json::json!(old + 1.0),
+            6 => serde_json::json!((old * 1000.0).round()),
+            7 => serde_json::json!(old - 1.0),
+            8 => serde_json::json!(u32::MAX),
+            _ => serde_json::json!(r.next()),
+        };
+    }
+
+    /// Property test over crafted inputs: real-shaped results of 1 to 4
+    /// shards, one to three changes each, through parsing, the checks and
+    /// the merge as `dbbench merge` runs them. Nothing panics, and a merge
+    /// that is not refused holds the invariants a real run's report does:
+    /// events = latency count = Σ the clients' events, min ≤ avg ≤ max,
+    /// percentiles in [min, max], intervals within the total.
+    #[test]
+    fn crafted_results_are_refused_or_merge_consistently() {
+        let mut r = Lcg(0xc4af7);
+        let (mut merged, mut refused) = (0, 0);
+        for round in 0..3000 {
+            let n = 1 + (r.next() % 4) as u32;
+            let mut docs: Vec<serde_json::Value> =
+                (0..n).map(|i| serde_json::to_value(shard_of(i, n, r.next())).unwrap()).collect();
+            if round % 10 != 0 {
+                for _ in 0..1 + r.next() % 3 {
+                    let d = (r.next() % n as u64) as usize;
+                    mutate(&mut docs[d], &mut r);
+                }
+            }
+            let texts: Vec<String> = docs.iter().map(|d| d.to_string()).collect();
+            let mut series = ReadSeries::new();
+            let mut scratch = Scratch::default();
+            let mut results = Vec::new();
+            let mut bad = false;
+            for (i, t) in texts.iter().enumerate() {
+                match take_results(t, &format!("s{i}"), &mut series, &mut scratch) {
+                    Ok(mut all) => results.append(&mut all),
+                    Err(_) => bad = true,
+                }
+            }
+            if bad {
+                refused += 1;
+                continue;
+            }
+            let Ok(m) = merge(&results, series, false) else {
+                refused += 1;
+                continue;
+            };
+            merged += 1;
+            let c = &m.cumulative;
+            let events = c.get(Counter::Event);
+            assert_eq!(events, c.latency.count, "round {round}");
+            assert_eq!(m.fairness.iter().map(|f| f.events).sum::<u64>(), events, "round {round}");
+            assert!(m.total_time.is_finite() && m.total_time > 0.0, "round {round}");
+            if events > 0 {
+                let avg = c.latency.sum_ns as f64 / events as f64;
+                assert!(c.latency.min_ns as f64 <= avg && avg <= c.latency.max_ns as f64, "round {round}");
+                for p in [50.0, 95.0, 99.0, 100.0] {
+                    let v = c.latency.percentile_ms(p).unwrap() * 1e6;
+                    assert!(v >= c.latency.min_ns as f64 - 1.0 && v <= c.latency.max_ns as f64 + 1.0, "round {round}");
+                }
+            }
+            let in_rows: u64 = m.intervals.iter().map(|row| row.counts[Counter::Event as usize]).sum();
+            assert!(in_rows <= events, "round {round}: {in_rows} events in rows of {events}");
+            assert!(m.intervals.windows(2).all(|w| w[0].time < w[1].time), "round {round}");
+            assert!(m.intervals.iter().all(|row| row.threads <= m.threads), "round {round}");
+        }
+        // Both outcomes happen: the unchanged rounds merge, most crafted ones do not.
+        assert!(merged >= 300 && refused >= 1500, "merged {merged}, refused {refused}");
+    }
+
+    /// A frozen shard is named from its late lines or its overrun; a
+    /// stalled one is pointed at it; one that ran throughout is ok.
+    #[test]
+    fn a_frozen_shard_is_named_and_the_stall_of_the_others_pointed_at_it() {
+        let mut r = shard_of(0, 1, 0);
+        r.run.options.insert("time".into(), "8".into());
+        r.total_time_s = 8.2;
+        assert_eq!(freeze_of(&r, 15.0), None);
+        let f = freeze_of(&r, 10_200.0).unwrap();
+        assert!(f.starts_with("frozen: its interval lines came out up to 10.2 s late"), "{f}");
+        // Without interval lines: the measured time against --time and the
+        // stall guard's wait (5 s here: the longest event is 2 ms).
+        r.total_time_s = 13.9;
+        assert_eq!(freeze_of(&r, 0.0), None);
+        r.total_time_s = 14.1;
+        assert!(freeze_of(&r, 0.0).unwrap().starts_with("overran: it measured 14.1 s of --time=8"));
+        r.run.options.remove("time");
+        assert_eq!(freeze_of(&r, 0.0), None, "no --time, no limit to overrun");
+
+        // Merged: shard 1 frozen, shard 0 stalled behind it.
+        let mut a = shard_of(0, 2, 0);
+        a.aborted = Some("stalled: 2 clients had not finished 5.0s after the end of --time".into());
+        let b = shard_of(1, 2, 0);
+        let texts = [serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap()];
+        let (mut series, mut scratch, mut results) = (ReadSeries::new(), Scratch::default(), Vec::new());
+        for (i, t) in texts.iter().enumerate() {
+            results.extend(take_results(t, &format!("s{i}"), &mut series, &mut scratch).unwrap());
+        }
+        series.longest_late_ms.insert(1, 9_500.0);
+        let m = merge(&results, series, false).unwrap();
+        let why = m.aborted.unwrap();
+        assert!(why.contains("shard 1: frozen: its interval lines came out up to 9.5 s late"), "{why}");
+        assert!(why.contains("shard 0: stalled: 2 clients had not finished 5.0s after the end of --time — shard 1 did not run meanwhile"), "{why}");
+        assert!(m.shards[1].status.starts_with("frozen:"), "{}", m.shards[1].status);
+        assert!(m.shards[0].status.contains("most likely waited for shard 1's locks, not for the server"));
+    }
+
     #[test]
     fn a_value_that_rounds_to_zero_has_no_sign() {
         assert_eq!(super::fixed(-0.001, 2), "0.00");

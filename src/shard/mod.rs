@@ -10,6 +10,7 @@
 //! Only the engine's `run` knows about shards; the split is computed here
 //! once, from the options, into [`Shard`].
 
+pub mod check;
 pub mod merge;
 pub mod result;
 pub mod series;
@@ -77,8 +78,8 @@ pub fn from_options(opts: &Options, threads: u32, events: u64, rate: f64) -> Res
     let start_at = opts.str("start_at").trim().to_string();
     let dest = opts.str("shard_result").trim().to_string();
     if spec.is_empty() {
-        for (name, v) in [("shard-result", &dest), ("start-at", &start_at)] {
-            if !v.is_empty() {
+        for name in ["shard-result", "start-at"] {
+            if opts.given(name) {
                 return Err(format!("FATAL: --{name} needs --shard=I/N (this process's part of a sharded run)"));
             }
         }
@@ -115,10 +116,14 @@ pub fn from_options(opts: &Options, threads: u32, events: u64, rate: f64) -> Res
     // shares add up to --rate.
     let per = rate / count as f64;
     let rate_share = if index + 1 == count { rate - per * (count - 1) as f64 } else { per };
-    let start_at_ms = if start_at.is_empty() {
+    let start_at_ms = if !opts.given("start_at") {
         None
     } else {
-        Some(parse_start_at(&start_at).map_err(|e| format!("FATAL: Invalid value for --start-at: '{start_at}': {e}"))?)
+        let max_ahead_s = opts.int("start_at_max_wait").max(0) as u64;
+        let t = parse_start_at(&start_at)
+            .and_then(|t| within_window(t, now_unix_ms(), max_ahead_s))
+            .map_err(|e| format!("FATAL: Invalid value for --start-at: '{start_at}': {e}"))?;
+        Some(t)
     };
     let result = match dest.as_str() {
         "" => None,
@@ -140,15 +145,63 @@ pub fn from_options(opts: &Options, threads: u32, events: u64, rate: f64) -> Res
     }))
 }
 
+/// How far in the past `--start-at` may lie: a shard ready after its
+/// start begins at once (and is `late`), but a start a day ago is a typo
+/// (seconds for milliseconds, a wrong year), not a late shard.
+pub const START_AT_MAX_PAST_MS: i64 = 86_400_000;
+
+/// The wait for `--start-at` above which the shard says what it waits for.
+pub const START_AT_ANNOUNCE_MS: f64 = 5_000.0;
+
 /// `--start-at`: unix epoch milliseconds (digits), or RFC 3339
 /// (`2026-11-27T09:00:00Z`, `2026-11-27T10:00:00.250+01:00`).
 pub fn parse_start_at(s: &str) -> Result<i64, String> {
+    if s.is_empty() {
+        return Err("empty; use unix epoch milliseconds (e.g. 1795770000000) or RFC 3339 (e.g. 2026-11-27T09:00:00Z), or leave --start-at out".into());
+    }
     if s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse().map_err(|_| "too large for milliseconds since 1970".to_string());
     }
     parse_rfc3339(s).ok_or_else(|| {
         "use unix epoch milliseconds (e.g. 1795770000000) or RFC 3339 (e.g. 2026-11-27T09:00:00Z)".to_string()
     })
+}
+
+/// `t` (unix epoch ms) if it lies from [`START_AT_MAX_PAST_MS`] before
+/// `now_ms` to `max_ahead_s` after it; else why not.
+pub fn within_window(t: i64, now_ms: f64, max_ahead_s: u64) -> Result<i64, String> {
+    let ahead_ms = t as f64 - now_ms;
+    if ahead_ms < -(START_AT_MAX_PAST_MS as f64) {
+        return Err(format!(
+            "{} is more than a day in the past (unix epoch milliseconds: a start in seconds reads as 1970)",
+            rfc3339(t)
+        ));
+    }
+    if ahead_ms > max_ahead_s as f64 * 1e3 {
+        return Err(format!(
+            "{} is {:.1} hours ahead, more than --start-at-max-wait={max_ahead_s} s allows (a typo in the date?); raise --start-at-max-wait to wait that long",
+            rfc3339(t),
+            ahead_ms / 3.6e6
+        ));
+    }
+    Ok(t)
+}
+
+/// Unix epoch milliseconds as RFC 3339 in UTC (`2026-11-27T09:00:00.250Z`).
+pub fn rfc3339(ms: i64) -> String {
+    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil date from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, s, frac) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:03}Z")
 }
 
 /// RFC 3339 date-time to unix epoch milliseconds (fractions below a
@@ -186,7 +239,12 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
     let offset_min = match rest {
         "Z" | "z" => 0,
         o if o.len() == 6 && matches!(&o[..1], "+" | "-") && &o[3..4] == ":" => {
-            let v = num(s.len() - 5..s.len() - 3)? * 60 + num(s.len() - 2..s.len())?;
+            // RFC 3339's offsets: hours 00-23, minutes 00-59.
+            let (oh, om) = (num(s.len() - 5..s.len() - 3)?, num(s.len() - 2..s.len())?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let v = oh * 60 + om;
             if &o[..1] == "-" {
                 -v
             } else {
@@ -299,8 +357,39 @@ mod tests {
         assert_eq!(parse_start_at("2026-11-27T09:00:00Z"), Ok(1_795_770_000_000));
         assert_eq!(parse_start_at("2026-11-27T10:00:00.25+01:00"), Ok(1_795_770_000_250));
         assert_eq!(parse_start_at("2000-02-29T23:59:59.999-00:30"), Ok(951_870_599_999));
-        for bad in ["", "soon", "2026-11-27", "2026-13-01T00:00:00Z", "2026-11-27T09:00:00", "-5"] {
+        for bad in [
+            "",
+            "soon",
+            "2026-11-27",
+            "2026-13-01T00:00:00Z",
+            "2026-11-27T09:00:00",
+            "-5",
+            "2026-11-27T09:00:00+99:00",
+            "2026-11-27T09:00:00+24:00",
+            "2026-11-27T09:00:00-05:60",
+        ] {
             assert!(parse_start_at(bad).is_err(), "{bad}");
         }
+        assert_eq!(parse_start_at("2026-11-27T09:00:00+23:59"), Ok(1_795_770_000_000 - 1439 * 60_000));
+    }
+
+    #[test]
+    fn start_at_lies_within_a_day_past_and_the_allowed_wait_ahead() {
+        let now = 1_795_770_000_000.0;
+        assert_eq!(within_window(1_795_770_000_000, now, 86_400), Ok(1_795_770_000_000));
+        // A late shard (within a day) is a late shard, not a typo.
+        assert!(within_window(1_795_770_000_000 - 3_600_000, now, 86_400).is_ok());
+        for (t, want) in [
+            (0, "1970-01-01T00:00:00.000Z is more than a day in the past"),
+            (1_795_770_000, "1970-01-21T18:49:30.000Z is more than a day in the past"),
+            (1_795_770_000_000 + 366 * 86_400_000, "2027-11-28T09:00:00.000Z is 8784.0 hours ahead"),
+        ] {
+            let e = within_window(t, now, 86_400).unwrap_err();
+            assert!(e.contains(want), "{t}: {e}");
+        }
+        assert!(within_window(1_795_770_000_000 + 2 * 86_400_000, now, 3 * 86_400).is_ok());
+        assert_eq!(rfc3339(1_795_770_000_250), "2026-11-27T09:00:00.250Z");
+        assert_eq!(rfc3339(951_870_599_999), "2000-03-01T00:29:59.999Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
     }
 }

@@ -96,7 +96,7 @@ pub struct RunParams {
 /// Options that differ between the shards of one run by design, or only
 /// change how a shard prints: not compared by `merge`.
 pub const PER_SHARD_OPTIONS: &[&str] =
-    &["shard", "shard_result", "format", "verbosity", "debug", "metrics_listen", "db_debug"];
+    &["shard", "shard_result", "format", "verbosity", "debug", "metrics_listen", "db_debug", "start_at_max_wait"];
 
 /// When the shard was ready and when it began measuring.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -121,6 +121,20 @@ pub struct ClockOffset {
     /// The round trip of the reading used (the offset's uncertainty is half of it).
     pub rtt_ms: f64,
 }
+
+/// The names of [`CountsData`]'s fields in the engine's counter order
+/// (what [`CountsData::to_counts`] gives), for errors.
+pub const COUNTER_FIELDS: [&str; NCOUNTERS] = {
+    let mut names = [""; NCOUNTERS];
+    names[Counter::Event as usize] = "events";
+    names[Counter::Read as usize] = "reads";
+    names[Counter::Write as usize] = "writes";
+    names[Counter::Other as usize] = "other";
+    names[Counter::Error as usize] = "errors";
+    names[Counter::Reconnect as usize] = "reconnects";
+    names[Counter::Restart as usize] = "restarts";
+    names
+};
 
 /// Counters, named.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
@@ -267,6 +281,7 @@ impl<B: AsRef<str>> HistData<B> {
         // Locals, not an iterator's fields: this loop is most of a merge's
         // time (155 million buckets for 64 shards of an hour).
         let (mut pos, mut prev, mut values, mut truncated) = (0, 0u64, 0u64, false);
+        let too_many = || format!("the latency buckets hold more than {} values", u64::MAX);
         while pos < bytes.len() {
             // Most pairs are two one-byte numbers: four such pairs are read
             // as one word when their buckets are plainly in range (any
@@ -287,7 +302,7 @@ impl<B: AsRef<str>> HistData<B> {
                                 each(v, c);
                             }
                         }
-                        values = values.saturating_add(c1 + c2 + c3 + c4);
+                        values = values.checked_add(c1 + c2 + c3 + c4).ok_or_else(too_many)?;
                         prev = v4;
                         pos += 8;
                         continue;
@@ -312,7 +327,7 @@ impl<B: AsRef<str>> HistData<B> {
                 return Err(format!("a latency bucket of {prev} µs is outside the histogram's range"));
             }
             if c > 0 {
-                values = values.saturating_add(c);
+                values = values.checked_add(c).ok_or_else(too_many)?;
                 each(prev, c);
             }
         }
@@ -439,12 +454,16 @@ impl PeriodData {
 
 impl<B: AsRef<str>> PeriodData<B> {
     /// Adds these figures into `p`.
+    /// Adds these figures into `p`; a sum beyond 64 bits is an error
+    /// (and `p` is then left partly added: the error ends the merge).
     pub fn add_to(&self, p: &mut Period) -> Result<(), String> {
-        for (t, c) in p.counts.iter_mut().zip(self.counts.to_counts()) {
-            *t += c;
+        let mut sums = p.counts;
+        for ((t, c), name) in sums.iter_mut().zip(self.counts.to_counts()).zip(COUNTER_FIELDS) {
+            *t = t.checked_add(c).ok_or_else(|| format!("counts.{name}: the sum over the shards overflows 64 bits"))?;
         }
-        self.latency.add_to(&mut p.latency)?;
-        self.service.add_to(&mut p.service)
+        p.counts = sums;
+        self.latency.add_to(&mut p.latency).map_err(|e| format!("latency: {e}"))?;
+        self.service.add_to(&mut p.service).map_err(|e| format!("service: {e}"))
     }
 }
 
@@ -511,25 +530,39 @@ impl ShardResult {
 }
 
 impl<'a, B: Deserialize<'a>> ShardResult<B> {
-    /// Reads a result from `text`: the JSON document itself, or a log
-    /// that holds one `dbbench-shard-result: {...}` line (the last one
-    /// counts). `name` names the input in errors.
-    pub fn parse(text: &'a str, name: &str) -> Result<ShardResult<B>, String> {
-        // A document is one JSON object; a log is searched for its line
-        // (from the end, as the last one counts).
-        let json = if text.trim_start().starts_with('{') {
-            text
-        } else {
-            match text.lines().rev().find_map(|l| l.trim_end().strip_prefix(super::LINE_PREFIX)) {
-                Some(line) => line,
-                None => {
-                    return Err(format!(
-                        "{name}: not a shard result (neither a JSON document nor a log with a '{}' line)",
-                        super::LINE_PREFIX.trim_end()
-                    ))
-                }
-            }
-        };
+    /// Reads the results in `text`: the JSON document itself, or a log
+    /// with `dbbench-shard-result: {...}` lines, each one a result (a log
+    /// of several pods' output holds several). `name` names the input in
+    /// errors; a log's results are named by their line when it holds more
+    /// than one.
+    pub fn parse_all(text: &'a str, name: &str) -> Result<Vec<(String, ShardResult<B>)>, String> {
+        if text.trim_start().starts_with('{') {
+            return Ok(vec![(name.to_string(), ShardResult::parse_document(text, name)?)]);
+        }
+        let lines: Vec<(usize, &str)> = text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, l)| l.trim_end().strip_prefix(super::LINE_PREFIX).map(|json| (i + 1, json)))
+            .collect();
+        if lines.is_empty() {
+            return Err(format!(
+                "{name}: not a shard result (neither a JSON document nor a log with a '{}' line)",
+                super::LINE_PREFIX.trim_end()
+            ));
+        }
+        let several = lines.len() > 1;
+        lines
+            .into_iter()
+            .map(|(n, json)| {
+                let name = if several { format!("{name} (line {n})") } else { name.to_string() };
+                let r = ShardResult::parse_document(json, &name)?;
+                Ok((name, r))
+            })
+            .collect()
+    }
+
+    /// Reads one result from its JSON document.
+    fn parse_document(json: &'a str, name: &str) -> Result<ShardResult<B>, String> {
         // Straight into the type (through a serde_json::Value, 64 results
         // of an hour's intervals took seconds of allocation); only when
         // that fails, or the format is not ours, a second pass over the

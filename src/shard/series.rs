@@ -12,7 +12,7 @@
 //!
 //! [`Period::add_to`]: super::result::PeriodData::add_to
 
-use super::result::{HistData, TickData};
+use super::result::{HistData, TickData, COUNTER_FIELDS};
 use crate::output::IntervalRow;
 use crate::stats::{Counts, Period};
 use std::collections::btree_map::Entry;
@@ -60,23 +60,32 @@ impl RowSum {
         }
     }
 
-    fn add(&mut self, o: &RowSum) {
+    /// Adds another shard's row; a sum beyond its integer type is an
+    /// error, and leaves the row as it was.
+    fn add(&mut self, o: &RowSum) -> Result<(), String> {
+        let overflow = |what: &str| format!("the shards' {what} overflow");
+        let threads = self.threads.checked_add(o.threads).ok_or_else(|| overflow("clients"))?;
+        let queue = match (self.queue, o.queue) {
+            (Some((q, c)), Some((q2, c2))) => Some((
+                q.checked_add(q2).ok_or_else(|| overflow("queue lengths"))?,
+                c.checked_add(c2).ok_or_else(|| overflow("clients in an event"))?,
+            )),
+            (a, b) => a.or(b),
+        };
+        let mut counts = self.counts;
+        for ((sum, c), name) in counts.iter_mut().zip(o.counts).zip(COUNTER_FIELDS) {
+            *sum = sum.checked_add(c).ok_or_else(|| overflow(name))?;
+        }
         if o.time_from >= self.time_from {
             (self.time_s, self.time_from) = (o.time_s, o.time_from);
         }
         self.interval_s = self.interval_s.max(o.interval_s);
-        self.threads += o.threads;
         self.late_ms = match (self.late_ms, o.late_ms) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        self.queue = match (self.queue, o.queue) {
-            (Some((q, c)), Some((q2, c2))) => Some((q + q2, c + c2)),
-            (a, b) => a.or(b),
-        };
-        for (sum, c) in self.counts.iter_mut().zip(o.counts) {
-            *sum += c;
-        }
+        (self.threads, self.queue, self.counts) = (threads, queue, counts);
+        Ok(())
     }
 }
 
@@ -115,8 +124,10 @@ impl Buckets {
     /// counts are added in place while the values are ones the list has
     /// (most are: the shards run one workload); from the first it lacks,
     /// the rest is merged in, with `spare` as the new list's storage.
-    fn add(&mut self, o: Exact, incoming: &[(u64, u64)], spare: &mut Vec<(u64, u64)>) {
-        self.add_exact(o);
+    fn add(&mut self, o: Exact, incoming: &[(u64, u64)], spare: &mut Vec<(u64, u64)>) -> Result<(), String> {
+        // The totals bound every bucket's count: once they fit, no
+        // bucket's sum can wrap.
+        self.add_exact(o)?;
         let list = &mut self.sorted;
         let mut i = 0;
         for (j, &(v, c)) in incoming.iter().enumerate() {
@@ -128,9 +139,10 @@ impl Buckets {
                 i += 1;
             } else {
                 merge_sorted(list, i, &incoming[j..], spare);
-                return;
+                return Ok(());
             }
         }
+        Ok(())
     }
 
     /// Adds a result's histogram as [`Buckets::add`] adds another
@@ -138,6 +150,7 @@ impl Buckets {
     /// value the list lacks gathered in `incoming`, then merged in). On an
     /// error the list may hold part of them: the error ends the merge.
     fn add_hist<B: AsRef<str>>(&mut self, h: &HistData<B>, scratch: &mut Scratch) -> Result<(), String> {
+        self.add_exact(Exact::of(h))?;
         let list = &mut self.sorted;
         let incoming = &mut scratch.incoming;
         incoming.clear();
@@ -157,21 +170,23 @@ impl Buckets {
         })?;
         // list[..i] holds values below the first one gathered.
         merge_sorted(list, i, incoming, &mut scratch.merged);
-        self.add_exact(Exact::of(h));
         Ok(())
     }
 
     /// An accumulator's exact figures added as `LatencyAcc::add_buckets`
     /// adds them.
-    fn add_exact(&mut self, o: Exact) {
+    fn add_exact(&mut self, o: Exact) -> Result<(), String> {
         let e = &mut self.exact;
         if o.count > 0 {
-            e.count += o.count;
+            let overflows = |what: &str| format!("the latency {what} over the shards overflows");
+            let count = e.count.checked_add(o.count).ok_or_else(|| overflows("count"))?;
+            let sum = e.sum_ns.checked_add(o.sum_ns).ok_or_else(|| overflows("sum"))?;
+            let overflow = e.overflow.checked_add(o.overflow).ok_or_else(|| overflows("overflow count"))?;
+            (e.count, e.sum_ns, e.overflow) = (count, sum, overflow);
             e.min_ns = e.min_ns.min(o.min_ns);
             e.max_ns = e.max_ns.max(o.max_ns);
-            e.sum_ns += o.sum_ns;
-            e.overflow += o.overflow;
         }
+        Ok(())
     }
 }
 
@@ -212,7 +227,7 @@ impl Series {
             Entry::Vacant(e) => e.insert(Tick { row, latency: Buckets::empty() }),
             Entry::Occupied(e) => {
                 let tick = e.into_mut();
-                tick.row.add(&row);
+                tick.row.add(&row)?;
                 tick
             }
         };
@@ -229,8 +244,13 @@ impl Series {
                 self.ticks.insert(k, o);
                 continue;
             };
-            t.row.add(&o.row);
-            t.latency.add(o.latency.exact, &o.latency.sorted, &mut scratch.merged);
+            // Which shard's addition overflowed is not known here: the
+            // sum of every shard's figures for the tick did.
+            let added =
+                t.row.add(&o.row).and_then(|()| t.latency.add(o.latency.exact, &o.latency.sorted, &mut scratch.merged));
+            if let Err(e) = added {
+                self.note_error(k, 0, format!("interval {k}: {e}"));
+            }
         }
     }
 
