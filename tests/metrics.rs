@@ -184,6 +184,85 @@ fn prometheus_scrapes_a_live_run_and_its_numbers_match_the_final_report() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The value of an unlabelled sample `name` in an exposition `body`.
+fn sample(body: &str, name: &str) -> Option<f64> {
+    body.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+#[test]
+fn trickling_clients_neither_blind_the_scrapes_nor_slow_the_run() {
+    // Issue 38: one connection sending `GET /metr` and then a byte a second
+    // made every other scrape time out for as long as it stayed open. Now
+    // 100 of them (half trickling, half silent) beside a real run on the
+    // embedded default: every scrape is answered within the deadline, the
+    // run ends on time, and the last scrape has the report's events.
+    let dir = tempdir("metrics-trickle");
+    let p = dbbench_in(&dir, &["oltp_point_select", "prepare", "--table-size=1000"]);
+    assert_eq!(p.code, 0, "{}{}", p.stdout, p.stderr);
+    let port = free_port();
+    let listen = format!("--metrics-listen=127.0.0.1:{port}");
+    let run = common::Background::start(
+        &dir,
+        &["oltp_point_select", "run", "--table-size=1000", "--time=6", "--threads=1", "--format=json", &listen],
+    );
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < until, "the endpoint did not listen within 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut hostile: Vec<TcpStream> = (0..100).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    for c in hostile.iter_mut().step_by(2) {
+        c.write_all(b"GET /metr").unwrap();
+    }
+    let stop = Instant::now() + Duration::from_secs(4);
+    let trickler = std::thread::spawn(move || {
+        while Instant::now() < stop {
+            for c in hostile.iter_mut().step_by(2) {
+                let _ = c.write_all(b"i");
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        hostile
+    });
+    let (mut scrapes, mut worst, mut last_events, mut final_events) = (0, Duration::ZERO, 0.0, None);
+    while Instant::now() < stop {
+        let t0 = Instant::now();
+        let (status, body) = http_get(port, "/metrics").expect("a scrape answered among trickling clients");
+        worst = worst.max(t0.elapsed());
+        assert!(status.contains(" 200"), "{status}");
+        last_events = sample(&body, "dbbench_events_total").expect("dbbench_events_total in the scrape");
+        if sample(&body, "dbbench_run_finished") == Some(1.0) {
+            final_events = Some(last_events);
+            break;
+        }
+        scrapes += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _hostile = trickler.join().unwrap();
+    assert!(scrapes >= 10, "only {scrapes} scrapes in 4 s");
+    assert!(worst < Duration::from_secs(2), "a scrape took {worst:?}");
+    assert!(last_events > 0.0, "no events seen while the run ran");
+    // The final figures: scraped once after the report (the run lingers for it).
+    let until = Instant::now() + Duration::from_secs(15);
+    while final_events.is_none() && Instant::now() < until {
+        if let Some((_, body)) = http_get(port, "/metrics") {
+            if sample(&body, "dbbench_run_finished") == Some(1.0) {
+                final_events = sample(&body, "dbbench_events_total");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (r, took) = run.finish(Duration::from_secs(40));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(took < Duration::from_secs(6 + 15), "the run took {took:?}");
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).expect("the JSON report");
+    let events = report["counters"]["events"].as_f64().expect("events in the report");
+    assert_eq!(final_events, Some(events), "the final scrape vs the report");
+    assert!(last_events <= events);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_bad_metrics_address_is_one_line_and_exit_1() {
     let dir = tempdir("metrics-bad");
@@ -191,6 +270,8 @@ fn a_bad_metrics_address_is_one_line_and_exit_1() {
     let taken = format!("--metrics-listen={}", taken.local_addr().unwrap());
     for (arg, says) in [
         ("--metrics-listen=nonsense", "not an address to listen on"),
+        ("--metrics-listen=", "not an address to listen on"),
+        ("--metrics-listen= ", "not an address to listen on"),
         ("--metrics-listen=127.0.0.1:99999", "not an address to listen on"),
         (taken.as_str(), "cannot listen there"),
     ] {
