@@ -489,6 +489,7 @@ impl Control {
     fn event_stop(&self, i: usize) {
         let clock = &self.clocks[i];
         let (intended, start) = (clock.intended_ns.load(Ordering::Relaxed), clock.start_ns.load(Ordering::Relaxed));
+        self.stats[i].count_held_errors();
         self.finish_event(&self.stats[i], intended, start);
         self.stats[i].in_event.store(false, Ordering::Relaxed);
     }
@@ -503,6 +504,7 @@ impl Control {
         if self.shared.past_deadline_ns(crate::clock::now_ns()) {
             return false;
         }
+        self.stats[i].count_held_errors();
         self.stats[i].inc(Counter::Restart);
         self.stats[i].mark_event_start();
         true
@@ -556,6 +558,11 @@ fn client(ctl: Arc<Control>, tid: u32) -> ClientOutcome {
     stats.in_event.store(false, Ordering::Relaxed);
     stats.set_finished();
     out.finished = Some(Instant::now());
+    // A clean loop went on after any fatal error it caught (a thread_run
+    // of its own need not go through event_stop).
+    if r.is_ok() {
+        stats.count_held_errors();
+    }
     // thread_done only after a clean loop; either failure stops every client.
     let r = r.map_err(|e| format!("FATAL: `thread_run' function failed: {e}")).and_then(|_| {
         match script::global_fn(&lua, "thread_done") {
@@ -1963,7 +1970,9 @@ pub fn run_config(opts: &Options) -> Result<RunConfig, String> {
         client_threads_refused,
         debug: opts.bool("debug"),
         validate: opts.bool("validate"),
-        metrics_listen: Some(opts.str("metrics_listen").trim().to_string()).filter(|a| !a.is_empty()),
+        // Given empty is an address that cannot be listened on (refused by
+        // `metrics::bind`), not "no endpoint": the user asked for one.
+        metrics_listen: opts.given("metrics_listen").then(|| opts.str("metrics_listen").trim().to_string()),
         shard,
     })
 }

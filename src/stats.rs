@@ -581,6 +581,12 @@ pub struct ClientStats {
     /// it runs): the `thds` of an interval line is the number of clients
     /// running at its tick, whenever the line is printed.
     finished_ns: AtomicU64,
+    /// Fatal SQL errors the client has met but not counted yet: counted as
+    /// ignored errors once the client goes on after them (its script caught
+    /// them, as sysbench 1.0.20 counts them then), never when one of them
+    /// ends the client (sysbench then exits without a report; ours names
+    /// the error as the run's end, not among the errors it ignored).
+    held_errors: AtomicU64,
 }
 
 /// Events whose latency was recorded since the last reset, their total,
@@ -605,6 +611,23 @@ impl ClientStats {
     #[inline]
     pub fn inc(&self, c: Counter) {
         self.counters[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A fatal SQL error, counted by [`ClientStats::count_held_errors`] if
+    /// the client goes on after it.
+    pub fn hold_error(&self) {
+        self.held_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The client went on after the fatal errors it held (its script caught
+    /// them): they count as ignored errors now. Called before the event's
+    /// counters are taken, so they land in the event's period.
+    #[inline]
+    pub fn count_held_errors(&self) {
+        if self.held_errors.load(Ordering::Relaxed) > 0 {
+            let n = self.held_errors.swap(0, Ordering::Relaxed);
+            self.counters[Counter::Error as usize].fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// Statistics for a client that is about to start, with the room its
