@@ -87,15 +87,7 @@ pub fn private_dir(dir: &Path, mode: u32, what: &str) -> Result<PathBuf, String>
 /// the user's), except that the last existing one must not be writable by
 /// others unless sticky (else a new directory in it could be swapped).
 pub fn private_dir_all(dir: &Path, mode: u32, what: &str) -> Result<PathBuf, String> {
-    let mut missing = Vec::new();
-    let mut p = dir;
-    while fs::symlink_metadata(p).is_err() {
-        missing.push(p);
-        match p.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
-            _ => break,
-        }
-    }
+    let (missing, p) = missing_dirs(dir);
     if !missing.is_empty() && fs::symlink_metadata(p).is_ok() {
         check_parent(p, what)?;
     }
@@ -106,6 +98,43 @@ pub fn private_dir_all(dir: &Path, mode: u32, what: &str) -> Result<PathBuf, Str
         private_dir(dir, mode, what)?;
     }
     Ok(dir.to_path_buf())
+}
+
+/// The components of `dir` that do not exist, deepest first, and the
+/// nearest one that does (or the topmost tried).
+fn missing_dirs(dir: &Path) -> (Vec<&Path>, &Path) {
+    let mut missing = Vec::new();
+    let mut p = dir;
+    while fs::symlink_metadata(p).is_err() {
+        missing.push(p);
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
+            _ => break,
+        }
+    }
+    (missing, p)
+}
+
+/// Creates `dir` and its missing parents as the lab's own directories
+/// (data, snapshots, reports under the work directory): mode 0700, or 0711
+/// as root so that the servers' OS users can pass through to their data
+/// without listing anything. Existing directories are left as they are (a
+/// managed server's data directory belongs to its OS user).
+pub fn lab_dir_all(dir: &Path) -> std::io::Result<()> {
+    let mode = if euid() == 0 { 0o711 } else { 0o700 };
+    let (missing, _) = missing_dirs(dir);
+    for m in missing.iter().rev() {
+        match fs::DirBuilder::new().mode(mode).create(m) {
+            // The umask may have narrowed it; 0711 must stay searchable.
+            Ok(()) => fs::set_permissions(m, fs::Permissions::from_mode(mode))?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if !fs::metadata(dir)?.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists and is not a directory"));
+    }
+    Ok(())
 }
 
 /// Refuses to create entries in a directory others can write into without

@@ -527,6 +527,38 @@ fn sqlite_lab(dir: &Path, name: &str, repeats: u32, time: u32) -> String {
     p.display().to_string()
 }
 
+/// Two labs (`--allow-concurrent`) writing one store at once, each storing
+/// a run every second or so: SQLite serialises their transactions (WAL,
+/// a 30 s busy timeout), both finish, every planned run of each is stored
+/// once, and the store passes SQLite's integrity check.
+#[test]
+fn two_labs_writing_one_store_at_once_both_store_every_run() {
+    let dir = tempdir("faults-one-store");
+    let lock = dir.join("hostlock");
+    let lock_env = [("DBBENCH_LAB_LOCK_DIR", lock.to_str().unwrap())];
+    let first = sqlite_lab(&dir, "first", 5, 1);
+    let second_path = dir.join("second.toml");
+    std::fs::write(&second_path, std::fs::read_to_string(&first).unwrap().replace("\"first\"", "\"second\"")).unwrap();
+    let second = second_path.display().to_string();
+    let mut a = Lab::spawn(&dir, &["lab", "run", "--allow-concurrent", &first], &lock_env);
+    let mut b = Lab::spawn(&dir, &["lab", "run", "--allow-concurrent", &second], &lock_env);
+    assert_eq!(a.wait(Duration::from_secs(120)), 0, "{}", a.output());
+    assert_eq!(b.wait(Duration::from_secs(120)), 0, "{}", b.output());
+    let c = store_at(&dir.join("dbbench-lab/results.sqlite"));
+    for name in ["first", "second"] {
+        let stored = count(
+            &c,
+            &format!(
+                "SELECT count(*) FROM runs r JOIN cells c ON r.cell_id = c.id JOIN experiments e ON c.experiment_id = e.id \
+                 WHERE e.name = '{name}' AND r.status = 'ok'"
+            ),
+        );
+        assert_eq!(stored, 5, "{name}: {stored} of 5 runs stored");
+    }
+    assert_eq!(strings(&c, "PRAGMA integrity_check"), ["ok"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_second_lab_run_on_the_host_is_refused_unless_allowed_and_then_flagged() {
     let dir = tempdir("faults-concurrent");

@@ -623,3 +623,74 @@ after_run = [{{ shell = "echo hook saw $MYSQL_PWD $PGPASSWORD $DBBENCH_MYSQL_PAS
     drop(pg);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Everything under `dir` (not following symlinks): (directories, files).
+fn walk(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut dirs, mut files) = (vec![dir.to_path_buf()], Vec::new());
+    let mut i = 0;
+    while i < dirs.len() {
+        for e in std::fs::read_dir(&dirs[i]).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(e.path());
+            } else {
+                files.push(e.path());
+            }
+        }
+        i += 1;
+    }
+    (dirs, files)
+}
+
+/// Issue 38: what a lab leaves (run with --keep-data, its spec in a
+/// directory open to all, as a shared project directory is), tried by
+/// another local user who knows the layout from the docs: no directory of
+/// it can be listed or written into (so nothing renamed, removed or planted),
+/// no file written; only the store and the reports, which hold no password
+/// (docs/security.md), can be read, by their names. Before, the data,
+/// snapshot and reports directories were 0755 (listable) and the SQLite
+/// data and its snapshot readable by anyone.
+#[test]
+fn another_user_can_neither_list_nor_change_what_a_lab_leaves() {
+    if !can_create_users() {
+        return;
+    }
+    let intruder = Intruder::new("walk");
+    let dir = tempdir("sec-walk");
+    let open = dir.join("project");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = open.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"w\"\nthreads = [1]\ntime = 1\noptions = { table-size = 50 }\n\n[[configuration]]\nname = \"a\"\nserver = \"sqlite\"\n\n[[workload]]\ntest = \"oltp_read_write\"\n",
+    )
+    .unwrap();
+    let r = dbbench_in(&open, &["lab", "run", "--keep-data", spec.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (dirs, files) = walk(&open.join("dbbench-lab"));
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    assert!(names.iter().any(|n| n.ends_with("results.sqlite")), "{names:?}");
+    assert!(names.iter().any(|n| n.contains("/snapshots/")), "no snapshot kept: {names:?}");
+    assert!(names.iter().any(|n| n.contains("/reports/")), "no report: {names:?}");
+    for d in &dirs {
+        let d = d.display();
+        let o = intruder.sh(&format!("ls -A {d}"));
+        assert!(!o.status.success(), "{d} can be listed by another user: {}", text(&o));
+        let o = intruder.sh(&format!(": > {d}/planted"));
+        assert!(!o.status.success(), "another user created a file in {d}");
+    }
+    for f in &files {
+        let shown = f.display();
+        let o = intruder.sh(&format!(": >> {shown}"));
+        assert!(!o.status.success(), "another user can write {shown}");
+        let shareable = f.file_name().is_some_and(|n| n.to_string_lossy().starts_with("results.sqlite"))
+            || f.parent().is_some_and(|p| p.ends_with("reports"));
+        // Empty markers (`.complete`, `initialized`) say nothing beyond their names.
+        let empty = std::fs::metadata(f).unwrap().len() == 0;
+        if !shareable && !empty {
+            let o = intruder.sh(&format!("cat {shown} > /dev/null"));
+            assert!(!o.status.success(), "another user can read {shown}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -467,9 +467,8 @@ fn source_dir_meta(dir: &Path, op: &str) -> anyhow::Result<Metadata> {
 /// Create the missing parents of `path`.
 fn create_parent(path: &Path, op: &str) -> anyhow::Result<()> {
     match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => {
-            fs::create_dir_all(p).map_err(|e| io_error(&format!("{op}: cannot create parent directory"), p, &e))
-        }
+        Some(p) if !p.as_os_str().is_empty() => crate::safe_fs::lab_dir_all(p)
+            .map_err(|e| io_error(&format!("{op}: cannot create parent directory"), p, &e)),
         _ => Ok(()),
     }
 }

@@ -129,7 +129,7 @@ pub fn acquire(allow_concurrent: bool) -> anyhow::Result<Acquired> {
         return Ok(Acquired::Held(lock, others));
     }
     if !flock(&exclusive, libc::LOCK_EX)? {
-        return refuse(lock_holders(&exclusive).into_iter().map(describe).collect());
+        return refuse(held_by(&exclusive).into_iter().map(describe).collect());
     }
     // A lab started with --allow-concurrent holds only `present`.
     let me = std::process::id();
@@ -274,8 +274,44 @@ fn flock(f: &File, how: libc::c_int) -> anyhow::Result<bool> {
 /// requests, `->`, are not holders).
 fn lock_holders(f: &File) -> Vec<u32> {
     let Ok(meta) = f.metadata() else { return Vec::new() };
-    let (dev, ino) = (meta.dev(), meta.ino());
-    let Ok(text) = std::fs::read_to_string("/proc/locks") else { return Vec::new() };
+    holders_in(&proc_locks(), meta.dev(), meta.ino())
+}
+
+/// [`lock_holders`] of a lock that is held (our `flock` just failed): a
+/// few tries before concluding that its holder has ended. The kernel lists
+/// the locks a read(2) at a time, and between two reads locks taken or
+/// released elsewhere (a busy SQLite store's) shift the list, so that a
+/// line can be skipped; a refusal then named nobody while the other lab
+/// ran on.
+fn held_by(f: &File) -> Vec<u32> {
+    for _ in 0..5 {
+        let pids = lock_holders(f);
+        if !pids.is_empty() {
+            return pids;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Vec::new()
+}
+
+/// /proc/locks, read in chunks of 1 MiB (one read for all but a host with
+/// thousands of locks).
+fn proc_locks() -> String {
+    use std::io::Read;
+    let Ok(mut f) = File::open("/proc/locks") else { return String::new() };
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The pids of the FLOCK lines of `text` (/proc/locks) on inode `ino` of device `dev`.
+fn holders_in(text: &str, dev: u64, ino: u64) -> Vec<u32> {
     let mut pids = Vec::new();
     for line in text.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -338,6 +374,20 @@ fn user_name(uid: u32) -> Option<String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// The FLOCK lines on one inode, not POSIX locks, waiters or other files.
+    #[test]
+    fn holders_are_read_from_the_flock_lines_of_the_inode() {
+        let dev = libc::makedev(0x103, 0x2a);
+        let text = "1: POSIX  ADVISORY  WRITE 77 103:2a:5678 0 EOF\n\
+                    2: FLOCK  ADVISORY  WRITE 1234 103:2a:5678 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 99 103:2a:5678 0 EOF\n\
+                    3: FLOCK  ADVISORY  READ 4321 103:2a:5678 0 EOF\n\
+                    4: FLOCK  ADVISORY  WRITE 555 103:2a:9999 0 EOF\n\
+                    5: FLOCK  ADVISORY  WRITE 666 fd:01:5678 0 EOF\n";
+        assert_eq!(holders_in(text, dev, 5678), [1234, 4321]);
+        assert!(holders_in("", dev, 5678).is_empty());
+    }
 
     /// A fresh directory, 0755 like the system's lock directory.
     fn tempdir(tag: &str) -> crate::safe_fs::TestDir {

@@ -370,14 +370,22 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
     }
     // The runs are stored: a report that cannot be made (disk full, a
     // directory not writable) is a warning, not the lab's failure.
-    let html = base.join("reports").join(format!("{}-{experiment}.html", spec.name));
-    let figures = crate::report::lab_summary(&lab.store, experiment, Some(&html)).unwrap_or_else(|e| {
-        eprintln!(
-            "warning: the report could not be made ({e:#}); the runs are stored: dbbench report {}",
-            spec.path.display()
-        );
-        String::new()
-    });
+    // The lab's own directory, private as the lab's (the report's writer
+    // would make a missing one 0755, for paths the user names).
+    let reports = base.join("reports");
+    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+    let made = crate::safe_fs::private_dir(&reports, mode, "the lab's reports directory");
+    let html = reports.join(format!("{}-{experiment}.html", spec.name));
+    let figures = made
+        .map_err(anyhow::Error::msg)
+        .and_then(|_| crate::report::lab_summary(&lab.store, experiment, Some(&html)))
+        .unwrap_or_else(|e| {
+            eprintln!(
+                "warning: the report could not be made ({e:#}); the runs are stored: dbbench report {}",
+                spec.path.display()
+            );
+            String::new()
+        });
     crate::term::print_out(&format!(
         "\n{figures}{}results: {} (experiment id {experiment})\n",
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
@@ -978,8 +986,10 @@ impl Lab<'_> {
             if managed && !sibling(&datadir, "initialized").exists() {
                 let _ = std::fs::remove_dir_all(&datadir);
                 self.initialize(c, &datadir, overhead)?;
+            } else if managed {
+                crate::safe_fs::lab_dir_all(&datadir).with_context(|| datadir.display().to_string())?;
             } else {
-                std::fs::create_dir_all(&datadir).with_context(|| datadir.display().to_string())?;
+                embedded_datadir(&datadir)?;
             }
         }
         let mut cache = self.drop_caches();
@@ -1054,7 +1064,7 @@ impl Lab<'_> {
         let spec = self.server_spec(c).cloned().expect("managed");
         let t = Instant::now();
         if let Some(p) = datadir.parent() {
-            std::fs::create_dir_all(p).with_context(|| p.display().to_string())?;
+            crate::safe_fs::lab_dir_all(p).with_context(|| p.display().to_string())?;
         }
         server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
         let marker = sibling(datadir, "initialized");
@@ -1079,7 +1089,7 @@ impl Lab<'_> {
         if self.server_spec(c).is_some() {
             self.initialize(c, datadir, &mut overhead)?;
         } else {
-            std::fs::create_dir_all(datadir).with_context(|| datadir.display().to_string())?;
+            embedded_datadir(datadir)?;
         }
         self.start(c, w, datadir, &mut overhead, &[])?;
         self.prepare_data(c, w, datadir, false)?;
@@ -1088,7 +1098,7 @@ impl Lab<'_> {
         let prepare_s = t.elapsed().as_secs_f64();
         self.stop_server();
         let _ = std::fs::remove_dir_all(snap);
-        std::fs::create_dir_all(snap).with_context(|| snap.display().to_string())?;
+        crate::safe_fs::lab_dir_all(snap).with_context(|| snap.display().to_string())?;
         let ts = Instant::now();
         let stats = datadir::snapshot(datadir, &snap.join("data"))?;
         let snapshot_s = ts.elapsed().as_secs_f64();
@@ -2086,6 +2096,17 @@ impl Progress {
         }
         eprintln!("{} {label}: {}", self.bar(), crate::secret::redact(summary));
     }
+}
+
+/// The data directory of an embedded database (SQLite): 0700, since no
+/// server's OS user needs to pass through it and its files (made 0644 by
+/// SQLite, copied with their modes into snapshots) may hold a restored
+/// dataset nobody else should read.
+fn embedded_datadir(datadir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    crate::safe_fs::lab_dir_all(datadir)
+        .and_then(|()| std::fs::set_permissions(datadir, std::fs::Permissions::from_mode(0o700)))
+        .with_context(|| datadir.display().to_string())
 }
 
 #[cfg(test)]

@@ -197,8 +197,15 @@ fn my_error(e: mysql::Error) -> anyhow::Error {
 /// A SQLite error as its own one line (`rusqlite`'s text already holds the
 /// cause, which `{:#}` would print a second time).
 pub(super) fn sqlite_error(e: rusqlite::Error) -> anyhow::Error {
-    anyhow::Error::msg(e.to_string())
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => anyhow::Error::msg(format!("{e}: {DAMAGED}")),
+        _ => anyhow::Error::msg(e.to_string()),
+    }
 }
+
+/// What to do about a damaged SQLite store (dbbench never writes to one).
+pub(super) const DAMAGED: &str = "the file is damaged and dbbench leaves it as it is; copy out what is readable with `sqlite3 STORE .recover | sqlite3 recovered.sqlite` and give --store=recovered.sqlite (a backup, if any, is better)";
 
 /// Binds `params` to a prepared statement's parameter types: the crate
 /// accepts only the exact Rust type of a column type (i64 for BIGINT, i32
@@ -350,7 +357,7 @@ pub(super) fn open_sqlite_read_only(path: &Path) -> anyhow::Result<(Connection, 
     let cannot_create =
         matches!(first.sqlite_error_code(), Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen));
     if !cannot_create || Path::new(&wal).exists() {
-        bail!("cannot read it: {first}");
+        return Err(sqlite_error(first)).context("cannot read it");
     }
     let uri = format!("file:{}?immutable=1", uri_path(path));
     let c = Connection::open_with_flags(

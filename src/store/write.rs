@@ -107,7 +107,16 @@ impl Store {
     /// when it (or the commit) fails.
     fn transaction<T>(&self, f: impl FnOnce(&mut Backend) -> anyhow::Result<T>) -> anyhow::Result<T> {
         self.with(|db| {
-            db.batch(if db.dialect() == Dialect::Mysql { "START TRANSACTION" } else { "BEGIN" })?;
+            // SQLite: IMMEDIATE takes the write lock first (waiting for it
+            // under the busy timeout). A deferred BEGIN whose transaction
+            // read before writing failed at once with "database is locked"
+            // when another lab had written meanwhile (WAL allows no
+            // upgrade of an outdated read snapshot, and waits for nothing).
+            db.batch(match db.dialect() {
+                Dialect::Mysql => "START TRANSACTION",
+                Dialect::Sqlite => "BEGIN IMMEDIATE",
+                Dialect::Postgres => "BEGIN",
+            })?;
             let r = f(db).and_then(|v| db.batch("COMMIT").map(|_| v));
             if r.is_err() {
                 // After a failed COMMIT SQLite keeps the transaction open.
@@ -502,19 +511,68 @@ impl Store {
 /// SQLite: the version is `PRAGMA user_version`; each migration in its own
 /// transaction.
 fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
-    // WAL: readers (a report while a lab runs) never block the writer.
-    c.pragma_update(None, "journal_mode", "wal").map_err(sqlite_error)?;
-    c.pragma_update(None, "foreign_keys", "on").map_err(sqlite_error)?;
     c.busy_timeout(Duration::from_secs(30)).map_err(sqlite_error)?;
-    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sqlite_error)?;
-    check_version(version)?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = c.unchecked_transaction().map_err(sqlite_error)?;
-        for st in migration_statements(Dialect::Sqlite, sql) {
-            tx.execute_batch(&st).map_err(sqlite_error).with_context(|| format!("migration to version {}", i + 1))?;
+    // WAL: readers (a report while a lab runs) never block the writer.
+    // Switching a new store to it needs the file to itself, and SQLite
+    // returns "database is locked" at once, without its busy handler, while
+    // another lab is opening the same new store: retried here as the busy
+    // timeout would.
+    let t = std::time::Instant::now();
+    loop {
+        match c.pragma_update(None, "journal_mode", "wal") {
+            Ok(()) => break,
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && t.elapsed() < Duration::from_secs(30) =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => return Err(sqlite_error(e)).context("setting WAL mode"),
         }
-        tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(sqlite_error)?;
-        tx.commit().map_err(sqlite_error)?;
+    }
+    c.pragma_update(None, "foreign_keys", "on").map_err(sqlite_error)?;
+    let version: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(sqlite_error)
+        .context("reading its version")?;
+    check_version(version)?;
+    // A damaged page that opening did not touch would otherwise surface
+    // at the first run's write, after that run (or a matrix) had been
+    // measured, or not at all. The store is small; the check is
+    // milliseconds.
+    let problems: Vec<String> = {
+        let mut st = c.prepare("PRAGMA quick_check(5)").map_err(sqlite_error)?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(sqlite_error)?;
+        rows.collect::<Result<_, _>>().map_err(sqlite_error)?
+    };
+    if problems.first().map(String::as_str) != Some("ok") {
+        bail!("it fails SQLite's quick_check ({}): {}", problems.join("; "), super::backend::DAMAGED);
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        // IMMEDIATE: the write lock before the version is read again, so
+        // that of two labs creating one store at once the second waits and
+        // then skips what the first did (it failed with "table experiments
+        // already exists").
+        c.execute_batch("BEGIN IMMEDIATE").map_err(sqlite_error)?;
+        let migrated = (|| {
+            let now: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sqlite_error)?;
+            if now > i as i64 {
+                return Ok(());
+            }
+            for st in migration_statements(Dialect::Sqlite, sql) {
+                c.execute_batch(&st)
+                    .map_err(sqlite_error)
+                    .with_context(|| format!("migration to version {}", i + 1))?;
+            }
+            c.pragma_update(None, "user_version", (i + 1) as i64).map_err(sqlite_error)
+        })();
+        match migrated {
+            Ok(()) => c.execute_batch("COMMIT").map_err(sqlite_error)?,
+            Err(e) => {
+                let _ = c.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
     }
     Ok(())
 }
@@ -809,6 +867,65 @@ mod tests {
             )),
             "{err}"
         );
+    }
+
+    /// Two labs creating one new store at the same moment: both open it
+    /// (the second failed with "table experiments already exists").
+    #[test]
+    fn two_writers_creating_one_store_at_once_both_open_it() {
+        let dir = crate::safe_fs::TestDir::new("store-race");
+        for round in 0..20 {
+            let location = dir.join(format!("s{round}.sqlite")).display().to_string();
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let opened: Vec<Result<(), String>> = (0..2)
+                .map(|_| {
+                    let (l, b) = (location.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        b.wait();
+                        Store::open(&l).map(drop).map_err(|e| format!("{e:#}"))
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            assert!(opened.iter().all(Result::is_ok), "round {round}: {opened:?}");
+        }
+    }
+
+    /// A damaged store is refused when it is opened for writing (before a
+    /// lab measures anything it could not store), with what to do, and is
+    /// left byte for byte as it was; a reader says the same.
+    #[test]
+    fn a_damaged_store_is_refused_with_what_to_do_and_left_as_it_was() {
+        let dir = crate::safe_fs::TestDir::new("store-damaged");
+        let path = dir.join("s.sqlite");
+        let location = path.display().to_string();
+        drop(Store::open(&location).unwrap());
+        {
+            // Pages that opening the store does not read: a page in the
+            // middle of a big table.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE filler (x BLOB);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+                 INSERT INTO filler SELECT randomblob(200) FROM n;
+                 PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .unwrap();
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        let page = 4096;
+        let middle = bytes.len() / page / 2 * page;
+        bytes[middle..middle + page].fill(0x5a);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = format!("{:#}", Store::open(&location).err().expect("a damaged store opened for writing"));
+        assert!(err.contains("damaged") && err.contains(".recover"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "the damaged store was changed");
+        // Cut short: the reader's error says the same.
+        std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
+        let err = format!("{:#}", Store::open_existing(&location).and_then(|s| s.experiments()).err().unwrap());
+        assert!(err.contains("damaged") && err.contains(".recover"), "{err}");
     }
 
     /// A store written before runs recorded their server's product (schema

@@ -152,7 +152,7 @@ pub(super) fn config_file(spec: &ServerSpec) -> anyhow::Result<Option<PathBuf>> 
 /// Creates a directory if needed and returns its absolute, symlink-free
 /// path (pids are matched against command lines by path).
 pub(super) fn make_dir(dir: &Path, what: &str) -> anyhow::Result<PathBuf> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {what} {}", dir.display()))?;
+    crate::safe_fs::lab_dir_all(dir).with_context(|| format!("cannot create {what} {}", dir.display()))?;
     fs::canonicalize(dir).with_context(|| format!("cannot resolve {what} {}", dir.display()))
 }
 
