@@ -38,6 +38,8 @@ mod store;
 mod subcommand;
 mod syscall;
 mod term;
+#[cfg(test)]
+mod test_rand;
 mod timestamp;
 mod tpch;
 mod workloads;

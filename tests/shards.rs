@@ -29,6 +29,19 @@ fn run_shards_on(
     env: &[(&str, &str)],
     wrap: &dyn Fn(u32) -> Vec<String>,
 ) -> (Vec<PathBuf>, Vec<Run>) {
+    run_shards_with(dir, n, base, env, wrap, &mut |_, _| {})
+}
+
+/// [`run_shards_on`], calling `meanwhile(start_at, pids)` once the shards
+/// are started (to stop one of them, say) before waiting for them.
+fn run_shards_with(
+    dir: &Path,
+    n: u32,
+    base: &[&str],
+    env: &[(&str, &str)],
+    wrap: &dyn Fn(u32) -> Vec<String>,
+    meanwhile: &mut dyn FnMut(std::time::SystemTime, &[u32]),
+) -> (Vec<PathBuf>, Vec<Run>) {
     let start_at =
         (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() + 1500).to_string();
     let mut children = Vec::new();
@@ -57,6 +70,8 @@ fn run_shards_on(
         children.push(cmd.spawn().expect("start a shard"));
         files.push(file);
     }
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(start_at.parse().unwrap());
+    meanwhile(at, &children.iter().map(|c| c.id()).collect::<Vec<_>>());
     let runs = children
         .into_iter()
         .map(|c| {
@@ -1138,5 +1153,104 @@ fn netns_shards_on_postgresql_match_the_server_counters() {
     };
     per_thread_tables_are_the_same_sharded(&lab, &dir, &base, &sql);
     drop(lab);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs 4 shards of `workload` (a built-in or a script; one client each,
+/// `--time=4`) on one table of `rows` rows (prepared by oltp_common through
+/// `base`) with shard 1 stopped (SIGSTOP) from 1.5 s into the run for 8 s;
+/// returns the shards' outcomes and the merge's.
+fn four_shards_with_shard_1_frozen(dir: &Path, base: &[String], workload: &str, rows: &str) -> (Vec<Run>, Run) {
+    let size = format!("--table-size={rows}");
+    let prep = dbbench_in(dir, &args(base, &["oltp_point_select", "prepare", "--tables=1", &size]));
+    assert_eq!(prep.code, 0, "{}{}", prep.stdout, prep.stderr);
+    let mut run = vec![workload, "run", "--threads=4", "--time=4", "--report-interval=1"];
+    if !workload.ends_with(".lua") {
+        run.extend(["--tables=1", &size]);
+    }
+    let run = args(base, &run);
+    let mut freeze = |at: std::time::SystemTime, pids: &[u32]| {
+        let into_run = at + std::time::Duration::from_millis(1500);
+        std::thread::sleep(into_run.duration_since(std::time::SystemTime::now()).unwrap_or_default());
+        // SAFETY: kill(2) on a child of ours that has not been waited for.
+        unsafe { libc::kill(pids[1] as i32, libc::SIGSTOP) };
+        std::thread::sleep(std::time::Duration::from_secs(8));
+        // SAFETY: as above.
+        unsafe { libc::kill(pids[1] as i32, libc::SIGCONT) };
+    };
+    let (files, runs) = run_shards_with(dir, 4, &run, &[], &|_| Vec::new(), &mut freeze);
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut a = vec!["--json"];
+    a.extend(names.iter().map(String::as_str));
+    (runs, merge(dir, &a))
+}
+
+/// Issue 38: a shard stopped for 8 s of a 4 s run passed as `ok` with a
+/// quarter of the others' events and the merge exited 0 with a diluted
+/// rate. Now the merge names it and exits 2 (a partial result).
+#[test]
+fn a_frozen_shard_on_postgresql_is_named_and_the_merge_is_partial() {
+    let Some(base) = pgsql_db("dbbench_shard_freeze") else { return };
+    let dir = tempdir("shard-freeze-pgsql");
+    let (runs, m) = four_shards_with_shard_1_frozen(&dir, &base, "oltp_point_select", "1000");
+    for (i, r) in runs.iter().enumerate() {
+        assert!(r.code == 0 || r.code == 2, "shard {i}: {}{}", r.stdout, r.stderr);
+    }
+    assert_eq!(m.code, 2, "the merge of a frozen shard passed: {}{}", m.stdout, m.stderr);
+    let doc = json(&m.stdout);
+    let aborted = doc["aborted"].as_str().unwrap_or_default();
+    assert!(aborted.contains("shard 1: frozen") || aborted.contains("shard 1: overran"), "{aborted}");
+    let status = |i: usize| doc["shards"][i]["status"].as_str().unwrap_or_default().to_string();
+    assert!(status(1).contains("frozen") || status(1).contains("overran"), "shard 1: {}", status(1));
+    for i in [0, 2, 3] {
+        // Point selects take no locks: the others ran throughout.
+        assert_eq!(status(i), "ok", "shard {i}: {}", m.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Client 1 keeps row 1 locked (a transaction around a 20 ms sleep); the
+/// other clients update the same row without a transaction of their own.
+const ONE_HOT_ROW: &str = r#"
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+  if sysbench.tid == 1 then
+    con:query("BEGIN")
+    con:query("UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+    con:query("SELECT SLEEP(0.02)")
+    con:query("COMMIT")
+  else
+    con:query("UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+  end
+end
+"#;
+
+/// On MariaDB the frozen shard holds row locks in its open transaction:
+/// the others stall behind them, and the merge points at the frozen
+/// shard, not at the server (they ended `stalled: … is the server
+/// stopped?`).
+#[test]
+fn a_frozen_shard_holding_locks_on_mariadb_is_blamed_for_the_stall_of_the_others() {
+    let Some(base) = mysql_db("dbbench_shard_freeze") else { return };
+    let dir = tempdir("shard-freeze-mariadb");
+    // Client 1 (shard 1's) holds row 1's lock for nearly all of its
+    // events; the others update row 1 and wait for that lock, which InnoDB
+    // (lock wait timeout 50 s) holds through the freeze. (With
+    // oltp_read_write or oltp_write_only on few rows the freeze often hit
+    // the frozen client where it held no lock, or InnoDB chose it as a
+    // deadlock victim and released them: the others ran on.)
+    let script = dir.join("one_hot_row.lua");
+    std::fs::write(&script, ONE_HOT_ROW).unwrap();
+    let (runs, m) = four_shards_with_shard_1_frozen(&dir, &base, &script.display().to_string(), "10");
+    let stalled: Vec<usize> = (0..4).filter(|i| *i != 1 && runs[*i].code == 2).collect();
+    assert_eq!(m.code, 2, "{}{}", m.stdout, m.stderr);
+    let doc = json(&m.stdout);
+    let aborted = doc["aborted"].as_str().unwrap_or_default();
+    assert!(aborted.contains("shard 1: frozen") || aborted.contains("shard 1: overran"), "{aborted}");
+    assert_eq!(stalled, [0, 2, 3], "not every other shard stalled behind the frozen one's lock: {aborted}");
+    for i in stalled {
+        let status = doc["shards"][i]["status"].as_str().unwrap_or_default();
+        assert!(status.contains("stalled") && status.contains("shard 1 did not run meanwhile"), "shard {i}: {status}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -491,6 +491,10 @@ const LAB_OWNED_OPTIONS: &[&str] = &[
 /// SQLite pragmas the SQLite driver applies, mapped to its options.
 const SQLITE_PRAGMAS: &[&str] = &["journal_mode", "synchronous", "busy_timeout", "begin"];
 
+/// Most runs one spec may plan: far beyond a real matrix (the seeds' largest
+/// had a few hundred), far below what would exhaust memory to plan.
+pub const MAX_PLANNED_RUNS: usize = 1_000_000;
+
 /// Reads and validates a spec file.
 pub fn load(path: &Path) -> anyhow::Result<Spec> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the spec", path.display()))?;
@@ -531,6 +535,20 @@ fn validate(path: &Path, text: &str) -> Result<Spec, String> {
     super::datasets::share_prepared_data(&mut workloads, &configurations);
 
     let e = &raw.experiment;
+    // A typo such as `repeats = 3000000000` would otherwise plan billions of
+    // runs and exhaust memory before anything is printed.
+    let threads: usize = workloads.iter().map(|w| w.threads.len()).sum();
+    let runs = (e.repeats as usize).saturating_mul(threads).saturating_mul(configurations.len());
+    if runs > MAX_PLANNED_RUNS {
+        return Err(cx.err(
+            &[K("experiment"), K("repeats")],
+            format!(
+                "{} repeats × {threads} (workload, threads) pairs × {} configurations is {runs} runs, more than the {MAX_PLANNED_RUNS} a spec may plan: lower repeats or split the experiment",
+                e.repeats,
+                configurations.len()
+            ),
+        ));
+    }
     let dir = &cx.dir;
     Ok(Spec {
         path: path.to_path_buf(),
@@ -1595,6 +1613,99 @@ options = { table-size = 500 }
 
     fn parse_str(t: &str) -> Result<Spec, String> {
         parse(Path::new("spec.toml"), t).map_err(|e| format!("{e:#}"))
+    }
+
+    /// Fuzz: the example specs and this module's, mutated (a value
+    /// replaced by an extreme or ill-typed one, a line dropped or doubled,
+    /// bytes inserted): parsing and planning (what `lab run --dry-run`
+    /// does) either refuse with a located line or succeed; nothing panics
+    /// and no plan outgrows its bound.
+    #[test]
+    fn mutated_specs_are_refused_or_planned_and_never_panic() {
+        let seeds = [
+            GOOD,
+            include_str!("../../examples/quickstart.toml"),
+            include_str!("../../examples/mariadb-vs-postgresql.toml"),
+            include_str!("../../examples/segmented-key-cache.toml"),
+            include_str!("../../examples/dbt3-mariadb-vs-postgresql.toml"),
+        ];
+        let values = [
+            "0",
+            "-1",
+            "1e309",
+            "nan",
+            "inf",
+            "4294967296",
+            "3000000000",
+            "18446744073709551616",
+            "\"\"",
+            "\"-5s\"",
+            "\"1e9h\"",
+            "\"99999999999s\"",
+            "[]",
+            "[0]",
+            "[1, 1]",
+            "[4000000000]",
+            "{}",
+            "true",
+            "\"x\"",
+            "\"../../x\"",
+            "\"\\u0000\"",
+            "[[1]]",
+            "1.5",
+            "2147483647",
+        ];
+        let mut r = crate::test_rand::Lcg(0x5bec);
+        let (mut planned, mut refused) = (0, 0);
+        for round in 0..4000 {
+            let mut lines: Vec<String> = seeds[r.below(seeds.len())].lines().map(String::from).collect();
+            for _ in 0..1 + r.below(3) {
+                let i = r.below(lines.len());
+                match r.below(5) {
+                    0 | 1 => {
+                        if let Some(eq) = lines[i].find(" = ") {
+                            lines[i] = format!("{} = {}", &lines[i][..eq], values[r.below(values.len())]);
+                        }
+                    }
+                    2 => {
+                        lines.remove(i);
+                    }
+                    3 => {
+                        let l = lines[i].clone();
+                        lines.insert(i, l);
+                    }
+                    _ => {
+                        let at = r.below(lines[i].len() + 1);
+                        if lines[i].is_char_boundary(at) {
+                            let junk = ["[", "]", "\"", "=", "{", ",", "\u{e9}", "#", "\\"][r.below(9)];
+                            lines[i].insert_str(at, junk);
+                        }
+                    }
+                }
+                if lines.is_empty() {
+                    break;
+                }
+            }
+            let text = lines.join("\n");
+            match parse(Path::new("spec.toml"), &text) {
+                Err(e) => {
+                    let e = format!("{e:#}");
+                    assert!(e.starts_with("spec.toml") && !e.contains('\n'), "round {round}: {e}\n{text}");
+                    refused += 1;
+                }
+                Ok(spec) => {
+                    let plan = crate::lab::plan::runs(&spec);
+                    assert!(plan.len() <= MAX_PLANNED_RUNS, "round {round}: {} runs", plan.len());
+                    let _ = crate::lab::plan::restarts(&spec, &plan);
+                    let _ = crate::lab::plan::estimate_s(&spec, &plan);
+                    let estimates = crate::lab::plan::data_estimates(&spec, &plan);
+                    let _ = crate::lab::plan::disk_estimate(&spec, &estimates);
+                    let _ = crate::lab::plan::describe(&spec, &plan);
+                    planned += 1;
+                }
+            }
+        }
+        assert!(planned > 100 && refused > 100, "planned {planned}, refused {refused}: the mutations miss");
     }
 
     #[test]

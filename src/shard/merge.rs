@@ -335,7 +335,7 @@ fn read_input(path: &std::path::Path, max_size: u64, text: &mut String) -> Resul
     let mut bytes = Vec::new();
     input.by_ref().take(max_size.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
     if bytes.len() as u64 > max_size {
-        return Err(too_large("more bytes".into()));
+        return Err(too_large(format!("over {max_size} bytes (read until then)")));
     }
     *text = String::from_utf8(bytes).map_err(|_| "not a shard result: not UTF-8 text".to_string())?;
     Ok(())

@@ -657,15 +657,7 @@ impl<B> ShardResult<B> {
 pub(super) mod tests {
     use super::*;
 
-    /// A tiny deterministic generator for the property tests (the
-    /// engine's `rand` needs its global configuration).
-    pub(in crate::shard) struct Lcg(pub(in crate::shard) u64);
-    impl Lcg {
-        pub(in crate::shard) fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            self.0 >> 11
-        }
-    }
+    pub(in crate::shard) use crate::test_rand::Lcg;
 
     /// Latencies of many shapes: a body, a long tail, outliers beyond the
     /// histogram, single-nanosecond events.
