@@ -1782,6 +1782,8 @@ options = { table-size = 500 }
             ("warmup = 1", "warmup = 1\nrun_timeout = \"0s\"", "experiment.run_timeout: must be at least 1 second"),
             ("warmup = 1", "warmup = 1\nseed = 0", "experiment.seed: must be at least 1"),
             ("warmup = 1", "warmup = 1\nseed = 2147483647", "experiment.seed: 2147483647 + 2 repeats goes past"),
+            // Planning 12e9 runs would take hundreds of GB.
+            ("repeats = 2", "repeats = 2000000000", "experiment.repeats: 2000000000 repeats × 3 (workload, threads) pairs × 2 configurations is 12000000000 runs, more than the 1000000 a spec may plan"),
             ("threads = [4]", "threads = [4000000]", "workload[2].threads: 4000000 threads"),
         ] {
             let t = GOOD.replace(from, to);
