@@ -2,8 +2,19 @@
 //! `sb_rand_uniform`, ...; src/script/ffi.rs) in its dynamic symbol table,
 //! where LuaJIT's `ffi.C` looks them up with dlsym; and record the git
 //! revision the binary is built from in `DBBENCH_GIT_REVISION` (read with
-//! `option_env!` by src/lab/sysinfo.rs; unset outside a git checkout or
-//! without git, which is not an error).
+//! `option_env!` by src/lab/sysinfo.rs and `--version`; unset outside a git
+//! checkout or without git, which is not an error).
+//!
+//! No git activity that leaves the sources alone rebuilds the crate (`git
+//! add`, `git status`, a commit or checkout of docs only): the script reruns
+//! only when a build input changes (build.rs, src/, Cargo.toml,
+//! Cargo.lock), and then records HEAD and whether those inputs differ from
+//! it (`-dirty`). So the revision is the commit whose sources the binary
+//! was last built on: after a commit of the very changes it was built from,
+//! it still says `OLD-dirty` (true, but not the new name) until a source
+//! changes. `DBBENCH_EXACT_REVISION=1` also reruns on every commit and
+//! checkout (HEAD and the branch's ref watched, never the index), for a
+//! binary that is published: release packaging sets it.
 use std::path::Path;
 use std::process::Command;
 
@@ -23,15 +34,17 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn git_revision() {
+    println!("cargo:rerun-if-env-changed=DBBENCH_EXACT_REVISION");
+    let exact = std::env::var("DBBENCH_EXACT_REVISION").as_deref() == Ok("1");
     // Any rerun-if-changed line replaces cargo's default (rerun when any file
-    // of the package changes), so list what the outputs depend on: this
-    // script, the sources (for "-dirty"), and git's HEAD, current branch ref
-    // and index (commit, checkout, add). Only existing paths: cargo reruns
-    // every build for a missing one.
-    let mut watch = vec!["build.rs".to_string(), "src".to_string(), "Cargo.toml".to_string(), "Cargo.lock".to_string()];
+    // of the package changes), so list what the outputs depend on. Only
+    // existing paths: cargo reruns every build for a missing one.
+    let mut watch: Vec<String> = BUILD_INPUTS.iter().map(|p| p.to_string()).collect();
     let revision = git(&["rev-parse", "--short=12", "HEAD"]);
-    if revision.is_some() {
-        for p in ["HEAD", "index", "packed-refs"] {
+    if exact && revision.is_some() {
+        // Not the index: `git add` and `git status` rewrite it, and neither
+        // changes HEAD or the sources.
+        for p in ["HEAD", "packed-refs"] {
             watch.extend(git(&["rev-parse", "--git-path", p]));
         }
         if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
@@ -42,10 +55,17 @@ fn git_revision() {
         println!("cargo:rerun-if-changed={p}");
     }
     let Some(mut revision) = revision else { return };
-    // --no-optional-locks: do not rewrite .git/index (a refresh would change
-    // a watched file and race with git commands run in the checkout).
-    if git(&["--no-optional-locks", "status", "--porcelain"]).is_some_and(|s| !s.is_empty()) {
+    // Dirty means the binary's own inputs differ from HEAD (docs or tests
+    // do not make a different binary). --no-optional-locks: do not rewrite
+    // .git/index (that would race with git commands run in the checkout).
+    let mut status = vec!["--no-optional-locks", "status", "--porcelain", "--"];
+    status.extend(BUILD_INPUTS);
+    if git(&status).is_some_and(|s| !s.is_empty()) {
         revision.push_str("-dirty");
     }
     println!("cargo:rustc-env=DBBENCH_GIT_REVISION={revision}");
 }
+
+/// What the binary is built from: a change to one of these reruns this
+/// script and, in git, makes the revision `-dirty`.
+const BUILD_INPUTS: &[&str] = &["build.rs", "src", "Cargo.toml", "Cargo.lock"];

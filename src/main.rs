@@ -172,7 +172,11 @@ fn real_main(argv: Vec<String>) -> ExitCode {
         return Exit::Ok.into();
     }
     if opts.bool("version") {
-        println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible)");
+        // The revision says which build it is (build.rs: when it can be stale).
+        match option_env!("DBBENCH_GIT_REVISION") {
+            Some(rev) => println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible; git {rev})"),
+            None => println!("dbbench {VERSION} (sysbench {SYSBENCH_COMPAT_VERSION} compatible)"),
+        }
         return Exit::Ok.into();
     }
     // No test name: the script comes from stdin when it is not a terminal,
