@@ -49,6 +49,7 @@ use crate::script::{self, Shared};
 use crate::stats::{ClientStats, Collector, Counter, Grid, Period};
 use mlua::{Lua, Value};
 use std::collections::VecDeque;
+use std::ffi::c_int;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -515,6 +516,66 @@ impl Control {
 pub fn script_counter_inc(tid: i32, c: Counter) {
     if let Some((ctl, i)) = script_client(tid) {
         ctl.stats[i].inc(c);
+    }
+}
+
+// ------------------------------------------------------------------ C entry points
+// What scripts call through LuaJIT's `ffi.C` (declared in script/ffi.rs's
+// CDEF; exported by -rdynamic, build.rs). The engine owns them, as
+// sysbench's engine does, so that the script layer never calls up into the
+// engine. Nothing here may unwind into LuaJIT.
+
+/// sysbench's `sb_counter_type` values, mapped to our counters.
+fn counter(kind: c_int) -> Option<Counter> {
+    Some(match kind {
+        0 => Counter::Other,
+        1 => Counter::Read,
+        2 => Counter::Write,
+        3 => Counter::Event,
+        4 => Counter::Error,
+        5 => Counter::Reconnect,
+        _ => return None,
+    })
+}
+
+/// `bool sb_more_events(int)`: whether client `tid` may start another
+/// event (the run's limits, `--rate` arrivals); false outside `run`.
+#[no_mangle]
+pub extern "C" fn sb_more_events(tid: c_int) -> bool {
+    script_more_events(tid)
+}
+
+/// `void sb_event_start(int)`: client `tid` starts the event
+/// [`sb_more_events`] allowed.
+#[no_mangle]
+pub extern "C" fn sb_event_start(tid: c_int) {
+    script_event_start(tid)
+}
+
+/// `void sb_event_stop(int)`: client `tid` finished its event; counts it
+/// and records its latency.
+#[no_mangle]
+pub extern "C" fn sb_event_stop(tid: c_int) {
+    script_event_stop(tid)
+}
+
+/// `bool dbbench_event_restart(int)`: client `tid`'s event failed with an
+/// ignored error; true to run it again (counted as a restart), false when
+/// the run is over (`--time`, a failure elsewhere). The default event loop
+/// in `prelude.lua` asks before every restart.
+#[no_mangle]
+pub extern "C" fn dbbench_event_restart(tid: c_int) -> bool {
+    script_event_restart(tid)
+}
+
+/// `void sb_counter_inc(int, sb_counter_type)`: adds one to a counter of
+/// client `tid` (e.g. `SB_CNT_ERROR` for an error the script handled).
+/// Counting `SB_CNT_TRX` adds an event without a latency, as in sysbench.
+/// Unknown kinds and calls outside `run` are ignored.
+#[no_mangle]
+pub extern "C" fn sb_counter_inc(tid: c_int, kind: c_int) {
+    if let Some(c) = counter(kind) {
+        script_counter_inc(tid, c)
     }
 }
 

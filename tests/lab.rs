@@ -95,7 +95,7 @@ fn sqlite_matrix_runs_stores_every_run_and_prints_the_comparison() {
         plan.stdout.contains("preparation (estimates: rates measured")
             && plan.stdout.contains("  2 x 500 rows, SQLite (oltp_point_select)")
             // The two OLTP workloads load the same data: one preparation
-            // per configuration (src/lab/datasets.rs).
+            // per configuration (src/lab/spec/datasets.rs).
             && plan.stdout.contains("for 2 preparation(s)")
             && plan.stdout.contains("(data shared with oltp_point_select)")
             && plan.stdout.contains("estimated disk: about ")

@@ -24,6 +24,7 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 
 use super::mysql::wire::{open_stream, Stream};
 use super::mysql::Endpoint;
+use super::sqlite::push_f64;
 use super::{Canceller, DbError, ErrorKind, Outcome, ResultSet, Value};
 
 /// Protocol version 3.0, the startup message's first field.
@@ -501,7 +502,7 @@ impl Session {
                     s.len() as i32
                 }
                 Value::Double(d) => {
-                    let s = super::pgsql::f64_text(*d);
+                    let s = f64_text(*d);
                     wbuf.extend_from_slice(s.as_bytes());
                     s.len() as i32
                 }
@@ -717,6 +718,20 @@ impl Canceller for WireCanceller {
                 crate::exit::with_descriptor_advice(&e.to_string())
             ),
         })
+    }
+}
+
+/// PostgreSQL's text for a float8.
+pub(super) fn f64_text(d: f64) -> String {
+    match d {
+        _ if d.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => {
+            let mut s = String::new();
+            push_f64(&mut s, d);
+            s
+        }
     }
 }
 

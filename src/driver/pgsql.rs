@@ -29,6 +29,7 @@ use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
+use super::pg_wire::f64_text;
 use super::sqlite::{closed_stmt, ps_mode_disabled, push_f64, Emulated, Slots};
 use super::{
     Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
@@ -421,20 +422,6 @@ impl ToSql for Param<'_> {
     }
 
     to_sql_checked!();
-}
-
-/// PostgreSQL's text for a float8.
-pub(super) fn f64_text(d: f64) -> String {
-    match d {
-        _ if d.is_nan() => "NaN".into(),
-        f64::INFINITY => "Infinity".into(),
-        f64::NEG_INFINITY => "-Infinity".into(),
-        _ => {
-            let mut s = String::new();
-            push_f64(&mut s, d);
-            s
-        }
-    }
 }
 
 /// One result cell converted to text; NULL is `None`.

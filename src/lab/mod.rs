@@ -11,7 +11,6 @@ pub mod cli;
 pub mod clients;
 pub mod cpus;
 pub mod datadir;
-pub mod datasets;
 pub mod hostlock;
 pub mod live;
 pub mod plan;

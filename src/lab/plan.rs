@@ -712,7 +712,7 @@ tpch = { sf = 2, queries = "1,6" }
         assert!(p[..6].iter().all(|r| r.configuration == 0));
         let r = restarts(&s, &p);
         // a: point_select x (1,2) x 2 repeats share one start; update_index
-        // runs on the same data set (src/lab/datasets.rs), still clean, so
+        // runs on the same data set (src/lab/spec/datasets.rs), still clean, so
         // its first run needs no restart; its second meets written data.
         assert_eq!(&r[..6], &[true, false, false, false, false, true]);
         assert!(describe(&s, &p).contains("runs: 12"));

@@ -5,9 +5,9 @@
 //! MariaDB unless pointed at a MySQL build: a MariaDB-vs-MySQL study would
 //! then compare MariaDB with itself. Managed servers are checked after they
 //! start (`lab::server`), and the lab stores the product and version of
-//! every run (`runs.server_product`, `runs.server_version`).
+//! every run (`runs.server_product`, `runs.server_version`). Whether a
+//! product is what a kind asks for is the kind's (`ServerKind::fits`).
 
-use crate::lab::server::ServerKind;
 pub use crate::store::Product;
 
 /// The product behind a MariaDB/MySQL-protocol server: MariaDB says so in
@@ -49,44 +49,10 @@ pub fn from_version_line(text: &str) -> Option<Product> {
     Some(mysql_family(version, comment))
 }
 
-/// Whether `kind` may run `product`: kind `mariadb` only MariaDB; kind
-/// `mysql` MySQL and its builds (Percona Server), never MariaDB.
-pub fn fits(kind: ServerKind, product: &str) -> bool {
-    match kind {
-        ServerKind::Mariadb => product == "MariaDB",
-        ServerKind::Mysql => product == "MySQL" || product == "Percona Server",
-        ServerKind::Postgresql => product == "PostgreSQL",
-    }
-}
-
-/// The one line refusing a server whose product is not the kind asked for,
-/// saying how to point dbbench at the right build.
-pub fn mismatch(kind: ServerKind, program: &std::path::Path, product: &Product) -> String {
-    let how = match kind {
-        ServerKind::Mysql => format!(
-            "to benchmark MySQL, set basedir (spec) or --basedir (dbbench server) to an unpacked MySQL tarball or build tree, e.g. basedir = \"/opt/mysql-8.4\"{}; to benchmark {} use kind \"mariadb\"",
-            if product.name == "MariaDB" { " (Debian's mysqld is MariaDB's)" } else { "" },
-            product.name
-        ),
-        ServerKind::Mariadb => format!(
-            "to benchmark MariaDB, set basedir (spec) or --basedir (dbbench server) to an unpacked MariaDB tarball or build tree; to benchmark {} use kind \"mysql\"",
-            product.name
-        ),
-        ServerKind::Postgresql => "set basedir to a PostgreSQL installation".to_string(),
-    };
-    format!(
-        "kind \"{}\" but {} is {} {}, not {}: {how}",
-        kind.name(),
-        program.display(),
-        product.name,
-        product.version,
-        kind.label()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::server::ServerKind;
 
     #[test]
     fn products_are_named_by_what_the_server_says() {
@@ -107,9 +73,9 @@ mod tests {
         let v = from_version_line("mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)").unwrap();
         assert_eq!((v.name.as_str(), v.version.as_str()), ("MySQL", "8.0.36"));
         assert_eq!(from_version_line("something else"), None);
-        assert!(fits(ServerKind::Mysql, "MySQL") && fits(ServerKind::Mysql, "Percona Server"));
-        assert!(!fits(ServerKind::Mysql, "MariaDB") && !fits(ServerKind::Mariadb, "MySQL"));
-        let line = mismatch(ServerKind::Mysql, std::path::Path::new("/usr/sbin/mysqld"), &p);
+        assert!(ServerKind::Mysql.fits("MySQL") && ServerKind::Mysql.fits("Percona Server"));
+        assert!(!ServerKind::Mysql.fits("MariaDB") && !ServerKind::Mariadb.fits("MySQL"));
+        let line = ServerKind::Mysql.mismatch(std::path::Path::new("/usr/sbin/mysqld"), &p);
         assert_eq!(
             line,
             "kind \"mysql\" but /usr/sbin/mysqld is MariaDB 10.11.19-MariaDB-0+deb12u1, not MySQL: to benchmark MySQL, set basedir (spec) or --basedir (dbbench server) to an unpacked MySQL tarball or build tree, e.g. basedir = \"/opt/mysql-8.4\" (Debian's mysqld is MariaDB's); to benchmark MariaDB use kind \"mariadb\""

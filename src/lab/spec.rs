@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod datasets;
+
 /// A validated experiment spec.
 #[derive(Clone, Debug)]
 pub struct Spec {
@@ -532,7 +534,7 @@ fn validate(path: &Path, text: &str) -> Result<Spec, String> {
     let configurations = configurations(&cx, &raw, &x)?;
     let mut workloads = workloads(&cx, &raw, &x, &configurations)?;
 
-    super::datasets::share_prepared_data(&mut workloads, &configurations);
+    datasets::share_prepared_data(&mut workloads, &configurations);
 
     let e = &raw.experiment;
     // A typo such as `repeats = 3000000000` would otherwise plan billions of

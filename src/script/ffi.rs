@@ -9,13 +9,17 @@
 //! user's script runs; a script that declares one again (sysbench-tpcc
 //! declares `sb_counter_inc`) is fine, LuaJIT accepts the repeat.
 //!
+//! The entry points into the run (`sb_more_events`, `sb_event_start`,
+//! `sb_event_stop`, `dbbench_event_restart`, `sb_counter_inc`) are the
+//! engine's (src/engine.rs), as in sysbench (sysbench.c), so that scripts
+//! never depend on the engine; the random numbers are here.
+//!
 //! Nothing here may unwind: a panic in an `extern "C"` function cannot
 //! cross into LuaJIT (the panic hook in main.rs still prints a FATAL line
 //! and ends the process with code 3, but the run is lost).
 
 use crate::rand;
-use crate::stats::Counter;
-use std::ffi::{c_char, c_int};
+use std::ffi::c_char;
 
 /// The declarations `prelude.lua` hands to `ffi.cdef` before the user's
 /// script runs: sysbench's names, types and order, then dbbench's own
@@ -48,60 +52,6 @@ void dbbench_param_set_string(void *param, const char *s, size_t len);
 void dbbench_param_set_null(void *param);
 bool dbbench_event_restart(int thread_id);
 "#;
-
-/// sysbench's `sb_counter_type` values, mapped to our counters.
-fn counter(kind: c_int) -> Option<Counter> {
-    Some(match kind {
-        0 => Counter::Other,
-        1 => Counter::Read,
-        2 => Counter::Write,
-        3 => Counter::Event,
-        4 => Counter::Error,
-        5 => Counter::Reconnect,
-        _ => return None,
-    })
-}
-
-/// `bool sb_more_events(int)`: whether client `tid` may start another
-/// event (the run's limits, `--rate` arrivals); false outside `run`.
-#[no_mangle]
-pub extern "C" fn sb_more_events(tid: c_int) -> bool {
-    crate::engine::script_more_events(tid)
-}
-
-/// `void sb_event_start(int)`: client `tid` starts the event
-/// [`sb_more_events`] allowed.
-#[no_mangle]
-pub extern "C" fn sb_event_start(tid: c_int) {
-    crate::engine::script_event_start(tid)
-}
-
-/// `void sb_event_stop(int)`: client `tid` finished its event; counts it
-/// and records its latency.
-#[no_mangle]
-pub extern "C" fn sb_event_stop(tid: c_int) {
-    crate::engine::script_event_stop(tid)
-}
-
-/// `bool dbbench_event_restart(int)`: client `tid`'s event failed with an
-/// ignored error; true to run it again (counted as a restart), false when
-/// the run is over (`--time`, a failure elsewhere). The default event loop
-/// in `prelude.lua` asks before every restart.
-#[no_mangle]
-pub extern "C" fn dbbench_event_restart(tid: c_int) -> bool {
-    crate::engine::script_event_restart(tid)
-}
-
-/// `void sb_counter_inc(int, sb_counter_type)`: adds one to a counter of
-/// client `tid` (e.g. `SB_CNT_ERROR` for an error the script handled).
-/// Counting `SB_CNT_TRX` adds an event without a latency, as in sysbench.
-/// Unknown kinds and calls outside `run` are ignored.
-#[no_mangle]
-pub extern "C" fn sb_counter_inc(tid: c_int, kind: c_int) {
-    if let Some(c) = counter(kind) {
-        crate::engine::script_counter_inc(tid, c)
-    }
-}
 
 /// `uint64_t sb_rand_uniform_uint64(void)`.
 #[no_mangle]

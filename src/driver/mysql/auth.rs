@@ -4,7 +4,7 @@
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
-use super::native::Unsupported;
+use super::protocol::Unsupported;
 
 /// `mysql_native_password`: SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw))).
 fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {

@@ -322,7 +322,7 @@ impl MysqlConnection {
         let (data_tx, data_rx) = mpsc::sync_channel::<Vec<u8>>(1);
         let handler_events = event_tx.clone();
         self.conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |name, out| {
-            if name != super::native::INFILE_NAME.as_bytes() {
+            if name != super::protocol::INFILE_NAME.as_bytes() {
                 // An empty file: the protocol has no other way to say no.
                 let _ = handler_events.send(InfileEvent::Foreign(String::from_utf8_lossy(name).into_owned()));
                 return Ok(());

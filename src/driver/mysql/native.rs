@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::auth::auth_response;
 use super::protocol::{
     foreign_infile_error, kind_for_code, load_ascii, load_data_sql, local_infile_refused, lost, push_literal,
-    quote_literal, rows_mismatch_error, warnings_error, ER_UNSUPPORTED_PS,
+    quote_literal, rows_mismatch_error, warnings_error, Unsupported, ER_UNSUPPORTED_PS, INFILE_NAME,
 };
 use super::rows::{decode_binary_row, decode_text_row, param_type, Col};
 use super::wire::{open_stream, put_lenenc, Buf, Wire, MAX_PAYLOAD};
@@ -34,11 +34,6 @@ use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
 use crate::sqltext::Dialect;
-
-/// The server needs something this module does not implement; the caller
-/// falls back to the `mysql` crate.
-#[derive(Debug)]
-pub struct Unsupported(pub String);
 
 /// Result of a connection attempt.
 pub enum ConnectError {
@@ -79,10 +74,6 @@ const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_STMT_CLOSE: u8 = 0x19;
 
-/// The file name our LOAD DATA LOCAL statement gives its data: the only file
-/// a server may ask us for (anything else is refused, so a malicious server
-/// cannot read local files).
-pub(super) const INFILE_NAME: &str = "dbbench-stream";
 /// Bytes taken from the row source before they are sent (one write).
 const INFILE_SEND_BYTES: usize = 256 * 1024;
 

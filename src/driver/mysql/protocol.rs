@@ -6,6 +6,16 @@ use std::fmt::{self, Write as _};
 use crate::driver::sqlite::push_f64;
 use crate::driver::{Connection, DbError, ErrorKind, Outcome, RowSource, Value};
 
+/// The server needs something the native client does not implement; the caller
+/// falls back to the `mysql` crate.
+#[derive(Debug)]
+pub struct Unsupported(pub String);
+
+/// The file name our LOAD DATA LOCAL statement gives its data: the only file
+/// a server may ask us for (anything else is refused, so a malicious server
+/// cannot read local files).
+pub(super) const INFILE_NAME: &str = "dbbench-stream";
+
 /// ER_UNSUPPORTED_PS: the statement cannot be prepared server-side.
 pub(super) const ER_UNSUPPORTED_PS: u16 = 1295;
 
@@ -47,7 +57,7 @@ pub(super) fn kind_for_code(code: u16) -> ErrorKind {
 pub(super) fn load_data_sql(table: &str, columns: &[&str], binary: bool) -> String {
     format!(
         "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} CHARACTER SET {} FIELDS TERMINATED BY '|' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
-        super::native::INFILE_NAME,
+        INFILE_NAME,
         if binary { "binary" } else { "utf8mb4" },
         columns.join(", ")
     )
@@ -67,7 +77,7 @@ pub(super) fn local_infile_refused(e: &DbError) -> bool {
 /// 2068 is libmysqlclient's CR_LOAD_DATA_LOCAL_INFILE_REJECTED.
 pub(super) fn foreign_infile_error(name: &str, in_bulk_load: bool) -> DbError {
     let message = if in_bulk_load {
-        let ours = super::native::INFILE_NAME;
+        let ours = INFILE_NAME;
         format!("LOAD DATA LOCAL: the server asked for file '{name}', not for the stream dbbench sent ('{ours}'); it got no data")
     } else {
         format!("LOAD DATA LOCAL INFILE '{name}': dbbench sends no local files (the server got an empty file)")

@@ -176,6 +176,41 @@ impl ServerKind {
     fn is_mysql_family(self) -> bool {
         !matches!(self, ServerKind::Postgresql)
     }
+
+    /// Whether this kind may run `product`: kind `mariadb` only MariaDB; kind
+    /// `mysql` MySQL and its builds (Percona Server), never MariaDB.
+    pub fn fits(self, product: &str) -> bool {
+        match self {
+            Self::Mariadb => product == "MariaDB",
+            Self::Mysql => product == "MySQL" || product == "Percona Server",
+            Self::Postgresql => product == "PostgreSQL",
+        }
+    }
+
+    /// The one line refusing a server whose product is not the kind asked for,
+    /// saying how to point dbbench at the right build.
+    pub fn mismatch(self, program: &std::path::Path, product: &crate::lab::product::Product) -> String {
+        let how = match self {
+            Self::Mysql => format!(
+                "to benchmark MySQL, set basedir (spec) or --basedir (dbbench server) to an unpacked MySQL tarball or build tree, e.g. basedir = \"/opt/mysql-8.4\"{}; to benchmark {} use kind \"mariadb\"",
+                if product.name == "MariaDB" { " (Debian's mysqld is MariaDB's)" } else { "" },
+                product.name
+            ),
+            Self::Mariadb => format!(
+                "to benchmark MariaDB, set basedir (spec) or --basedir (dbbench server) to an unpacked MariaDB tarball or build tree; to benchmark {} use kind \"mysql\"",
+                product.name
+            ),
+            Self::Postgresql => "set basedir to a PostgreSQL installation".to_string(),
+        };
+        format!(
+            "kind \"{}\" but {} is {} {}, not {}: {how}",
+            self.name(),
+            program.display(),
+            product.name,
+            product.version,
+            self.label()
+        )
+    }
 }
 
 /// How to run a server: from the spec's configuration.
@@ -712,10 +747,10 @@ impl ManagedServer {
         let (_, rows) = self.admin_query("SELECT VERSION(), @@version_comment")?;
         let cell = |i: usize| rows.first().and_then(|r| r.get(i).cloned().flatten()).unwrap_or_default();
         let product = crate::lab::product::mysql_family(&cell(0), &cell(1));
-        if crate::lab::product::fits(self.kind, &product.name) {
+        if self.kind.fits(&product.name) {
             Ok(())
         } else {
-            Err(anyhow!(crate::lab::product::mismatch(self.kind, program, &product)))
+            Err(anyhow!(self.kind.mismatch(program, &product)))
         }
     }
 

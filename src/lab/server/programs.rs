@@ -47,7 +47,7 @@ impl Programs {
                 // Refused here, before anything is initialised; the started
                 // server's own answer is checked again (`check_product`).
                 if let Some(p) = mariadb_binary(&server) {
-                    return Err(anyhow!(crate::lab::product::mismatch(spec.kind, &server, &p)));
+                    return Err(anyhow!(spec.kind.mismatch(&server, &p)));
                 }
                 Ok(Programs { init: server.clone(), server, flavor: Flavor::Mysql })
             }

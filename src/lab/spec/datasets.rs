@@ -19,7 +19,7 @@
 //! would be seen by the next workload: there, only workloads that do not
 //! write share.
 
-use super::spec::{Configuration, PreparePolicy, Workload, WorkloadKind};
+use super::{Configuration, PreparePolicy, Workload, WorkloadKind};
 
 /// Built-in tests whose `prepare` is one shared program, by that program.
 /// The legacy (sysbench 0.5) scripts share `legacy_common`'s prepare but
