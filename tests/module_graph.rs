@@ -4,8 +4,11 @@
 //!
 //! - no cycle between top-level modules (`lab`, `report`, `querydiff`,
 //!   `tpch`, `engine`, `script`, `output`, the shared modules `store`,
-//!   `driver`, `statistics`, `render`, `term`, ...), except the edges in
-//!   `ALLOWED` with their reason;
+//!   `driver`, `statistics`, `render`, `term`, ...), with no exception;
+//! - no cycle between files anywhere (inside a folder too: `driver/mysql/
+//!   auth.rs` → `native.rs` → `auth.rs` is one), a file and the modules it
+//!   sits in (its parent `mod.rs`, the file declaring it) excepted: a child
+//!   using its parent's types is ordinary Rust;
 //! - ARCHITECTURE.md's module table names every source file (directly or
 //!   through its folder's row) and nothing that does not exist;
 //! - each row's "depends on" column names every top-level module the row's
@@ -16,15 +19,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Edges allowed to close a cycle, with the reason.
-const ALLOWED: &[(&str, &str, &str)] = &[(
-    "script",
-    "engine",
-    "LuaJIT's ffi.C reaches the run through #[no_mangle] C entry points (script/ffi.rs → \
-     engine::script_event_start & co.), which need the engine's global; the engine runs the \
-     script (engine → script). Inherent, documented in ARCHITECTURE.md",
-)];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -251,14 +245,10 @@ fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
     g
 }
 
-#[test]
-fn module_graph_has_no_cycles_outside_the_allowed_edges() {
-    let mut g = graph();
-    for (from, to, _why) in ALLOWED {
-        let removed = g.get_mut(*from).and_then(|d| d.remove(*to));
-        assert!(removed.is_some(), "allowed edge {from} → {to} no longer exists: remove it from ALLOWED");
-    }
-    // Depth-first search; a grey node reached again closes a cycle.
+/// The cycles of graph `g` (node → (node it uses → evidence)), each as
+/// its edges with their evidence; depth-first, a grey node reached again
+/// closes one.
+fn cycles(g: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<String> {
     fn visit<'a>(
         g: &'a BTreeMap<String, BTreeMap<String, String>>,
         n: &'a str,
@@ -287,13 +277,163 @@ fn module_graph_has_no_cycles_outside_the_allowed_edges() {
         path.pop();
         state.insert(n, 2);
     }
-    let (mut state, mut cycles) = (BTreeMap::new(), Vec::new());
+    let (mut state, mut found) = (BTreeMap::new(), Vec::new());
     for n in g.keys() {
         if !state.contains_key(n.as_str()) {
-            visit(&g, n, &mut state, &mut Vec::new(), &mut cycles);
+            visit(g, n, &mut state, &mut Vec::new(), &mut found);
         }
     }
-    assert!(cycles.is_empty(), "cycles between top-level modules:\n{}", cycles.join("\n"));
+    found
+}
+
+#[test]
+fn module_graph_has_no_cycles() {
+    let found = cycles(&graph());
+    assert!(found.is_empty(), "cycles between top-level modules:\n{}", found.join("\n"));
+}
+
+/// A file's module path: `lab/spec.rs` → `lab::spec`, `lab/server/mod.rs`
+/// → `lab::server`, `main.rs` → the crate root (empty).
+fn module_path(file: &str) -> Vec<String> {
+    let mut segs: Vec<String> = file.trim_end_matches(".rs").split('/').map(String::from).collect();
+    if matches!(segs.last().map(String::as_str), Some("mod" | "main")) {
+        segs.pop();
+    }
+    segs
+}
+
+/// Every path in `code` (a file of module `me`) rooted at `crate::`,
+/// `super::` or `self::`, made absolute, with groups expanded
+/// (`super::{a::X, b}` → `P::a::X`, `P::b`), and its line.
+fn rooted_paths(code: &str, me: &[String]) -> Vec<(Vec<String>, usize)> {
+    fn ident(s: &str) -> &str {
+        let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+        &s[..end]
+    }
+    /// `s` continues a path whose segments so far are `prefix`.
+    fn expand(s: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let mut s = s.trim_start();
+        loop {
+            if let Some(group) = s.strip_prefix('{') {
+                let (mut depth, mut item_start) = (0usize, 0);
+                for (k, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth > 0 => depth -= 1,
+                        '}' | ',' if depth == 0 => {
+                            let item = group[item_start..k].trim();
+                            if item == "self" {
+                                out.push(prefix.clone());
+                            } else if !item.is_empty() {
+                                expand(item, prefix.clone(), out);
+                            }
+                            if c == '}' {
+                                return;
+                            }
+                            item_start = k + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let id = ident(s);
+            if id.is_empty() {
+                out.push(prefix);
+                return;
+            }
+            prefix.push(id.to_string());
+            s = s[id.len()..].trim_start();
+            match s.strip_prefix("::") {
+                Some(rest) => s = rest.trim_start(),
+                None => {
+                    out.push(prefix);
+                    return;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let b = code.as_bytes();
+    for root in ["crate::", "super::", "self::"] {
+        for (p, _) in code.match_indices(root) {
+            if ident_before(b, p) || (p > 0 && b[p - 1] == b':') {
+                continue;
+            }
+            let line = code[..p].matches('\n').count() + 1;
+            let mut base: Vec<String> = match root {
+                "crate::" => Vec::new(),
+                "super::" => me[..me.len().saturating_sub(1)].to_vec(),
+                _ => me.to_vec(),
+            };
+            let mut rest = &code[p + root.len()..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+            let mut paths = Vec::new();
+            expand(rest, base, &mut paths);
+            out.extend(paths.into_iter().map(|path| (path, line)));
+        }
+    }
+    out
+}
+
+/// The file-level graph: file → (file it uses → evidence), a file's
+/// edges to the modules it sits in and to the ones inside it left out.
+fn file_graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let files = source_files();
+    let by_path: BTreeMap<Vec<String>, &String> = files.iter().map(|f| (module_path(f), f)).collect();
+    let mut g = BTreeMap::new();
+    for f in &files {
+        let text = std::fs::read_to_string(src_dir().join(f)).unwrap();
+        let code = without_test_items(&code_only(&text));
+        let me = module_path(f);
+        let mut deps = BTreeMap::new();
+        for (path, line) in rooted_paths(&code, &me) {
+            // The file of the longest prefix that is a module.
+            let Some(target) = (0..=path.len()).rev().find_map(|n| by_path.get(&path[..n])) else { continue };
+            let there = module_path(target);
+            if there.starts_with(&me) || me.starts_with(&there) {
+                continue;
+            }
+            deps.entry((*target).clone()).or_insert_with(|| format!("src/{f}:{line}"));
+        }
+        g.insert(f.clone(), deps);
+    }
+    g
+}
+
+#[test]
+fn no_file_uses_a_file_that_uses_it_back() {
+    let found = cycles(&file_graph());
+    assert!(found.is_empty(), "cycles between source files:\n{}", found.join("\n"));
+}
+
+#[test]
+fn file_graph_resolves_rooted_paths_and_groups() {
+    let me = module_path("driver/mysql/auth.rs");
+    assert_eq!(me, ["driver", "mysql", "auth"]);
+    assert_eq!(module_path("lab/server/mod.rs"), ["lab", "server"]);
+    let code = "use super::{native::X, protocol::{self, Y}};\nlet a = crate::lab::spec::parse();\n\
+                let b = self::inner::f(); let c = super::super::sqlite::g; pub(super) fn h() {}";
+    let found: Vec<String> = rooted_paths(code, &me).into_iter().map(|(p, _)| p.join("::")).collect();
+    assert_eq!(
+        found,
+        [
+            "lab::spec::parse",
+            "driver::mysql::native::X",
+            "driver::mysql::protocol",
+            "driver::mysql::protocol::Y",
+            "driver::sqlite::g",
+            "driver::mysql::auth::inner::f",
+        ]
+    );
+    // The real source: the MySQL client uses its protocol module, and the
+    // graph holds no edge from a file to the module it sits in.
+    let g = file_graph();
+    assert!(g["driver/mysql/native.rs"].contains_key("driver/mysql/protocol.rs"));
+    assert!(g.values().all(|d| !d.contains_key("main.rs")));
 }
 
 #[test]
