@@ -1513,8 +1513,9 @@ fn options_in(help: &str) -> Vec<String> {
 }
 
 /// Issue 38's sweep: every option the engine's help, a built-in test's
-/// help and the store-reading subcommands' help list, given each of a set
-/// of bad values, on a run that would otherwise end after one event: the
+/// help and the help of merge, report, compare, tpch power, querydiff and
+/// lab plan list, given each of a set of bad values, on a command that
+/// would otherwise end at once (a run after one event): the
 /// command runs or stops with a short error and exit 1 (2 for a partial
 /// run); never a panic, a signal or a hang.
 #[test]
@@ -1550,10 +1551,25 @@ fn every_option_with_a_bad_value_is_run_or_refused_never_a_panic() {
         }
     }
     let store = dir.join("none.sqlite").display().to_string();
+    let tpch_db = format!("--sqlite-db={}", dir.join("tpch.sqlite").display());
+    let q = dir.join("q.sql");
+    std::fs::write(&q, "SELECT 1;\n").unwrap();
+    let dsn = format!("sqlite:{}", dir.join("q.db").display());
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"s\"\nthreads = [1]\ntime = 1\n\n[[configuration]]\nname = \"a\"\nserver = \"sqlite\"\n\n[[workload]]\ntest = \"oltp_point_select\"\n",
+    )
+    .unwrap();
+    let (q, spec) = (q.display().to_string(), spec.display().to_string());
     for (sub, base) in [
         (&["merge"][..], &["shard-0.json"][..]),
         (&["report"][..], &["--store", store.as_str()][..]),
         (&["compare"][..], &["a", "b", "--store", store.as_str()][..]),
+        // Fails at once: the database has no TPC-H tables.
+        (&["tpch", "power"][..], &[tpch_db.as_str(), "--timeout=1"][..]),
+        (&["querydiff"][..], &["--dsn1", dsn.as_str(), "--dsn2", dsn.as_str(), "--queries", q.as_str()][..]),
+        (&["lab", "plan"][..], &[spec.as_str()][..]),
     ] {
         let mut help_args = sub.to_vec();
         help_args.push("--help");

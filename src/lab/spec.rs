@@ -1617,6 +1617,283 @@ options = { table-size = 500 }
         parse(Path::new("spec.toml"), t).map_err(|e| format!("{e:#}"))
     }
 
+    /// A spec holding every key a spec may have, each on a line of its own
+    /// (sub-tables, not inline tables), so that the key-by-key sweep below
+    /// reaches every one; `every_raw_field_is_in_the_sweep` keeps it so.
+    /// Paths and variables the parser checks are ones every test run has
+    /// (`Cargo.toml` in the test's directory, `PATH`).
+    const EVERY_KEY: &str = r#"
+[experiment]
+name = "every-key"
+description = "d"
+baseline = "lite"
+threads = [1, 2]
+repeats = 2
+warmup = "1s"
+time = "2s"
+run_timeout = "1m"
+order = "interleaved"
+prepare = "once"
+drop_caches = false
+sample_interval = "1s"
+seed = 7
+store = "results.sqlite"
+
+[experiment.options]
+tables = 1
+table-size = 100
+
+[cpus]
+server = "0"
+clients = "1"
+other = "1"
+
+[report]
+server_counters = ["Questions"]
+
+[[hooks.after_start]]
+sql = "SELECT 1"
+[[hooks.after_prepare]]
+shell = "true"
+[[hooks.before_run]]
+shell = "true"
+[[hooks.after_run]]
+sql = "SELECT 1"
+[[hooks.before_test]]
+shell = "true"
+[[hooks.after_test]]
+shell = "true"
+
+[[configuration]]
+name = "lite"
+server = "sqlite"
+prepare = "restore"
+[configuration.pragmas]
+journal_mode = "wal"
+[configuration.options]
+sqlite-busy-timeout = 1000
+
+[[configuration]]
+name = "maria"
+server = "mariadb"
+basedir = "/usr"
+server_options = ["--skip-log-bin"]
+config_file = "Cargo.toml"
+start_timeout = "30s"
+superuser = true
+[configuration.cpus]
+server = "0"
+[configuration.clients]
+shards = 2
+launcher = "local"
+[[configuration.hooks.before_run]]
+sql = "SELECT 1"
+
+[[configuration]]
+name = "ext"
+server = "external"
+dsn = "postgresql://sbtest@127.0.0.1:5432/sbtest"
+password_env = "PATH"
+
+[[workload]]
+test = "oltp_read_write"
+name = "rw"
+threads = [4]
+writes = true
+[workload.options]
+range_size = 10
+[workload.cpus]
+clients = "1"
+[workload.clients]
+shards = 2
+launcher = "local"
+
+[[workload]]
+name = "cmd"
+command = ["true", "{threads}"]
+prepare_command = ["true"]
+[workload.metrics]
+tps = "tps: ([0-9.]+)"
+
+"#;
+
+    /// The keys of a TPC-H workload, whose per-query server options need
+    /// every configuration managed.
+    const EVERY_TPCH_KEY: &str = r#"
+[experiment]
+name = "h"
+
+[[configuration]]
+name = "maria"
+server = "mariadb"
+[[workload]]
+name = "h"
+[workload.tpch]
+sf = 0.01
+queries = "1-3"
+timeout = "1m"
+warmups = 1
+params = "seed"
+keys = "after"
+restart = "none"
+query_dir = "src"
+expected = "10s"
+[workload.tpch.server_options]
+"2" = ["--optimizer-switch=semijoin=off"]
+"#;
+
+    /// The `clients` keys of a Kubernetes launch, which only an external
+    /// configuration with a network address takes.
+    const EVERY_KUBERNETES_KEY: &str = r#"
+[experiment]
+name = "k8s"
+threads = [2]
+time = 2
+
+[[configuration]]
+name = "ext"
+server = "external"
+dsn = "mysql://sbtest@10.0.0.5:3306/sbtest"
+
+[[workload]]
+test = "oltp_point_select"
+[workload.clients]
+shards = 2
+launcher = "kubernetes"
+image = "dbbench:1"
+image_pull_policy = "IfNotPresent"
+binary = "/usr/local/bin/dbbench"
+namespace = "bench"
+context = "lab"
+kubectl = "kubectl"
+spread = "one-per-node"
+topology_key = "kubernetes.io/hostname"
+service_account = "dbbench"
+cpu = "2"
+memory = "1Gi"
+secret_name = "dbbench-secrets"
+start_grace = 60
+[workload.clients.node_selector]
+"dbbench/client" = "yes"
+"#;
+
+    /// Values a key is given by the fuzz and the sweep: extreme, ill-typed,
+    /// empty, escaping, out of every range.
+    const BAD_VALUES: &[&str] = &[
+        "0",
+        "-1",
+        "1e309",
+        "nan",
+        "inf",
+        "4294967296",
+        "3000000000",
+        "18446744073709551616",
+        "\"\"",
+        "\"-5s\"",
+        "\"1e9h\"",
+        "\"99999999999s\"",
+        "[]",
+        "[0]",
+        "[1, 1]",
+        "[4000000000]",
+        "{}",
+        "true",
+        "\"x\"",
+        "\"../../x\"",
+        "\"\\u0000\"",
+        "[[1]]",
+        "1.5",
+        "2147483647",
+    ];
+
+    /// What `lab run --dry-run` does with `text`: parse, then plan. A
+    /// refusal must be one line naming the file; a plan must stay within
+    /// its bound. Returns whether it planned. Panics (the test fails) on
+    /// anything else, naming `what`.
+    fn refused_or_planned(text: &str, what: &str) -> bool {
+        match parse(Path::new("spec.toml"), text) {
+            Err(e) => {
+                let e = format!("{e:#}");
+                assert!(e.starts_with("spec.toml") && !e.contains('\n'), "{what}: {e}\n{text}");
+                false
+            }
+            Ok(spec) => {
+                let plan = crate::lab::plan::runs(&spec);
+                assert!(plan.len() <= MAX_PLANNED_RUNS, "{what}: {} runs", plan.len());
+                let _ = crate::lab::plan::restarts(&spec, &plan);
+                let _ = crate::lab::plan::estimate_s(&spec, &plan);
+                let estimates = crate::lab::plan::data_estimates(&spec, &plan);
+                let _ = crate::lab::plan::disk_estimate(&spec, &estimates);
+                let _ = crate::lab::plan::describe(&spec, &plan);
+                true
+            }
+        }
+    }
+
+    /// Issue 38's sweep of every spec key: each key of [`EVERY_KEY`],
+    /// [`EVERY_TPCH_KEY`] and [`EVERY_KUBERNETES_KEY`] given each of [`BAD_VALUES`] in turn (the
+    /// rest of the spec valid) is refused on one line naming the file, or
+    /// planned within bounds; never a panic.
+    #[test]
+    fn every_spec_key_with_a_bad_value_is_refused_on_one_line_or_planned() {
+        let (mut keys, mut planned, mut refused) = (0, 0, 0);
+        for seed in [EVERY_KEY, EVERY_TPCH_KEY, EVERY_KUBERNETES_KEY] {
+            assert!(refused_or_planned(seed, "the seed itself"), "the seed must plan:\n{seed}");
+            let lines: Vec<&str> = seed.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(eq) = line.find(" = ") else { continue };
+                keys += 1;
+                for bad in BAD_VALUES {
+                    let mut text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                    text[i] = format!("{} = {bad}", &line[..eq]);
+                    match refused_or_planned(&text.join("\n"), &text[i]) {
+                        true => planned += 1,
+                        false => refused += 1,
+                    }
+                }
+            }
+        }
+        assert!(keys > 90, "only {keys} keys swept");
+        assert!(planned > 0 && refused > 0, "planned {planned}, refused {refused}");
+    }
+
+    /// Every field of the spec's raw TOML structs appears as a key (or a
+    /// table) in the sweep's specs, so a key added later is swept too.
+    #[test]
+    fn every_raw_field_is_in_the_sweep() {
+        let source = include_str!("spec.rs");
+        let raw = &source[source
+            .find("// ------------------------------------------------------------------ raw TOML")
+            .unwrap()
+            ..source.find("// ------------------------------------------------------------------ loading").unwrap()];
+        let mut fields = 0;
+        let mut in_struct = false;
+        for line in raw.lines() {
+            if line.starts_with("struct Raw") && line.ends_with('{') {
+                in_struct = true;
+            } else if line.starts_with('}') {
+                in_struct = false;
+            } else if in_struct && !line.trim_start().starts_with("//") && !line.trim_start().starts_with('#') {
+                let Some((name, _)) = line.trim().split_once(':') else { continue };
+                let key = match name {
+                    "configurations" => "configuration",
+                    "workloads" => "workload",
+                    other => other,
+                };
+                fields += 1;
+                let present = [EVERY_KEY, EVERY_TPCH_KEY, EVERY_KUBERNETES_KEY].iter().any(|spec| {
+                    spec.lines().any(|l| {
+                        l.starts_with(&format!("{key} = "))
+                            || l.starts_with('[')
+                                && l.trim_matches(|c| c == '[' || c == ']').split('.').any(|seg| seg == key)
+                    })
+                });
+                assert!(present, "spec key {key} is in no sweep spec: add it to EVERY_KEY");
+            }
+        }
+        assert!(fields > 60, "only {fields} fields found: did the raw section move?");
+    }
+
     /// Fuzz: the example specs and this module's, mutated (a value
     /// replaced by an extreme or ill-typed one, a line dropped or doubled,
     /// bytes inserted): parsing and planning (what `lab run --dry-run`
@@ -1626,36 +1903,13 @@ options = { table-size = 500 }
     fn mutated_specs_are_refused_or_planned_and_never_panic() {
         let seeds = [
             GOOD,
+            EVERY_KEY,
+            EVERY_TPCH_KEY,
+            EVERY_KUBERNETES_KEY,
             include_str!("../../examples/quickstart.toml"),
             include_str!("../../examples/mariadb-vs-postgresql.toml"),
             include_str!("../../examples/segmented-key-cache.toml"),
             include_str!("../../examples/dbt3-mariadb-vs-postgresql.toml"),
-        ];
-        let values = [
-            "0",
-            "-1",
-            "1e309",
-            "nan",
-            "inf",
-            "4294967296",
-            "3000000000",
-            "18446744073709551616",
-            "\"\"",
-            "\"-5s\"",
-            "\"1e9h\"",
-            "\"99999999999s\"",
-            "[]",
-            "[0]",
-            "[1, 1]",
-            "[4000000000]",
-            "{}",
-            "true",
-            "\"x\"",
-            "\"../../x\"",
-            "\"\\u0000\"",
-            "[[1]]",
-            "1.5",
-            "2147483647",
         ];
         let mut r = crate::test_rand::Lcg(0x5bec);
         let (mut planned, mut refused) = (0, 0);
@@ -1666,7 +1920,7 @@ options = { table-size = 500 }
                 match r.below(5) {
                     0 | 1 => {
                         if let Some(eq) = lines[i].find(" = ") {
-                            lines[i] = format!("{} = {}", &lines[i][..eq], values[r.below(values.len())]);
+                            lines[i] = format!("{} = {}", &lines[i][..eq], BAD_VALUES[r.below(BAD_VALUES.len())]);
                         }
                     }
                     2 => {
@@ -1689,22 +1943,9 @@ options = { table-size = 500 }
                 }
             }
             let text = lines.join("\n");
-            match parse(Path::new("spec.toml"), &text) {
-                Err(e) => {
-                    let e = format!("{e:#}");
-                    assert!(e.starts_with("spec.toml") && !e.contains('\n'), "round {round}: {e}\n{text}");
-                    refused += 1;
-                }
-                Ok(spec) => {
-                    let plan = crate::lab::plan::runs(&spec);
-                    assert!(plan.len() <= MAX_PLANNED_RUNS, "round {round}: {} runs", plan.len());
-                    let _ = crate::lab::plan::restarts(&spec, &plan);
-                    let _ = crate::lab::plan::estimate_s(&spec, &plan);
-                    let estimates = crate::lab::plan::data_estimates(&spec, &plan);
-                    let _ = crate::lab::plan::disk_estimate(&spec, &estimates);
-                    let _ = crate::lab::plan::describe(&spec, &plan);
-                    planned += 1;
-                }
+            match refused_or_planned(&text, &format!("round {round}")) {
+                true => planned += 1,
+                false => refused += 1,
             }
         }
         assert!(planned > 100 && refused > 100, "planned {planned}, refused {refused}: the mutations miss");
