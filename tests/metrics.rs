@@ -305,11 +305,13 @@ pragmas = { journal_mode = "wal" }
 test = "oltp_point_select"
 "#;
 
-#[test]
-fn the_lab_serves_progress_and_each_runs_figures_labelled() {
-    let dir = tempdir("metrics-lab");
+/// Runs `lab run` on `spec_text` with its metrics endpoint, scraping it
+/// every 200 ms until the lab ends (bounded): the lab's directory and
+/// every scrape's body.
+fn scrape_lab(name: &str, spec_text: &str) -> (common::TempDir, Vec<String>) {
+    let dir = tempdir(name);
     let spec = dir.join("spec.toml");
-    std::fs::write(&spec, LAB_SPEC).unwrap();
+    std::fs::write(&spec, spec_text).unwrap();
     let port = free_port();
     // Started directly, so that `Killed` stops the lab itself (its run
     // children die with it: PR_SET_PDEATHSIG); the loop below bounds it.
@@ -335,11 +337,20 @@ fn the_lab_serves_progress_and_each_runs_figures_labelled() {
     let out =
         std::fs::read_to_string(dir.join("lab.out")).unwrap() + &std::fs::read_to_string(dir.join("lab.err")).unwrap();
     assert!(lab.0.wait().unwrap().success(), "{out}");
+    (dir, seen)
+}
+
+/// The value of `series` (name and labels) in a scrape, if there.
+fn series_value(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn the_lab_serves_progress_and_each_runs_figures_labelled() {
+    let (dir, seen) = scrape_lab("metrics-lab", LAB_SPEC);
+    let value = series_value;
     let labels = |repeat: u32| {
         format!("experiment=\"live-lab\",configuration=\"wal\",workload=\"oltp_point_select\",threads=\"2\",repeat=\"{repeat}\"")
-    };
-    let value = |text: &str, series: &str| -> Option<f64> {
-        text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
     };
     assert!(seen.iter().any(|t| value(t, "dbbench_lab_runs_planned{experiment=\"live-lab\"}") == Some(2.0)));
     for repeat in [1, 2] {
@@ -363,5 +374,52 @@ fn the_lab_serves_progress_and_each_runs_figures_labelled() {
     };
     assert_eq!(argvs.len(), 2);
     assert!(argvs.iter().all(|a| !a.contains("--metrics-listen")), "{argvs:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sharded run (`clients = { shards = 2 }`) after a plain one: while it
+/// runs, the lab's endpoint names it (labels, progress) and shows no
+/// figures under its labels; it used to keep the previous run's labels
+/// and figures, as if that run were still going.
+#[test]
+fn the_lab_names_a_sharded_run_and_never_shows_the_previous_runs_figures_as_its_own() {
+    let spec = r#"
+[experiment]
+name = "live-shards"
+threads = [2]
+time = 3
+sample_interval = 1
+options = { tables = 1, table-size = 500 }
+
+[[configuration]]
+name = "wal"
+server = "sqlite"
+pragmas = { journal_mode = "wal" }
+
+[[workload]]
+test = "oltp_point_select"
+name = "plain"
+
+[[workload]]
+test = "oltp_point_select"
+name = "sharded"
+clients = { shards = 2, launcher = "local" }
+"#;
+    let (dir, seen) = scrape_lab("metrics-lab-shards", spec);
+    let labels = |w: &str| {
+        format!("experiment=\"live-shards\",configuration=\"wal\",workload=\"{w}\",threads=\"2\",repeat=\"1\"")
+    };
+    let info = |w: &str| format!("dbbench_lab_run_info{{{}}}", labels(w));
+    let plain_events = format!("dbbench_events_total{{{}}}", labels("plain"));
+    assert!(
+        seen.iter().any(|t| series_value(t, &plain_events).is_some_and(|v| v > 0.0)),
+        "no figures of the plain run"
+    );
+    let during: Vec<&String> = seen.iter().filter(|t| series_value(t, &info("sharded")) == Some(1.0)).collect();
+    assert!(!during.is_empty(), "the sharded run was never named: {:?}", seen.last());
+    for t in &during {
+        assert!(!t.contains("workload=\"plain\""), "the plain run's series beside the sharded run's labels:\n{t}");
+        assert!(!t.contains("dbbench_events_total{"), "figures during a sharded run:\n{t}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

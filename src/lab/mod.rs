@@ -13,6 +13,7 @@ pub mod cpus;
 pub mod datadir;
 pub mod hostlock;
 pub mod live;
+mod outcome;
 pub mod plan;
 pub mod product;
 pub mod runner;

@@ -22,15 +22,14 @@ use crate::exit::Exit;
 use crate::lab::cpus::CpuSet;
 use crate::lab::datadir;
 use crate::lab::hostlock::{self, Acquired, HostLock};
+use crate::lab::outcome::{interpret, ChildResult, RunStatus};
 use crate::lab::plan::{self, PlannedRun};
 use crate::lab::sampler::{OsSampler, PeriodicSampler, WatchedPids};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
 use crate::lab::sql;
-use crate::run_document::RunDocument;
-use crate::store::{Overhead, Report, RunRecord, Store};
+use crate::store::{Overhead, RunRecord, Store};
 use crate::timestamp::rfc3339_now;
-use crate::tpch::document::TpchDocument;
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
 use std::collections::HashMap;
@@ -593,53 +592,40 @@ struct Lab<'a> {
     metrics: Option<crate::lab::live::LabMetrics>,
 }
 
+/// How a run's child is started, chosen by [`Launch::of`] from the spec.
+enum Launch<'a> {
+    /// N pods through `dbbench k8s`, merged there.
+    Kubernetes(&'a crate::lab::clients::Kubernetes),
+    /// N local shard processes (`clients = { shards = N }`), merged here.
+    Sharded(u32),
+    /// One child.
+    Plain,
+}
+
+impl<'a> Launch<'a> {
+    /// Kubernetes when the run's `clients` say so, else shards when more
+    /// than one, else one child.
+    fn of(kubernetes: Option<&'a crate::lab::clients::Kubernetes>, shards: u32) -> Launch<'a> {
+        match kubernetes {
+            Some(k) => Launch::Kubernetes(k),
+            None if shards > 1 => Launch::Sharded(shards),
+            None => Launch::Plain,
+        }
+    }
+
+    /// Whether the lab's live-metrics endpoint relays the child's own
+    /// figures: only from one child. Shards' figures exist only merged, at
+    /// the end (pods on other hosts, or N local endpoints that no one
+    /// merges live), so those runs show their labels and the lab's progress.
+    fn relays_figures(&self) -> bool {
+        matches!(self, Launch::Plain)
+    }
+}
+
 /// What `ensure_ready` did for a run.
 struct Readiness {
     restarted: bool,
     cache: &'static str,
-}
-
-/// Outcome of a child process.
-struct ChildResult {
-    code: Option<i32>,
-    /// The signal that ended it, when one did.
-    signal: Option<i32>,
-    timed_out: bool,
-    interrupted: bool,
-    stdout: String,
-    stderr: String,
-    /// The CPUs the kernel allowed it at its start (/proc/PID/status
-    /// `Cpus_allowed_list`), None when it could not be read.
-    cpus: Option<String>,
-}
-
-impl ChildResult {
-    /// How it ended, for messages: "exited with status 3", "was killed by
-    /// signal 9 (SIGKILL)".
-    fn exit(&self) -> String {
-        match (self.code, self.signal) {
-            (Some(c), _) => format!("exited with status {c}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}{}", signal_name(sig)),
-            (None, None) => "ended in a way that could not be read".to_string(),
-        }
-    }
-
-    fn tail(&self, lines: usize) -> String {
-        let all: Vec<&str> = self.stdout.lines().chain(self.stderr.lines()).collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
-    }
-
-    /// Why the child failed, on one line: its first `FATAL:` line (the
-    /// cause; a Lua error's traceback follows it, and the last lines alone
-    /// are noise such as "[C]: in ?"), then its last `lines` lines.
-    fn failure(&self, lines: usize) -> String {
-        let tail = self.tail(lines).replace('\n', " | ");
-        let fatal = self.stdout.lines().chain(self.stderr.lines()).map(str::trim).find(|l| l.starts_with("FATAL:"));
-        match fatal {
-            Some(f) if !tail.contains(f) => format!("{f} | ... | {tail}"),
-            _ => tail,
-        }
-    }
 }
 
 impl Lab<'_> {
@@ -1246,7 +1232,7 @@ impl Lab<'_> {
                 let excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, 0));
                 self.stop_server();
                 self.live = None;
-                rec.status = "failed".into();
+                rec.status = RunStatus::Failed.as_str().into();
                 let e = format!("{e:#}");
                 rec.error = Some(e.clone());
                 rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
@@ -1360,11 +1346,25 @@ impl Lab<'_> {
                 .and_then(|l| l.server.as_ref())
                 .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
             let shards = self.spec.shards(c, w);
-            let r = match &self.metrics {
+            let launch = Launch::of(kubernetes.as_ref(), shards);
+            // The lab's endpoint follows every run: labels and progress for
+            // all; the child's own figures where one child serves them (a
+            // plain test run). The child serves on a loopback port of its
+            // choosing and says which in a file here (`crate::lab::live`);
+            // the option is the child's alone, not part of the stored argv.
+            let relay = (launch.relays_figures() && matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. }))
+                .then(|| self.workdir.join("metrics-address"));
+            if let Some(m) = &self.metrics {
+                if let Some(file) = &relay {
+                    let _ = std::fs::remove_file(file);
+                }
+                let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
+                m.run_started(cname, wname, run.threads, run.repeat, relay.clone());
+            }
+            let r = match launch {
                 // N pods on Kubernetes through `dbbench k8s`, merged there;
                 // the clients' CPU is not measured (WatchedPids::clients_elsewhere).
-                _ if kubernetes.is_some() => {
-                    let k = kubernetes.as_ref().expect("checked");
+                Launch::Kubernetes(k) => {
                     let (r, rows, skew, k8s_argv) = self.run_kubernetes(&argv, &env, shards, k, run_timeout);
                     rec.shards = rows;
                     rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
@@ -1373,7 +1373,7 @@ impl Lab<'_> {
                 }
                 // N shard processes (`clients = { shards = N }`), merged; the
                 // OS samples' client CPU is theirs together.
-                _ if shards > 1 => {
+                Launch::Sharded(shards) => {
                     let (r, rows, skew) = self.run_sharded(
                         &argv,
                         &env,
@@ -1388,34 +1388,21 @@ impl Lab<'_> {
                     argv.push(format!("--shard=I/{shards}"));
                     r
                 }
-                Some(m) => {
-                    // The child serves on a loopback port of its choosing and
-                    // says which in a file here (see `crate::lab::live`); the
-                    // option is the child's alone, not part of the stored argv.
-                    let is_ours = matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. });
-                    let file = self.workdir.join("metrics-address");
-                    let _ = std::fs::remove_file(&file);
-                    let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
-                    m.run_started(cname, wname, run.threads, run.repeat, is_ours.then(|| file.clone()));
+                Launch::Plain => {
                     let (mut child_argv, mut child_env) = (argv.clone(), env.clone());
-                    if is_ours {
+                    if let (Some(file), Some(_)) = (&relay, &self.metrics) {
                         child_argv.push("--metrics-listen=127.0.0.1:0".into());
                         child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
                     }
-                    let r = run_child_watched(
-                        &child_argv,
-                        &child_env,
-                        run_timeout,
-                        None,
-                        clients.as_ref(),
-                        Some(&pids.client),
-                    );
-                    m.run_ended();
-                    let _ = std::fs::remove_file(&file);
-                    r
+                    run_child_watched(&child_argv, &child_env, run_timeout, None, clients.as_ref(), Some(&pids.client))
                 }
-                None => run_child_watched(&argv, &env, run_timeout, None, clients.as_ref(), Some(&pids.client)),
             };
+            if let Some(m) = &self.metrics {
+                m.run_ended();
+                if let Some(file) = &relay {
+                    let _ = std::fs::remove_file(file);
+                }
+            }
             rec.client_cpus = r.cpus.clone();
             beside.extend(self.check_beside()?);
             if !beside.is_empty() {
@@ -1461,104 +1448,13 @@ impl Lab<'_> {
             );
         }
         let mut summary = String::new();
+        let mut timed_out = false;
         if let Some(r) = &child {
-            match &self.spec.workloads[w].kind {
-                WorkloadKind::Test { .. } => {
-                    let text = r.stdout.trim();
-                    let doc = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                        Err(_) => Err("no JSON report on stdout".to_string()),
-                        Ok(_) => RunDocument::parse(text, "the JSON report on stdout"),
-                    };
-                    if error.is_none() {
-                        if r.timed_out {
-                            rec.status = "timeout".into();
-                            error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
-                        } else if r.code != Some(0) {
-                            error = Some(format!("{}: {}", r.exit(), r.failure(3)));
-                        } else if let Err(e) = &doc {
-                            error = Some(e.clone());
-                        }
-                    }
-                    if let Ok(d) = &doc {
-                        let p95 = d.latency.percentile(95.0);
-                        summary = format!(
-                            "{:.1} tps, p95 {}",
-                            d.rates_per_s.events,
-                            p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into())
-                        );
-                    }
-                    rec.report = doc.ok().map(|d| Report::Run(Box::new(d)));
-                }
-                WorkloadKind::Command { metrics, .. } => {
-                    let text = format!("{}\n{}", r.stdout, r.stderr);
-                    for (name, rx) in metrics {
-                        match rx
-                            .captures_iter(&text)
-                            .last()
-                            .and_then(|m| m.get(1))
-                            .and_then(|g| g.as_str().trim().parse::<f64>().ok())
-                        {
-                            Some(v) => rec.metrics.push((name.clone(), v)),
-                            None if error.is_none() => error = Some(format!("metric '{name}' not found in the output")),
-                            None => {}
-                        }
-                    }
-                    if error.is_none() && r.timed_out {
-                        rec.status = "timeout".into();
-                        error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
-                    } else if error.is_none() && r.code != Some(0) {
-                        error = Some(format!("{}: {}", r.exit(), r.tail(3).replace('\n', " | ")));
-                    }
-                    summary = rec.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
-                }
-                WorkloadKind::Tpch { options, .. } => {
-                    let text = r.stdout.trim();
-                    let doc = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                        Err(_) => Err("no JSON report on stdout".to_string()),
-                        Ok(_) => TpchDocument::parse(text, "the JSON report on stdout"),
-                    };
-                    let timeout_s =
-                        options.iter().find_map(|o| o.strip_prefix("--timeout=")).and_then(|t| t.parse::<f64>().ok());
-                    match (doc.as_ref().map(|d| d.first_query()), error.is_none()) {
-                        (_, false) => {}
-                        (_, true) if r.timed_out => {
-                            rec.status = "timeout".into();
-                            error = Some(format!("still running after {}s; killed", run_timeout.as_secs()));
-                            rec.metrics.push(("timeout_s".into(), run_timeout.as_secs_f64()));
-                        }
-                        (Err(e), true) => error = Some(format!("{e:#} ({}): {}", r.exit(), r.failure(3))),
-                        (Ok(None), true) => {
-                            error =
-                                Some(format!("the JSON report on stdout has no query ({}): {}", r.exit(), r.failure(3)))
-                        }
-                        (Ok(Some(q)), true) => {
-                            if let Some(s) = q.seconds {
-                                rec.metrics.push(("seconds".into(), s));
-                                let rows = q.executions.first().map(|x| x.rows.to_string()).unwrap_or("null".into());
-                                summary = format!("{s:.3} s, {rows} rows");
-                            } else if q.timed_out {
-                                // Censored: the query was stopped on the server at its timeout.
-                                rec.status = "timeout".into();
-                                error = Some(format!(
-                                    "the query was stopped on the server after {} s",
-                                    timeout_s.unwrap_or(0.0)
-                                ));
-                                rec.metrics.push(("timeout_s".into(), timeout_s.unwrap_or(0.0)));
-                            } else {
-                                error = Some(q.error.clone().unwrap_or("the query failed".into()));
-                            }
-                            if let Some(x) = q.executions.first() {
-                                rec.metrics.push(("rows".into(), x.rows as f64));
-                            }
-                        }
-                    }
-                    // The whole document: its answer and plan are what the reports check and show.
-                    rec.report = doc.ok().map(|d| Report::Tpch(Box::new(d)));
-                }
-            }
-            if error.is_some() {
-                rec.output_tail = Some(r.tail(30));
-            }
+            let o = interpret(&self.spec.workloads[w].kind, r, run_timeout, error.take());
+            (error, summary, timed_out) = (o.error, o.summary, o.status == RunStatus::Timeout);
+            rec.metrics.extend(o.metrics);
+            rec.report = o.report;
+            rec.output_tail = o.output_tail;
         }
         let t_after = Instant::now();
         if !crashed {
@@ -1589,9 +1485,7 @@ impl Lab<'_> {
         if error.is_some() && rec.log_excerpt.is_none() {
             rec.log_excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, log_pos));
         }
-        if rec.status.is_empty() {
-            rec.status = if error.is_some() { "failed".into() } else { "ok".into() };
-        }
+        rec.status = RunStatus::of(timed_out, error.is_some()).as_str().into();
         rec.error = error.clone();
         rec.argv = crate::secret::redact_args(&argv);
         rec.started_at = started_at;
@@ -2014,22 +1908,6 @@ fn kill_group(child: &mut std::process::Child) {
     // SAFETY: kill(2) on the group our own child leads; no memory is touched.
     unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
     let _ = child.kill();
-}
-
-/// " (SIGKILL)" for the signals a run is likely to meet, else "".
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGTERM => " (SIGTERM)",
-        libc::SIGINT => " (SIGINT)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGBUS => " (SIGBUS)",
-        libc::SIGPIPE => " (SIGPIPE)",
-        libc::SIGHUP => " (SIGHUP)",
-        libc::SIGQUIT => " (SIGQUIT)",
-        _ => "",
-    }
 }
 
 /// Progress over all runs: a bar with counts and an ETA from the plan's
