@@ -174,63 +174,25 @@ fn without_test_items(code: &str) -> String {
     out
 }
 
-/// The first segments of every `crate::` path in `code`, with the line each
-/// is on: `crate::a::b` → `a`; `crate::{a::b, c}` → `a`, `c`.
-fn crate_paths(code: &str) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    for (p, _) in code.match_indices("crate::") {
-        if ident_before(code.as_bytes(), p) {
-            continue;
-        }
-        let line = code[..p].matches('\n').count() + 1;
-        let rest = &code[p + "crate::".len()..];
-        let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
-        if let Some(group) = rest.strip_prefix('{') {
-            // Top-level items of the group, split on commas outside braces.
-            let (mut depth, mut item_start) = (0usize, 0);
-            for (k, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        out.push((ident(group[item_start..k].trim_start()), line));
-                        break;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        out.push((ident(group[item_start..k].trim_start()), line));
-                        item_start = k + 1;
-                    }
-                    _ => {}
+/// Per file (relative to src/): the other top-level modules it uses, each
+/// with one place (`file:line`) as evidence: the file graph's edges, by the
+/// top-level module of the file each reaches (the crate root's items,
+/// VERSION & co., are main.rs's, which no edge reaches).
+fn file_deps() -> BTreeMap<String, BTreeMap<String, String>> {
+    file_graph()
+        .into_iter()
+        .map(|(f, deps)| {
+            let me = top_module(&f);
+            let mut by_module = BTreeMap::new();
+            for (target, at) in deps {
+                let m = top_module(&target);
+                if m != me {
+                    by_module.entry(m).or_insert(at);
                 }
             }
-        } else {
-            out.push((ident(rest), line));
-        }
-    }
-    out.retain(|(m, _)| !m.is_empty() && m != "self");
-    out
-}
-
-/// Per file (relative to src/): the other top-level modules it uses, each
-/// with one place (`file:line`) as evidence.
-fn file_deps() -> BTreeMap<String, BTreeMap<String, String>> {
-    let files = source_files();
-    let modules: BTreeSet<String> = files.iter().map(|f| top_module(f)).collect();
-    let mut out = BTreeMap::new();
-    for f in &files {
-        let text = std::fs::read_to_string(src_dir().join(f)).unwrap();
-        let code = without_test_items(&code_only(&text));
-        let me = top_module(f);
-        let mut deps = BTreeMap::new();
-        for (m, line) in crate_paths(&code) {
-            // Non-modules are the crate root's items (VERSION & co.).
-            if m != me && modules.contains(&m) {
-                deps.entry(m).or_insert_with(|| format!("src/{f}:{line}"));
-            }
-        }
-        out.insert(f.clone(), deps);
-    }
-    out
+            (f, by_module)
+        })
+        .collect()
 }
 
 /// The top-level module graph: module → (module it uses → evidence).
@@ -443,8 +405,8 @@ fn module_graph_sees_paths_in_groups_and_skips_comments_strings_and_tests() {
          let f = crate::f::g();\n/* crate::h */ let r = r#\"crate::i\"#;\n#[cfg(test)]\nmod tests { use crate::j; }\n\
          #[cfg(test)]\nuse crate::k;\nfn x<'a>(v: &'a str) { crate::l::m(v) }",
     ));
-    let found: Vec<String> = crate_paths(&code).into_iter().map(|(m, _)| m).collect();
-    assert_eq!(found, ["a", "b", "c", "f", "l"]);
+    let found: Vec<String> = rooted_paths(&code, &["x".to_string()]).into_iter().map(|(p, _)| p[0].clone()).collect();
+    assert_eq!(found, ["a", "b", "b", "c", "f", "l"]);
     // The real source: the engine runs scripts.
     assert!(graph()["engine"].contains_key("script"));
 }

@@ -1352,13 +1352,14 @@ impl Lab<'_> {
             // plain test run). The child serves on a loopback port of its
             // choosing and says which in a file here (`crate::lab::live`);
             // the option is the child's alone, not part of the stored argv.
-            let relay = (launch.relays_figures() && matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. }))
-                .then(|| self.workdir.join("metrics-address"));
+            let relay = (self.metrics.is_some()
+                && launch.relays_figures()
+                && matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. }))
+            .then(|| self.workdir.join("metrics-address"));
             if let Some(m) = &self.metrics {
                 if let Some(file) = &relay {
                     let _ = std::fs::remove_file(file);
                 }
-                let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
                 m.run_started(cname, wname, run.threads, run.repeat, relay.clone());
             }
             let r = match launch {
@@ -1390,7 +1391,7 @@ impl Lab<'_> {
                 }
                 Launch::Plain => {
                     let (mut child_argv, mut child_env) = (argv.clone(), env.clone());
-                    if let (Some(file), Some(_)) = (&relay, &self.metrics) {
+                    if let Some(file) = &relay {
                         child_argv.push("--metrics-listen=127.0.0.1:0".into());
                         child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
                     }
