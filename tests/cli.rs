@@ -1513,8 +1513,9 @@ fn options_in(help: &str) -> Vec<String> {
 }
 
 /// Issue 38's sweep: every option the engine's help, a built-in test's
-/// help and the help of merge, report, compare, tpch power, querydiff and
-/// lab plan list, given each of a set of bad values, on a command that
+/// help and the help of every subcommand with options (merge, report,
+/// compare, each tpch command, querydiff, lab plan, run and summary,
+/// server start, stop and status, k8s) list, given each of a set of bad values, on a command that
 /// would otherwise end at once (a run after one event): the
 /// command runs or stops with a short error and exit 1 (2 for a partial
 /// run); never a panic, a signal or a hang.
@@ -1562,23 +1563,49 @@ fn every_option_with_a_bad_value_is_run_or_refused_never_a_panic() {
     )
     .unwrap();
     let (q, spec) = (q.display().to_string(), spec.display().to_string());
-    for (sub, base) in [
-        (&["merge"][..], &["shard-0.json"][..]),
-        (&["report"][..], &["--store", store.as_str()][..]),
-        (&["compare"][..], &["a", "b", "--store", store.as_str()][..]),
+    let gen_dir = format!("--dir={}", dir.join("gen").display());
+    // The connection fails at once (no socket), so no load or query runs.
+    let no_server = format!("--mysql-socket={}", dir.join("none.sock").display());
+    let no_basedir = format!("--basedir={}", dir.join("no-basedir").display());
+    let server_dir = format!("--dir={}", dir.join("srv").display());
+    let k8s = ["--shards=2", "--image=x", "--dry-run"];
+    // (subcommand, its options, what follows them); a base option is left
+    // out while its own bad values are tried.
+    for (sub, base, tail) in [
+        (&["merge"][..], &["shard-0.json"][..], &[][..]),
+        (&["report"][..], &["--store", store.as_str()][..], &[][..]),
+        (&["compare"][..], &["a", "b", "--store", store.as_str()][..], &[][..]),
         // Fails at once: the database has no TPC-H tables.
-        (&["tpch", "power"][..], &[tpch_db.as_str(), "--timeout=1"][..]),
-        (&["querydiff"][..], &["--dsn1", dsn.as_str(), "--dsn2", dsn.as_str(), "--queries", q.as_str()][..]),
-        (&["lab", "plan"][..], &[spec.as_str()][..]),
+        (&["tpch", "power"][..], &[tpch_db.as_str(), "--timeout=1"][..], &[][..]),
+        (&["tpch", "gen"][..], &["--sf=0.01", "--tables=region", gen_dir.as_str()][..], &[][..]),
+        (&["tpch", "load"][..], &["--sf=0.01", "--db-driver=mysql", no_server.as_str()][..], &[][..]),
+        (&["tpch", "queries"][..], &["--queries=1"][..], &[][..]),
+        (&["tpch", "query"][..], &["1", "--sf=0.01", "--db-driver=mysql", no_server.as_str()][..], &[][..]),
+        (&["tpch", "throughput"][..], &["--sf=0.01", "--db-driver=mysql", no_server.as_str()][..], &[][..]),
+        (&["querydiff"][..], &["--dsn1", dsn.as_str(), "--dsn2", dsn.as_str(), "--queries", q.as_str()][..], &[][..]),
+        (&["lab", "plan"][..], &[spec.as_str()][..], &[][..]),
+        // One run of a second on SQLite (beside other tests' labs).
+        (&["lab", "run"][..], &[spec.as_str(), "--allow-concurrent"][..], &[][..]),
+        (&["lab", "summary"][..], &[spec.as_str()][..], &[][..]),
+        // Refused before anything starts: the basedir has no programs.
+        (&["server", "start"][..], &["--kind=mariadb", no_basedir.as_str(), server_dir.as_str()][..], &[][..]),
+        (&["server", "stop"][..], &[server_dir.as_str()][..], &[][..]),
+        (&["server", "status"][..], &[server_dir.as_str()][..], &[][..]),
+        // --dry-run: manifests printed, no kubectl run.
+        (&["k8s"][..], &k8s[..], &["oltp_point_select", db.as_str()][..]),
     ] {
         let mut help_args = sub.to_vec();
         help_args.push("--help");
-        for o in options_in(&run_in(DBBENCH, &dir, &help_args, &[]).stdout) {
+        let options = options_in(&run_in(DBBENCH, &dir, &help_args, &[]).stdout);
+        assert!(!options.is_empty(), "{sub:?}: no options found in its help");
+        for o in options {
+            let own = format!("--{o}=");
             for v in values {
-                let opt = format!("--{o}={v}");
+                let opt = format!("{own}{v}");
                 let mut args = sub.to_vec();
-                args.extend(base);
+                args.extend(base.iter().filter(|b| !b.starts_with(&own) && **b != format!("--{o}")));
                 args.push(&opt);
+                args.extend(tail);
                 let r = run_in(DBBENCH, &dir, &args, &[]);
                 check(&args, &r);
                 tried += 1;

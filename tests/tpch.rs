@@ -319,6 +319,9 @@ fn bad_input_is_one_line() {
             "give the directory of its template with --query-dir",
         ),
         (vec!["tpch", "check", "a.json"], "compares at least two run outputs"),
+        // dbgen repeats a (partkey, suppkey) pair here: refused before
+        // anything is loaded, not by the key's error after all the data.
+        (vec!["tpch", "load", "--sf=0.001", "--sqlite-db=tiny.sqlite"], "gives part 31 supplier 2 twice"),
         (vec!["tpch", "power", "--sf=1", "--frob=1"], "unknown option '--frob'; see `dbbench tpch power --help`"),
     ] {
         let r = dbbench_in(&dir, &args);
@@ -326,6 +329,17 @@ fn bad_input_is_one_line() {
         assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
     }
+    assert!(!dir.join("tiny.sqlite").exists(), "the refused load connected");
+    // gen writes dbgen's rows as they are, and says what they will meet.
+    let r = dbbench_in(&dir, &["tpch", "gen", "--sf=0.001", "--tables=partsupp"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("warning: at --sf=0.001 dbgen's partsupp gives part 31 supplier 2 twice"),
+        "{}",
+        r.stderr
+    );
+    let r = dbbench_in(&dir, &["tpch", "gen", "--sf=0.01", "--tables=partsupp"]);
+    assert!(r.code == 0 && !r.stderr.contains("warning"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1330,6 +1330,8 @@ fn tpch_workloads(
 ) -> Result<Vec<Workload>, (String, String)> {
     let e = |k: &str, m: String| (k.to_string(), m);
     crate::tpch::check_scale_factor(t.sf).map_err(|m| e("sf", m.trim_start_matches("--sf=").to_string()))?;
+    crate::tpch::load::check_loadable(t.sf)
+        .map_err(|m| e("sf", m.to_string().trim_start_matches("--sf=").to_string()))?;
     let queries =
         crate::tpch::run::QueryId::parse_list(t.queries.as_deref().unwrap_or("1-22")).map_err(|m| e("queries", m))?;
     // `tpch query --timeout` takes at most a year.
@@ -2044,6 +2046,9 @@ start_grace = 60
         assert!(e.contains("workload[1].tpch.sf: 1000000000000000000000000000000: out of range"), "{e}");
         let e = parse_str(&tpch("0.00001")).unwrap_err();
         assert!(e.contains("out of range; use a scale factor from 0.0001 to 100000"), "{e}");
+        let e = parse_str(&tpch("0.012")).unwrap_err();
+        assert!(e.contains("workload[1].tpch.sf: 0.012: dbgen's partsupp at this scale factor gives part"), "{e}");
+        assert!(parse_str(&tpch("0.01")).is_ok());
     }
 
     #[test]

@@ -40,6 +40,26 @@ pub fn expected_rows(table: Table, sf: f64) -> u64 {
     (per_sf * sf).max(1.0) as u64
 }
 
+/// The first part whose suppliers repeat in dbgen's `partsupp` at scale
+/// factor `sf`, as (part key, supplier key), or None when every
+/// (ps_partkey, ps_suppkey) pair is distinct. dbgen picks part `p`'s i-th
+/// supplier as `(p + i * (S/4 + (p-1)/S)) % S + 1` (S suppliers), so two
+/// of a part's four coincide when a multiple of that step is a multiple
+/// of S; that happens only at small scale factors (0.001, 0.012, ...), whose
+/// data a primary key on partsupp refuses. The step is the same for each
+/// run of S parts, so the first part of each run decides.
+pub fn repeated_partsupp_key(sf: f64) -> Option<(i64, i64)> {
+    let parts = PartGenerator::calculate_row_count(sf, 1, 1);
+    // S as dbgen's bridge computes it.
+    let suppliers = ((10_000.0 * sf) as i64).max(1);
+    (1..=parts).step_by(suppliers as usize).find_map(|part| {
+        let mut seen: Vec<i64> =
+            (0..4).map(|i| tpchgen::generators::PartSuppGeneratorIterator::select_part_supplier(part, i, sf)).collect();
+        seen.sort_unstable();
+        seen.windows(2).find(|w| w[0] == w[1]).map(|w| (part, w[0]))
+    })
+}
+
 /// Whether a table is split into parts: region and nation are fixed-size
 /// and only ever written by part 1, as dbgen does.
 pub fn is_partitioned(table: Table) -> bool {
@@ -204,5 +224,37 @@ mod tests {
         });
         assert_eq!(chunks, 2);
         assert!(rows < 1000, "{rows}");
+    }
+
+    #[test]
+    fn repeated_partsupp_keys_are_found_as_the_generated_table_has_them() {
+        // Every (partkey, suppkey) pair of the generated table, checked
+        // against the shortcut over runs of S parts, at the scale factors
+        // where S is small enough for a step to divide it.
+        let mut repeated = Vec::new();
+        for s in 1..=300 {
+            let sf = s as f64 / 10_000.0;
+            let text = all(Table::Partsupp, sf, 1, 1, LineFormat::Load);
+            let mut pairs: Vec<(i64, i64)> = text
+                .lines()
+                .map(|l| {
+                    let mut f = l.split('|').map(|x| x.parse::<i64>().unwrap());
+                    (f.next().unwrap(), f.next().unwrap())
+                })
+                .collect();
+            let generated = pairs.len();
+            pairs.sort_unstable();
+            pairs.dedup();
+            let found = repeated_partsupp_key(sf);
+            assert_eq!(found.is_some(), pairs.len() < generated, "sf {sf}: {found:?}");
+            if found.is_some() {
+                repeated.push(s);
+            }
+        }
+        // 0.001 and 0.012 among them, 0.01 not; none at the usual sizes.
+        assert!(repeated.contains(&10) && repeated.contains(&120) && !repeated.contains(&100), "{repeated:?}");
+        for sf in [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 100_000.0] {
+            assert_eq!(repeated_partsupp_key(sf), None, "sf {sf}");
+        }
     }
 }

@@ -171,11 +171,24 @@ fn parallel<T: Send, R: Send>(
     }
 }
 
+/// Refuses a scale factor whose partsupp rows repeat a primary key (see
+/// [`gen::repeated_partsupp_key`]) before anything is dropped or loaded:
+/// otherwise the load ends, after all the data, on the key's error.
+pub fn check_loadable(sf: f64) -> anyhow::Result<()> {
+    match gen::repeated_partsupp_key(sf) {
+        None => Ok(()),
+        Some((part, supplier)) => Err(anyhow!(
+            "--sf={sf}: dbgen's partsupp at this scale factor gives part {part} supplier {supplier} twice, which its primary key refuses; use 0.01 or another scale factor (dbbench tpch gen writes such data as dbgen does)"
+        )),
+    }
+}
+
 /// Drops and creates the tables, loads them, builds keys and indexes,
 /// analyzes, checks the row counts and records the load in `META_TABLE`.
 pub fn load(driver: &Arc<dyn Driver>, o: &LoadOptions) -> anyhow::Result<LoadSummary> {
     let dialect = Dialect::of_driver(driver.name())
         .ok_or_else(|| anyhow!("TPC-H has no dialect for driver {}", driver.name()))?;
+    check_loadable(o.sf)?;
     let mut conn = driver.connect().context("cannot connect")?;
     let mut summary = LoadSummary::default();
     let t = Instant::now();

@@ -461,6 +461,8 @@ fn create_missing_database(
 
 /// `tpch load`.
 fn load_cmd(a: &LoadArgs, connection: &[String]) -> anyhow::Result<Exit> {
+    // Before the database is created or opened.
+    load::check_loadable(a.sf.required()?)?;
     let (driver, dialect) = connect_driver(connection)?;
     if let Some(db) = create_missing_database(connection, &driver)? {
         crate::term::print_out(&format!("created database '{db}'\n"));
@@ -899,6 +901,11 @@ fn gen_files(a: &GenArgs) -> anyhow::Result<Exit> {
     let parts = a.parts.unwrap_or(1) as i32;
     let tables = a.tables.clone().map_or_else(|| TABLES.to_vec(), |t| t.0);
     let threads = a.threads.get();
+    if let (true, Some((part, supplier))) = (tables.contains(&Table::Partsupp), gen::repeated_partsupp_key(sf)) {
+        eprintln!(
+            "dbbench tpch gen: warning: at --sf={sf} dbgen's partsupp gives part {part} supplier {supplier} twice (written as dbgen writes it); a primary key on partsupp will refuse these rows: use --sf=0.01 or more to load them"
+        );
+    }
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create the output directory", dir.display()))?;
     let jobs: Vec<(Table, i32)> = tables
         .iter()
