@@ -7,7 +7,7 @@
 
 use crate::lab::spec::WorkloadKind;
 use crate::run_document::RunDocument;
-use crate::store::Report;
+use crate::store::{Report, RunStatus};
 use crate::tpch::document::TpchDocument;
 use std::time::Duration;
 
@@ -67,38 +67,6 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGHUP => " (SIGHUP)",
         libc::SIGQUIT => " (SIGQUIT)",
         _ => "",
-    }
-}
-
-/// How a run ended, as the store's `runs.status` says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum RunStatus {
-    /// It ran and its figures are the run's.
-    Ok,
-    /// Something failed: the error says what.
-    Failed,
-    /// It was stopped at its time limit (the lab's `run_timeout`, or a
-    /// TPC-H query at its own `timeout`: a censored time).
-    Timeout,
-}
-
-impl RunStatus {
-    /// A timeout stays one whatever failed after it; otherwise any error fails the run.
-    pub(super) fn of(timed_out: bool, failed: bool) -> RunStatus {
-        match (timed_out, failed) {
-            (true, _) => RunStatus::Timeout,
-            (false, true) => RunStatus::Failed,
-            (false, false) => RunStatus::Ok,
-        }
-    }
-
-    /// The store's spelling.
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::Failed => "failed",
-            RunStatus::Timeout => "timeout",
-        }
     }
 }
 

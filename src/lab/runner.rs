@@ -22,13 +22,13 @@ use crate::exit::Exit;
 use crate::lab::cpus::CpuSet;
 use crate::lab::datadir;
 use crate::lab::hostlock::{self, Acquired, HostLock};
-use crate::lab::outcome::{interpret, ChildResult, RunStatus};
+use crate::lab::outcome::{interpret, ChildResult};
 use crate::lab::plan::{self, PlannedRun};
 use crate::lab::sampler::{OsSampler, PeriodicSampler, WatchedPids};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
 use crate::lab::sql;
-use crate::store::{Overhead, RunRecord, Store};
+use crate::store::{CacheState, Overhead, RunRecord, RunStatus, Store};
 use crate::timestamp::rfc3339_now;
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
@@ -188,36 +188,92 @@ fn run_command_bounded(mut cmd: Command, timeout: Duration) -> String {
 /// censored, as `tpch power` counts them), 2 some runs failed or timed out,
 /// 130 interrupted.
 pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
-    preflight(spec)?;
-    // Bound first: a bad address stops the lab before anything starts.
-    let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose().map_err(text_error)?;
-    // One measuring lab per host, taken before anything is stored or started.
-    let host_lock = match hostlock::acquire(o.allow_concurrent)? {
-        Acquired::Held(lock, beside) => Some((lock, beside)),
-        Acquired::Unavailable(why) => {
-            eprintln!("warning: no host-wide lab lock ({why}): a lab run beside this one would not be noticed");
-            None
-        }
-    };
-    let (store_path, base) = default_paths(spec, o);
-    // Private before anything is written in it (the store may be in it):
-    // nobody else may plant anything where the lab writes. As root
-    // searchable (not readable), so the servers' OS users reach their data.
-    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
-    crate::safe_fs::private_dir_all(&base, mode, "the lab's work directory").map_err(text_error)?;
-    let store = Store::open(&store_path.to_string_lossy())?;
-    // Messages from here on name the store with any URL password hidden.
-    let store_path = PathBuf::from(store.location());
-    // Passwords in the spec (DSNs, password options) never reach the store.
+    let resolved = Resolved::of(spec, o)?;
+    // Before the experiment's row is written: from here an interruption
+    // ends the lab as `interrupted` (resumable), never half-way in setup.
+    // SAFETY: the handlers only store into atomics, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let experiment = open_experiment(&resolved.store, spec, o, &resolved.base)?;
+    let (mut lab, _workdir_lock) = Lab::open(spec, o, resolved, experiment)?;
+    let planned = plan::runs(spec);
+    if let Some(m) = &lab.metrics {
+        m.planned(planned.len());
+    }
+    let outcome = lab.run_all(&planned);
+    if let Some(m) = &lab.metrics {
+        m.finished();
+    }
+    // Whatever ended the loop, no server is left running.
+    lab.stop_server();
+    if !lab.rundir.starts_with(&lab.workdir) {
+        // A temporary one under /tmp: its logs are stored (`server_log` events).
+        remove_stale_rundir(&lab.workdir);
+    }
+    epilogue(&lab, outcome, o)
+}
+
+/// What `lab run` settles before it writes anything to the store: the
+/// spec's servers and options checked, the metrics address bound, the host
+/// lock taken, the work directory made private, the store opened.
+struct Resolved {
+    metrics_listener: Option<std::net::TcpListener>,
+    /// The host lock and the labs already holding it beside this one
+    /// (None when no lock could be taken).
+    host_lock: Option<(HostLock, Vec<hostlock::Holder>)>,
+    /// Opened; its `location()` names it with any URL password hidden.
+    store: Store,
+    /// The lab's work directory (experiments' directories, reports).
+    base: PathBuf,
+}
+
+/// The lab's own directories' mode: private; as root searchable (not
+/// readable), so the servers' OS users reach their data.
+fn private_mode() -> u32 {
+    if crate::safe_fs::euid() == 0 {
+        0o711
+    } else {
+        0o700
+    }
+}
+
+impl Resolved {
+    fn of(spec: &Spec, o: &RunOptions) -> anyhow::Result<Resolved> {
+        preflight(spec)?;
+        // Bound first: a bad address stops the lab before anything starts.
+        let metrics_listener = o.metrics_listen.as_deref().map(crate::metrics::bind).transpose().map_err(text_error)?;
+        // One measuring lab per host, taken before anything is stored or started.
+        let host_lock = match hostlock::acquire(o.allow_concurrent)? {
+            Acquired::Held(lock, beside) => Some((lock, beside)),
+            Acquired::Unavailable(why) => {
+                eprintln!("warning: no host-wide lab lock ({why}): a lab run beside this one would not be noticed");
+                None
+            }
+        };
+        let (store_path, base) = default_paths(spec, o);
+        // Private before anything is written in it (the store may be in it):
+        // nobody else may plant anything where the lab writes.
+        crate::safe_fs::private_dir_all(&base, private_mode(), "the lab's work directory").map_err(text_error)?;
+        let store = Store::open(&store_path.to_string_lossy())?;
+        Ok(Resolved { metrics_listener, host_lock, store, base })
+    }
+}
+
+/// The experiment's row: the unfinished one resumed (`--resume`, same spec
+/// text), or a new one (earlier unfinished ones abandoned: what they left
+/// goes). Passwords in the spec (DSNs, password options) never reach the store.
+fn open_experiment(store: &Store, spec: &Spec, o: &RunOptions, base: &Path) -> anyhow::Result<i64> {
+    let store_path = store.location();
     let stored_text = crate::secret::redact(&spec.text);
     let hash = spec_hash(&stored_text);
-    let experiment = match store.latest_experiment(&spec.name)? {
+    Ok(match store.latest_experiment(&spec.name)? {
         Some(e) if e.status != "finished" && !o.new => {
             if !o.resume {
                 bail!(
-                    "experiment '{}' in {} did not finish (status {}); continue it with --resume or start over with --new",
+                    "experiment '{}' in {store_path} did not finish (status {}); continue it with --resume or start over with --new",
                     spec.name,
-                    store_path.display(),
                     e.status
                 );
             }
@@ -228,7 +284,7 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
                     spec.path.display()
                 );
             }
-            eprintln!("resuming experiment '{}' (id {}) in {}", spec.name, e.id, store_path.display());
+            eprintln!("resuming experiment '{}' (id {}) in {store_path}", spec.name, e.id);
             e.id
         }
         Some(e) if o.resume && e.status == "finished" => {
@@ -238,12 +294,12 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
                 e.id
             );
         }
-        None if o.resume => bail!("no experiment '{}' in {} to resume", spec.name, store_path.display()),
+        None if o.resume => bail!("no experiment '{}' in {store_path} to resume", spec.name),
         _ => {
             // What an earlier unfinished experiment left (an orphaned server,
             // its data) goes; it can no longer be resumed.
             for id in store.unfinished_experiments(&spec.name)? {
-                abandon(&store, spec, &base, id)?;
+                abandon(store, spec, base, id)?;
             }
             let host = serde_json::to_value(crate::lab::sysinfo::host_info()).unwrap_or_default();
             let git = host.get("git_revision").and_then(|v| v.as_str()).map(str::to_string);
@@ -266,83 +322,15 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
                 &settings,
             )?
         }
-    };
-    let workdir = base.join(format!("{}-{experiment}", spec.name));
-    crate::safe_fs::private_dir(&workdir, mode, "the lab's work directory").map_err(text_error)?;
-    // Absolute and symlink-free: servers get these paths, and a later lab
-    // finds what a killed one left by them, whatever directory it runs from.
-    let workdir = std::fs::canonicalize(&workdir)
-        .with_context(|| format!("{}: cannot resolve the lab's work directory", workdir.display()))?;
-    let _lock = lock(&workdir)?;
-    stop_leftovers(&workdir)?;
-    let server_password = server_password(&workdir)?;
-    if let Some((lock, beside)) = &host_lock {
-        let detail = json!({"lock": lock.dir().display().to_string(), "allow_concurrent": o.allow_concurrent});
-        let _ = store.event(experiment, None, None, "host_lock", None, &detail);
-        if o.allow_concurrent {
-            store.set_experiment_setting(experiment, "allow_concurrent", &json!(true))?;
-        }
-        if !beside.is_empty() {
-            eprintln!(
-                "warning: measuring beside {} other lab run(s) (--allow-concurrent): {}",
-                beside.len(),
-                beside.iter().map(|h| h.to_string()).collect::<Vec<_>>().join("; ")
-            );
-        }
-    } else if o.allow_concurrent {
-        store.set_experiment_setting(experiment, "allow_concurrent", &json!(true))?;
-    }
+    })
+}
 
-    let mut config_ids = Vec::new();
-    for (i, c) in spec.configurations.iter().enumerate() {
-        config_ids.push(store.configuration(experiment, i, &c.name, c.target.kind_name(), &c.definition)?);
-    }
-    let mut lab = Lab {
-        spec,
-        store,
-        experiment,
-        workdir: workdir.clone(),
-        rundir: PathBuf::new(),
-        server_password,
-        exe: std::env::current_exe().context("cannot find the dbbench binary")?,
-        config_ids,
-        live: None,
-        prepared_failed: HashMap::new(),
-        warned_cache: false,
-        host_lock: host_lock.map(|(l, _)| l),
-        beside: Vec::new(),
-        server_product: None,
-        metrics: match metrics_listener {
-            Some(l) => Some(crate::lab::live::LabMetrics::start(l, &spec.name)?),
-            None => None,
-        },
-    };
-    remove_stale_rundir(&workdir);
-    lab.rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
-        run_dir(&workdir, spec.configurations.len())?
-    } else {
-        workdir.join("run")
-    };
-
-    // SAFETY: the handlers only store into atomics, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
-    let planned = plan::runs(spec);
-    if let Some(m) = &lab.metrics {
-        m.planned(planned.len());
-    }
-    let outcome = lab.run_all(&planned);
-    if let Some(m) = &lab.metrics {
-        m.finished();
-    }
-    // Whatever ended the loop, no server is left running.
-    lab.stop_server();
-    if !lab.rundir.starts_with(&lab.workdir) {
-        // A temporary one under /tmp: its logs are stored (`server_log` events).
-        remove_stale_rundir(&lab.workdir);
-    }
+/// After the runs: the experiment's status, its directories removed (unless
+/// --keep-data), the summary and report, and the exit status: 0 every run
+/// ok, 2 some failed or timed out, 130 interrupted.
+fn epilogue(lab: &Lab, outcome: anyhow::Result<()>, o: &RunOptions) -> anyhow::Result<Exit> {
+    let (spec, experiment) = (lab.spec, lab.experiment);
+    let store_path = lab.store.location();
     if let Err(e) = outcome {
         // The store may be what failed (a full disk): best effort.
         let _ = lab.store.set_experiment_status(experiment, "interrupted");
@@ -351,11 +339,10 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
             spec.path.display()
         );
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    if interrupted() {
         lab.store.set_experiment_status(experiment, "interrupted")?;
         eprintln!(
-            "interrupted: completed runs are stored in {}; continue with: dbbench lab run --resume {}",
-            store_path.display(),
+            "interrupted: completed runs are stored in {store_path}; continue with: dbbench lab run --resume {}",
             spec.path.display()
         );
         return Ok(Exit::Interrupted);
@@ -363,17 +350,17 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
     lab.store.set_experiment_status(experiment, "finished")?;
     if !o.keep_data {
         let _ = std::fs::remove_dir_all(&lab.rundir);
-        if let Err(e) = std::fs::remove_dir_all(&workdir) {
-            eprintln!("warning: could not remove {}: {e}; delete it by hand", workdir.display());
+        if let Err(e) = std::fs::remove_dir_all(&lab.workdir) {
+            eprintln!("warning: could not remove {}: {e}; delete it by hand", lab.workdir.display());
         }
     }
     // The runs are stored: a report that cannot be made (disk full, a
     // directory not writable) is a warning, not the lab's failure.
     // The lab's own directory, private as the lab's (the report's writer
     // would make a missing one 0755, for paths the user names).
+    let (_, base) = default_paths(spec, o);
     let reports = base.join("reports");
-    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
-    let made = crate::safe_fs::private_dir(&reports, mode, "the lab's reports directory");
+    let made = crate::safe_fs::private_dir(&reports, private_mode(), "the lab's reports directory");
     let html = reports.join(format!("{}-{experiment}.html", spec.name));
     let figures = made
         .map_err(anyhow::Error::msg)
@@ -386,9 +373,8 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
             String::new()
         });
     crate::term::print_out(&format!(
-        "\n{figures}{}results: {} (experiment id {experiment})\n",
+        "\n{figures}{}results: {store_path} (experiment id {experiment})\n",
         crate::lab::summary::overhead(&lab.store, experiment, spec)?,
-        store_path.display()
     ));
     // Flagged runs are counted (the report marks them): the warning says which and what to do.
     match crate::report::flag_warning(&lab.store, experiment) {
@@ -625,7 +611,76 @@ impl<'a> Launch<'a> {
 /// What `ensure_ready` did for a run.
 struct Readiness {
     restarted: bool,
-    cache: &'static str,
+    cache: CacheState,
+}
+
+impl<'a> Lab<'a> {
+    /// The lab of experiment `experiment`: its private work directory
+    /// (locked: the returned file holds the lock), what a killed earlier
+    /// process left there stopped, the host lock recorded, the
+    /// configurations' rows, the servers' run directory.
+    fn open(
+        spec: &'a Spec,
+        o: &RunOptions,
+        resolved: Resolved,
+        experiment: i64,
+    ) -> anyhow::Result<(Lab<'a>, std::fs::File)> {
+        let Resolved { metrics_listener, host_lock, store, base } = resolved;
+        let workdir = base.join(format!("{}-{experiment}", spec.name));
+        crate::safe_fs::private_dir(&workdir, private_mode(), "the lab's work directory").map_err(text_error)?;
+        // Absolute and symlink-free: servers get these paths, and a later lab
+        // finds what a killed one left by them, whatever directory it runs from.
+        let workdir = std::fs::canonicalize(&workdir)
+            .with_context(|| format!("{}: cannot resolve the lab's work directory", workdir.display()))?;
+        let workdir_lock = lock(&workdir)?;
+        stop_leftovers(&workdir)?;
+        let server_password = server_password(&workdir)?;
+        if let Some((lock, beside)) = &host_lock {
+            let detail = json!({"lock": lock.dir().display().to_string(), "allow_concurrent": o.allow_concurrent});
+            let _ = store.event(experiment, None, None, "host_lock", None, &detail);
+            if !beside.is_empty() {
+                eprintln!(
+                    "warning: measuring beside {} other lab run(s) (--allow-concurrent): {}",
+                    beside.len(),
+                    beside.iter().map(|h| h.to_string()).collect::<Vec<_>>().join("; ")
+                );
+            }
+        }
+        if o.allow_concurrent {
+            store.set_experiment_setting(experiment, "allow_concurrent", &json!(true))?;
+        }
+        let mut config_ids = Vec::new();
+        for (i, c) in spec.configurations.iter().enumerate() {
+            config_ids.push(store.configuration(experiment, i, &c.name, c.target.kind_name(), &c.definition)?);
+        }
+        remove_stale_rundir(&workdir);
+        let rundir = if spec.configurations.iter().any(|c| matches!(c.target, Target::Managed(_))) {
+            run_dir(&workdir, spec.configurations.len())?
+        } else {
+            workdir.join("run")
+        };
+        let lab = Lab {
+            spec,
+            store,
+            experiment,
+            workdir,
+            rundir,
+            server_password,
+            exe: std::env::current_exe().context("cannot find the dbbench binary")?,
+            config_ids,
+            live: None,
+            prepared_failed: HashMap::new(),
+            warned_cache: false,
+            host_lock: host_lock.map(|(l, _)| l),
+            beside: Vec::new(),
+            server_product: None,
+            metrics: match metrics_listener {
+                Some(l) => Some(crate::lab::live::LabMetrics::start(l, &spec.name)?),
+                None => None,
+            },
+        };
+        Ok((lab, workdir_lock))
+    }
 }
 
 impl Lab<'_> {
@@ -927,7 +982,7 @@ impl Lab<'_> {
                 _ => !(server_up && same_data),
             };
         if !need_restart {
-            return Ok(Readiness { restarted: false, cache: "warm" });
+            return Ok(Readiness { restarted: false, cache: CacheState::Warm });
         }
         let t_stop = Instant::now();
         let was_running = self.live.as_ref().is_some_and(|l| l.server.is_some());
@@ -1160,19 +1215,19 @@ impl Lab<'_> {
         Ok(())
     }
 
-    fn drop_caches(&mut self) -> &'static str {
+    fn drop_caches(&mut self) -> CacheState {
         if !self.spec.drop_caches {
-            return "warm";
+            return CacheState::Warm;
         }
         match crate::lab::sysinfo::drop_page_cache() {
-            Ok(()) => "dropped",
+            Ok(()) => CacheState::Dropped,
             Err(e) => {
                 if !self.warned_cache {
                     eprintln!("warning: cannot drop the page cache ({e}); runs are recorded as \"lukewarm\". Run as root to drop it.");
                     let _ = self.store.event(self.experiment, None, None, "warning", None, &json!({"cache": e}));
                     self.warned_cache = true;
                 }
-                "lukewarm"
+                CacheState::Lukewarm
             }
         }
     }
@@ -1212,9 +1267,10 @@ impl Lab<'_> {
     }
 
     /// Executes one planned run and stores it. Returns a one-line summary,
-    /// or None when interrupted (nothing stored).
+    /// or None when interrupted (nothing stored). The phases: ready (server
+    /// and data), before-hooks, the measured child with its samplers, the
+    /// crash check, what the child meant ([`interpret`]), after-hooks, store.
     fn execute(&mut self, run: &PlannedRun, cell: i64) -> anyhow::Result<Option<String>> {
-        let (c, w) = (run.configuration, run.workload);
         let started_at = rfc3339_now();
         let mut overhead = Overhead::default();
         let mut rec =
@@ -1222,277 +1278,67 @@ impl Lab<'_> {
         let t_ready = Instant::now();
         let ready = self.ensure_ready(run, &mut overhead);
         overhead.ready_s = Some(t_ready.elapsed().as_secs_f64());
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if interrupted() {
             return Ok(None);
         }
-        let datadir = self.datadir(c, w);
+        let ctx = RunContext::of(self.spec, run, self.datadir(run.configuration, run.workload));
         let readiness = match ready {
             Ok(r) => r,
-            Err(e) => {
-                let excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, 0));
-                self.stop_server();
-                self.live = None;
-                rec.status = RunStatus::Failed.as_str().into();
-                let e = format!("{e:#}");
-                rec.error = Some(e.clone());
-                rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
-                rec.started_at = started_at;
-                rec.ended_at = rfc3339_now();
-                rec.cache = "warm".into();
-                rec.overhead = overhead;
-                if INTERRUPTED.load(Ordering::SeqCst) {
-                    return Ok(None);
-                }
-                self.store.insert_run(&rec)?;
-                return Ok(Some(format!("failed: {e}")));
-            }
+            Err(e) => return self.store_unready(rec, &format!("{e:#}"), started_at, overhead),
         };
         rec.server_restarted = readiness.restarted;
-        rec.server = self.server_product.as_ref().filter(|p| p.0 == c).map(|p| p.1.clone());
-        rec.cache = readiness.cache.into();
-        let hooks = self.hooks(c);
-        let mut error: Option<String> = None;
+        rec.server = self.server_product.as_ref().filter(|p| p.0 == ctx.c).map(|p| p.1.clone());
+        rec.cache = readiness.cache;
         let t_hooks = Instant::now();
-        // The test's own hooks, once: an event marks them done, so a resumed
-        // lab does not repeat them; when they fail, this run fails and the
-        // next run of the test tries them again.
-        let (cname, wname) = (&self.spec.configurations[c].name, &self.spec.workloads[w].name);
-        if !hooks.before_test.is_empty() && !self.store.has_event(self.experiment, cname, wname, "before_test")? {
-            let t = Instant::now();
-            match self.run_hooks(&hooks.before_test, c, w, None, &datadir, "before_test") {
-                Ok(()) => self.store.event(
-                    self.experiment,
-                    Some(cname),
-                    Some(wname),
-                    "before_test",
-                    Some(t.elapsed().as_secs_f64()),
-                    &json!({}),
-                )?,
-                Err(e) => error = Some(format!("{e:#}")),
-            }
-        }
-        if error.is_none() {
-            if let Err(e) = self.run_hooks(&hooks.before_run, c, w, Some(run), &datadir, "before_run") {
-                error = Some(format!("{e:#}"));
-            }
-        }
+        let mut error = self.before_hooks(&ctx)?;
         overhead.before_run_s = Some(t_hooks.elapsed().as_secs_f64());
-        let log_pos = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.log_position()).unwrap_or(0);
-        let env = self.env(Some(run), c, w, &datadir);
+        let log_pos = self.server().map(|s| s.log_position()).unwrap_or(0);
         let mut child: Option<ChildResult> = None;
         let mut argv: Vec<String> = Vec::new();
-        let interval = Duration::from_secs(self.spec.sample_interval_s);
-        let run_timeout = self.spec.workloads[w].run_timeout.unwrap_or(self.spec.run_timeout);
         if error.is_none() {
-            argv = match &self.spec.workloads[w].kind {
-                WorkloadKind::Test { test, options } => {
-                    let mut a = vec![self.exe.display().to_string(), test.clone(), "run".to_string()];
-                    a.push(format!("--threads={}", run.threads));
-                    a.push(format!("--time={}", self.spec.time_s));
-                    a.push(format!("--warmup-time={}", self.spec.warmup_s));
-                    a.push(format!("--rand-seed={}", rec.seed));
-                    a.push(format!("--report-interval={}", self.spec.sample_interval_s));
-                    a.push("--percentile=50,95,99,99.9".to_string());
-                    a.push("--format=json".to_string());
-                    a.extend(self.driver_args(c, &datadir));
-                    a.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
-                    a
-                }
-                WorkloadKind::Command { command, .. } => self.expand(command, Some(run), c, w, &datadir),
-                WorkloadKind::Tpch { query, options, .. } => {
-                    let mut a = vec![self.exe.display().to_string(), "tpch".into(), "query".into(), query.clone()];
-                    a.extend(options.iter().cloned());
-                    // Repeat r draws repeat r's parameters on every configuration (paired answers).
-                    if !options.iter().any(|o| o == "--validation") {
-                        a.push(format!("--seed={}", rec.seed));
-                    }
-                    a.push("--format=json".to_string());
-                    a.extend(self.driver_args(c, &datadir));
-                    a
-                }
-            };
-            // Samplers: the OS always (with the child's and the managed server's CPU); the server's status over its own connection.
-            let kubernetes = self.spec.kubernetes(c, w).cloned();
-            let pids = WatchedPids {
-                client: Default::default(),
-                shard_clients: Default::default(),
-                server: self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.pid()),
-                clients_elsewhere: kubernetes.is_some(),
-            };
-            let os = OsSampler::start_watching(interval, Some(pids.clone()));
-            let status_args = self.driver_args(c, &datadir);
-            let sample_server = !matches!(self.spec.configurations[c].target, Target::Sqlite { .. });
-            let server_sampler = sample_server.then(|| {
-                let mut conn = sql::SamplerConnection(None);
-                let mut previous = serde_json::Map::new();
-                PeriodicSampler::start(interval, move |_| {
-                    let now = conn.get(&status_args)?.status().ok()?;
-                    // Only what changed since the previous sample (the first holds all).
-                    let changed: serde_json::Map<_, _> = now
-                        .iter()
-                        .filter(|(k, v)| previous.get(*k) != Some(*v))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    previous = now;
-                    Some(serde_json::Value::Object(changed))
-                })
-            });
-            let mut beside = self.check_beside()?;
-            let clients = self.spec.placement(c, w).clients;
-            // Where the server really runs, as the kernel says (not the spec's text).
-            rec.server_cpus = self
-                .live
-                .as_ref()
-                .and_then(|l| l.server.as_ref())
-                .and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
-            let shards = self.spec.shards(c, w);
-            let launch = Launch::of(kubernetes.as_ref(), shards);
-            // The lab's endpoint follows every run: labels and progress for
-            // all; the child's own figures where one child serves them (a
-            // plain test run). The child serves on a loopback port of its
-            // choosing and says which in a file here (`crate::lab::live`);
-            // the option is the child's alone, not part of the stored argv.
-            let relay = (self.metrics.is_some()
-                && launch.relays_figures()
-                && matches!(self.spec.workloads[w].kind, WorkloadKind::Test { .. }))
-            .then(|| self.workdir.join("metrics-address"));
-            if let Some(m) = &self.metrics {
-                if let Some(file) = &relay {
-                    let _ = std::fs::remove_file(file);
-                }
-                m.run_started(cname, wname, run.threads, run.repeat, relay.clone());
-            }
-            let r = match launch {
-                // N pods on Kubernetes through `dbbench k8s`, merged there;
-                // the clients' CPU is not measured (WatchedPids::clients_elsewhere).
-                Launch::Kubernetes(k) => {
-                    let (r, rows, skew, k8s_argv) = self.run_kubernetes(&argv, &env, shards, k, run_timeout);
-                    rec.shards = rows;
-                    rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
-                    argv = k8s_argv;
-                    r
-                }
-                // N shard processes (`clients = { shards = N }`), merged; the
-                // OS samples' client CPU is theirs together.
-                Launch::Sharded(shards) => {
-                    let (r, rows, skew) = self.run_sharded(
-                        &argv,
-                        &env,
-                        shards,
-                        run.threads,
-                        run_timeout,
-                        clients.as_ref(),
-                        &pids.shard_clients,
-                    );
-                    rec.shards = rows;
-                    rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
-                    argv.push(format!("--shard=I/{shards}"));
-                    r
-                }
-                Launch::Plain => {
-                    let (mut child_argv, mut child_env) = (argv.clone(), env.clone());
-                    if let Some(file) = &relay {
-                        child_argv.push("--metrics-listen=127.0.0.1:0".into());
-                        child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
-                    }
-                    run_child_watched(&child_argv, &child_env, run_timeout, None, clients.as_ref(), Some(&pids.client))
-                }
-            };
-            if let Some(m) = &self.metrics {
-                m.run_ended();
-                if let Some(file) = &relay {
-                    let _ = std::fs::remove_file(file);
-                }
-            }
-            rec.client_cpus = r.cpus.clone();
-            beside.extend(self.check_beside()?);
-            if !beside.is_empty() {
-                beside.sort_unstable();
-                beside.dedup();
-                overhead.concurrent_labs = Some(beside);
-            }
-            rec.os_samples =
-                os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
-            if let Some(s) = server_sampler {
-                rec.server_samples = s.stop();
-            }
+            argv = self.child_argv(&ctx, rec.seed);
+            let r = self.measure(&ctx, &mut argv, &mut rec, &mut overhead)?;
             if r.interrupted {
                 return Ok(None);
             }
             child = Some(r);
         }
-        if self.live.as_ref().is_some_and(|l| self.spec.workloads[w].writes && l.configuration == c) {
-            if let Some(l) = &mut self.live {
+        if ctx.workload.writes {
+            if let Some(l) = self.live.as_mut().filter(|l| l.configuration == ctx.c) {
                 l.dirty = true;
             }
         }
         // Crash check before anything else touches the server.
-        let mut crashed = false;
-        if let Some(l) = &mut self.live {
-            if let Some(s) = &mut l.server {
-                if !s.is_alive() {
-                    crashed = true;
-                    rec.log_excerpt = Some(log_excerpt(s, log_pos));
-                    error = Some(format!("the server (pid {}) died during the run", s.pid()));
-                    l.server = None;
-                }
-            }
-        }
-        if crashed {
-            let _ = self.store.event(
-                self.experiment,
-                Some(&self.spec.configurations[c].name),
-                Some(&self.spec.workloads[w].name),
-                "crash",
-                None,
-                &json!({"seq": run.seq}),
-            );
+        let crashed = self.crashed(&ctx, log_pos, &mut rec);
+        if let Some(e) = &crashed {
+            error = Some(e.clone());
         }
         let mut summary = String::new();
         let mut timed_out = false;
         if let Some(r) = &child {
-            let o = interpret(&self.spec.workloads[w].kind, r, run_timeout, error.take());
+            let o = interpret(&ctx.workload.kind, r, ctx.run_timeout, error.take());
             (error, summary, timed_out) = (o.error, o.summary, o.status == RunStatus::Timeout);
             rec.metrics.extend(o.metrics);
             rec.report = o.report;
             rec.output_tail = o.output_tail;
         }
         let t_after = Instant::now();
-        if !crashed {
-            if let Err(e) = self.run_hooks(&hooks.after_run, c, w, Some(run), &datadir, "after_run") {
-                error.get_or_insert(format!("{e:#}"));
+        if crashed.is_none() {
+            if let Some(e) = self.after_hooks(&ctx)? {
+                error.get_or_insert(e);
             }
-        }
-        if run.last_of_test && !crashed && !hooks.after_test.is_empty() {
-            // The run's figures stand whatever these hooks do: a failure is a
-            // warning, kept with the test's events.
-            let t = Instant::now();
-            let outcome =
-                self.run_hooks(&hooks.after_test, c, w, None, &datadir, "after_test").map_err(|e| format!("{e:#}"));
-            if let Err(e) = &outcome {
-                eprintln!("warning: {}", crate::secret::redact(e));
-            }
-            let detail = json!({"error": outcome.err()});
-            self.store.event(
-                self.experiment,
-                Some(cname),
-                Some(wname),
-                "after_test",
-                Some(t.elapsed().as_secs_f64()),
-                &detail,
-            )?;
         }
         overhead.after_run_s = Some(t_after.elapsed().as_secs_f64());
         if error.is_some() && rec.log_excerpt.is_none() {
-            rec.log_excerpt = self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| log_excerpt(s, log_pos));
+            rec.log_excerpt = self.server().map(|s| log_excerpt(s, log_pos));
         }
-        rec.status = RunStatus::of(timed_out, error.is_some()).as_str().into();
-        rec.error = error.clone();
+        rec.status = RunStatus::of(timed_out, error.is_some());
+        rec.error = error;
         rec.argv = crate::secret::redact_args(&argv);
         rec.started_at = started_at;
         rec.ended_at = rfc3339_now();
         rec.overhead = overhead;
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if interrupted() {
             // Whatever failed since (a hook, the child) may have failed
             // because of the interruption: the run is not a result; a resume
             // runs it again.
@@ -1504,11 +1350,316 @@ impl Lab<'_> {
             // restart does, so the next run does not share the server with it.
             self.stop_server();
         }
-        Ok(Some(match error {
+        Ok(Some(match &rec.error {
             None => format!("ok: {summary}"),
-            Some(e) => format!("{}: {e}", rec.status),
+            Some(e) => format!("{}: {e}", rec.status.as_str()),
         }))
     }
+
+    /// The managed server now running, if any.
+    fn server(&self) -> Option<&ManagedServer> {
+        self.live.as_ref().and_then(|l| l.server.as_ref())
+    }
+
+    /// Stores a run whose server or data could not be made ready: failed,
+    /// with the server log's excerpt; the server is stopped, so the next
+    /// run starts afresh.
+    fn store_unready(
+        &mut self,
+        mut rec: RunRecord,
+        error: &str,
+        started_at: String,
+        overhead: Overhead,
+    ) -> anyhow::Result<Option<String>> {
+        let excerpt = self.server().map(|s| log_excerpt(s, 0));
+        self.stop_server();
+        self.live = None;
+        rec.status = RunStatus::Failed;
+        rec.error = Some(error.to_string());
+        rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
+        rec.started_at = started_at;
+        rec.ended_at = rfc3339_now();
+        rec.cache = CacheState::Warm;
+        rec.overhead = overhead;
+        if interrupted() {
+            return Ok(None);
+        }
+        self.store.insert_run(&rec)?;
+        Ok(Some(format!("failed: {error}")))
+    }
+
+    /// The test's own `before_test` hooks, once (an event marks them done,
+    /// so a resumed lab does not repeat them; when they fail, this run fails
+    /// and the next run of the test tries them again), then `before_run`.
+    /// Returns the hooks' error, which fails the run; Err is the store's.
+    fn before_hooks(&self, ctx: &RunContext) -> anyhow::Result<Option<String>> {
+        let (c, w, run, datadir) = (ctx.c, ctx.w, ctx.run, &ctx.datadir);
+        let (cname, wname) = (ctx.configuration, ctx.workload.name.as_str());
+        if !ctx.hooks.before_test.is_empty() && !self.store.has_event(self.experiment, cname, wname, "before_test")? {
+            let t = Instant::now();
+            if let Err(e) = self.run_hooks(&ctx.hooks.before_test, c, w, None, datadir, "before_test") {
+                return Ok(Some(format!("{e:#}")));
+            }
+            let seconds = Some(t.elapsed().as_secs_f64());
+            self.store.event(self.experiment, Some(cname), Some(wname), "before_test", seconds, &json!({}))?;
+        }
+        Ok(self
+            .run_hooks(&ctx.hooks.before_run, c, w, Some(run), datadir, "before_run")
+            .err()
+            .map(|e| format!("{e:#}")))
+    }
+
+    /// `after_run` hooks (their failure fails the run: returned), then on
+    /// the test's last run its `after_test` hooks, whose failure is a
+    /// warning kept with the test's events: the run's figures stand.
+    fn after_hooks(&self, ctx: &RunContext) -> anyhow::Result<Option<String>> {
+        let (c, w, run, datadir) = (ctx.c, ctx.w, ctx.run, &ctx.datadir);
+        let error = self.run_hooks(&ctx.hooks.after_run, c, w, Some(run), datadir, "after_run").err();
+        if run.last_of_test && !ctx.hooks.after_test.is_empty() {
+            let t = Instant::now();
+            let outcome =
+                self.run_hooks(&ctx.hooks.after_test, c, w, None, datadir, "after_test").map_err(|e| format!("{e:#}"));
+            if let Err(e) = &outcome {
+                eprintln!("warning: {}", crate::secret::redact(e));
+            }
+            let detail = json!({"error": outcome.err()});
+            let seconds = Some(t.elapsed().as_secs_f64());
+            let wname = Some(ctx.workload.name.as_str());
+            self.store.event(self.experiment, Some(ctx.configuration), wname, "after_test", seconds, &detail)?;
+        }
+        Ok(error.map(|e| format!("{e:#}")))
+    }
+
+    /// The run's child command line, as stored (passwords are redacted at
+    /// the store; the launch may add to it).
+    fn child_argv(&self, ctx: &RunContext, seed: u64) -> Vec<String> {
+        let (spec, exe) = (self.spec, self.exe.display().to_string());
+        match &ctx.workload.kind {
+            WorkloadKind::Test { test, options } => {
+                let mut a = vec![exe, test.clone(), "run".to_string()];
+                a.push(format!("--threads={}", ctx.run.threads));
+                a.push(format!("--time={}", spec.time_s));
+                a.push(format!("--warmup-time={}", spec.warmup_s));
+                a.push(format!("--rand-seed={seed}"));
+                a.push(format!("--report-interval={}", spec.sample_interval_s));
+                a.push("--percentile=50,95,99,99.9".to_string());
+                a.push("--format=json".to_string());
+                a.extend(self.driver_args(ctx.c, &ctx.datadir));
+                a.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
+                a
+            }
+            WorkloadKind::Command { command, .. } => self.expand(command, Some(ctx.run), ctx.c, ctx.w, &ctx.datadir),
+            WorkloadKind::Tpch { query, options, .. } => {
+                let mut a = vec![exe, "tpch".into(), "query".into(), query.clone()];
+                a.extend(options.iter().cloned());
+                // Repeat r draws repeat r's parameters on every configuration (paired answers).
+                if !options.iter().any(|o| o == "--validation") {
+                    a.push(format!("--seed={seed}"));
+                }
+                a.push("--format=json".to_string());
+                a.extend(self.driver_args(ctx.c, &ctx.datadir));
+                a
+            }
+        }
+    }
+
+    /// The measured part: samplers on, the lab's endpoint told, the child
+    /// launched as [`Launch::of`] chooses, samplers off. Fills what the
+    /// launch and the samplers saw into `rec` and `overhead`; `argv` gains
+    /// what the launch added (`--shard=I/N`, or `dbbench k8s`'s line).
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        argv: &mut Vec<String>,
+        rec: &mut RunRecord,
+        overhead: &mut Overhead,
+    ) -> anyhow::Result<ChildResult> {
+        let (c, w, run) = (ctx.c, ctx.w, ctx.run);
+        let env = self.env(Some(run), c, w, &ctx.datadir);
+        let kubernetes = self.spec.kubernetes(c, w).cloned();
+        let pids = WatchedPids {
+            client: Default::default(),
+            shard_clients: Default::default(),
+            server: self.server().map(|s| s.pid()),
+            clients_elsewhere: kubernetes.is_some(),
+        };
+        let status_args = (!matches!(self.spec.configurations[c].target, Target::Sqlite { .. }))
+            .then(|| self.driver_args(c, &ctx.datadir));
+        let samplers = Samplers::start(Duration::from_secs(self.spec.sample_interval_s), &pids, status_args);
+        let mut beside = self.check_beside()?;
+        let clients = self.spec.placement(c, w).clients;
+        // Where the server really runs, as the kernel says (not the spec's text).
+        rec.server_cpus = self.server().and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
+        let shards = self.spec.shards(c, w);
+        let launch = Launch::of(kubernetes.as_ref(), shards);
+        // The lab's endpoint follows every run: labels and progress for
+        // all; the child's own figures where one child serves them (a
+        // plain test run). The child serves on a loopback port of its
+        // choosing and says which in a file here (`crate::lab::live`);
+        // the option is the child's alone, not part of the stored argv.
+        let relay = (self.metrics.is_some()
+            && launch.relays_figures()
+            && matches!(ctx.workload.kind, WorkloadKind::Test { .. }))
+        .then(|| self.workdir.join("metrics-address"));
+        if let Some(m) = &self.metrics {
+            if let Some(file) = &relay {
+                let _ = std::fs::remove_file(file);
+            }
+            m.run_started(ctx.configuration, &ctx.workload.name, run.threads, run.repeat, relay.clone());
+        }
+        let r = match launch {
+            // N pods on Kubernetes through `dbbench k8s`, merged there;
+            // the clients' CPU is not measured (WatchedPids::clients_elsewhere).
+            Launch::Kubernetes(k) => {
+                let (r, rows, skew, k8s_argv) = self.run_kubernetes(argv, &env, shards, k, ctx.run_timeout);
+                rec.shards = rows;
+                rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
+                *argv = k8s_argv;
+                r
+            }
+            // N shard processes (`clients = { shards = N }`), merged; the
+            // OS samples' client CPU is theirs together.
+            Launch::Sharded(shards) => {
+                let (r, rows, skew) = self.run_sharded(
+                    argv,
+                    &env,
+                    shards,
+                    run.threads,
+                    ctx.run_timeout,
+                    clients.as_ref(),
+                    &pids.shard_clients,
+                );
+                rec.shards = rows;
+                rec.metrics.extend(skew.map(|s| ("start_skew_ms".to_string(), s)));
+                argv.push(format!("--shard=I/{shards}"));
+                r
+            }
+            Launch::Plain => {
+                let (mut child_argv, mut child_env) = (argv.clone(), env.clone());
+                if let Some(file) = &relay {
+                    child_argv.push("--metrics-listen=127.0.0.1:0".into());
+                    child_env.push((crate::metrics::ADDRESS_FILE_ENV.into(), file.display().to_string()));
+                }
+                run_child_watched(&child_argv, &child_env, ctx.run_timeout, None, clients.as_ref(), Some(&pids.client))
+            }
+        };
+        if let Some(m) = &self.metrics {
+            m.run_ended();
+            if let Some(file) = &relay {
+                let _ = std::fs::remove_file(file);
+            }
+        }
+        rec.client_cpus = r.cpus.clone();
+        beside.extend(self.check_beside()?);
+        if !beside.is_empty() {
+            beside.sort_unstable();
+            beside.dedup();
+            overhead.concurrent_labs = Some(beside);
+        }
+        samplers.finish(rec);
+        Ok(r)
+    }
+
+    /// Whether the managed server died during the run: its error (and the
+    /// log written since `log_pos` into `rec`), recorded as a `crash` event;
+    /// the next run starts a new server.
+    fn crashed(&mut self, ctx: &RunContext, log_pos: u64, rec: &mut RunRecord) -> Option<String> {
+        let l = self.live.as_mut()?;
+        let s = l.server.as_mut()?;
+        if s.is_alive() {
+            return None;
+        }
+        rec.log_excerpt = Some(log_excerpt(s, log_pos));
+        let error = format!("the server (pid {}) died during the run", s.pid());
+        l.server = None;
+        let detail = json!({"seq": ctx.run.seq});
+        let wname = Some(ctx.workload.name.as_str());
+        let _ = self.store.event(self.experiment, Some(ctx.configuration), wname, "crash", None, &detail);
+        Some(error)
+    }
+}
+
+/// What one planned run works with, resolved once from the plan and the
+/// spec (the phases of [`Lab::execute`] read it instead of re-deriving
+/// each from a (configuration, workload) index pair).
+struct RunContext<'s> {
+    run: &'s PlannedRun,
+    /// Index of the configuration (the store's and the server's key).
+    c: usize,
+    /// Index of the run's own workload (its data may be another's:
+    /// `Workload::data`).
+    w: usize,
+    configuration: &'s str,
+    workload: &'s crate::lab::spec::Workload,
+    /// The live data directory the run works on.
+    datadir: PathBuf,
+    /// The spec's hooks chained with the configuration's.
+    hooks: Hooks,
+    /// The workload's own `run_timeout`, else the experiment's.
+    run_timeout: Duration,
+}
+
+impl<'s> RunContext<'s> {
+    fn of(spec: &'s Spec, run: &'s PlannedRun, datadir: PathBuf) -> RunContext<'s> {
+        let (c, w) = (run.configuration, run.workload);
+        let workload = &spec.workloads[w];
+        RunContext {
+            run,
+            c,
+            w,
+            configuration: &spec.configurations[c].name,
+            workload,
+            datadir,
+            hooks: spec.hooks.chained(&spec.configurations[c].hooks),
+            run_timeout: workload.run_timeout.unwrap_or(spec.run_timeout),
+        }
+    }
+}
+
+/// The samplers around one run, started and finished together: the OS
+/// always (with the child's and the managed server's CPU), and the server's
+/// status counters over a connection of their own (not for SQLite).
+struct Samplers {
+    os: OsSampler,
+    server: Option<PeriodicSampler<serde_json::Value>>,
+}
+
+impl Samplers {
+    /// Starts them; `status_args` (the driver options of the server to
+    /// sample) is None when the server has no status counters to sample.
+    fn start(interval: Duration, pids: &WatchedPids, status_args: Option<Vec<String>>) -> Samplers {
+        let os = OsSampler::start_watching(interval, Some(pids.clone()));
+        let server = status_args.map(|status_args| {
+            let mut conn = sql::SamplerConnection(None);
+            let mut previous = serde_json::Map::new();
+            PeriodicSampler::start(interval, move |_| {
+                let now = conn.get(&status_args)?.status().ok()?;
+                // Only what changed since the previous sample (the first holds all).
+                let changed: serde_json::Map<_, _> = now
+                    .iter()
+                    .filter(|(k, v)| previous.get(*k) != Some(*v))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                previous = now;
+                Some(serde_json::Value::Object(changed))
+            })
+        });
+        Samplers { os, server }
+    }
+
+    /// Stops them and keeps their samples in the run's record.
+    fn finish(self, rec: &mut RunRecord) {
+        rec.os_samples =
+            self.os.stop().into_iter().map(|s| (s.time_s, serde_json::to_value(&s).unwrap_or_default())).collect();
+        if let Some(s) = self.server {
+            rec.server_samples = s.stop();
+        }
+    }
+}
+
+/// Whether SIGINT or SIGTERM asked the lab to stop.
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 impl Lab<'_> {

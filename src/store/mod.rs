@@ -279,6 +279,63 @@ pub struct ShardRow {
     pub result: Option<String>,
 }
 
+/// How a run ended; `runs.status` holds [`RunStatus::as_str`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunStatus {
+    /// It ran and its figures are the run's.
+    Ok,
+    /// Something failed: the error says what. The default: a record
+    /// nobody marked ok is never counted as a result.
+    #[default]
+    Failed,
+    /// It was stopped at its time limit (the lab's `run_timeout`, or a
+    /// TPC-H query at its own `timeout`: a censored time).
+    Timeout,
+}
+
+impl RunStatus {
+    /// A timeout stays one whatever failed after it; otherwise any error fails the run.
+    pub fn of(timed_out: bool, failed: bool) -> RunStatus {
+        match (timed_out, failed) {
+            (true, _) => RunStatus::Timeout,
+            (false, true) => RunStatus::Failed,
+            (false, false) => RunStatus::Ok,
+        }
+    }
+
+    /// The store's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Timeout => "timeout",
+        }
+    }
+}
+
+/// The page cache before a run, as `runs.cache` spells it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheState {
+    /// Dropped before the run (`drop_caches = true`, as root).
+    Dropped,
+    /// Dropping was asked for but refused (not root): the data may be cached.
+    Lukewarm,
+    /// Not dropped: whatever earlier runs left cached.
+    #[default]
+    Warm,
+}
+
+impl CacheState {
+    /// The store's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Dropped => "dropped",
+            CacheState::Lukewarm => "lukewarm",
+            CacheState::Warm => "warm",
+        }
+    }
+}
+
 /// What a finished run writes.
 #[derive(Debug, Default)]
 pub struct RunRecord {
@@ -288,8 +345,8 @@ pub struct RunRecord {
     pub repeat: u32,
     /// Position in the run order.
     pub seq: u32,
-    /// ok | failed | timeout.
-    pub status: String,
+    /// How it ended.
+    pub status: RunStatus,
     /// One line on why the run failed.
     pub error: Option<String>,
     /// RFC 3339 times.
@@ -300,8 +357,8 @@ pub struct RunRecord {
     pub argv: Vec<String>,
     /// `--rand-seed` of the run.
     pub seed: u64,
-    /// dropped | lukewarm | warm.
-    pub cache: String,
+    /// The page cache before it.
+    pub cache: CacheState,
     /// Whether the server was (re)started for this run.
     pub server_restarted: bool,
     /// Lab overhead.

@@ -430,7 +430,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Report, RunRecord};
+    use crate::store::{Report, RunRecord, RunStatus};
 
     /// A stored document or overhead record that lacks a field (written by
     /// a build whose field had another name, or edited) is an error naming
@@ -481,7 +481,7 @@ mod tests {
         let rec = RunRecord {
             cell_id: cell,
             repeat: 1,
-            status: "timeout".into(),
+            status: RunStatus::Timeout,
             report: Some(Report::Tpch(Box::new(doc))),
             ..Default::default()
         };

@@ -357,13 +357,13 @@ impl Store {
             r.cell_id,
             r.repeat,
             r.seq,
-            &r.status,
+            r.status.as_str(),
             &error,
             &r.started_at,
             &r.ended_at,
             serde_json::to_string(&redact_args(&r.argv)).unwrap_or_default(),
             r.seed as i64,
-            &r.cache,
+            r.cache.as_str(),
             r.server_restarted,
             crate::run_document::to_compact_text(&r.overhead),
             time_s,
@@ -690,7 +690,7 @@ fn migrate_mysql(db: &mut Backend) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use crate::store::backend::IDLE_CHECK;
-    use crate::store::Product;
+    use crate::store::{Product, RunStatus};
     use std::time::Instant;
 
     /// A test server's address from the environment, or None (skipped)
@@ -752,7 +752,7 @@ mod tests {
         let rec = RunRecord {
             cell_id: cell,
             repeat: 1,
-            status: "ok".into(),
+            status: RunStatus::Ok,
             report: Some(report),
             server_restarted: true,
             overhead: Overhead { ready_s: Some(0.5), ..Default::default() },
@@ -954,7 +954,7 @@ mod tests {
         let rec = RunRecord {
             cell_id: 1,
             repeat: 2,
-            status: "ok".into(),
+            status: RunStatus::Ok,
             server: Some(Product { name: "SQLite".into(), version: "3.46.0".into() }),
             ..Default::default()
         };

@@ -586,104 +586,182 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> anyhow::Result<Exi
         })?,
     };
     let o = run_options(a, sf)?;
-    let json_out = a.json.unwrap_or(false);
     let chosen =
         QueryId::parse_list(a.params.queries.as_deref().unwrap_or("1-22")).map_err(crate::errors::text_error)?;
-    let mut started = Instant::now();
-    let mut streams: Vec<(u32, Vec<QueryResult>, f64)> = Vec::new();
-    let mut refreshes: Vec<document::RefreshRun> = Vec::new();
-    let mut rf_times: Vec<Option<f64>> = Vec::new();
-    let refresh = matches!(test, Test::Power(true) | Test::Throughput(_, true));
-    let (kind, n_streams) = match &test {
+    let m = match &test {
         Test::Query(q, stream) => {
-            let stream = *stream;
             let t = Instant::now();
-            let r = run::run_query(&mut *conn, dialect, q, stream, &o)?;
-            streams.push((stream, vec![r], t.elapsed().as_secs_f64()));
-            ("query", 1)
+            let r = run::run_query(&mut *conn, dialect, q, *stream, &o)?;
+            let elapsed = t.elapsed().as_secs_f64();
+            Measured { streams: vec![(*stream, vec![r], elapsed)], refreshes: Vec::new(), elapsed_s: elapsed }
         }
-        Test::Power(_) => {
-            let set = if refresh { Some(next_refresh_set(&mut *conn)?) } else { None };
-            if let Some(u) = set {
-                let data = refresh::rf1_data(sf, u);
-                // Claimed before RF1: a run stopped between RF1 and RF2 must not
-                // leave the next run inserting the same keys again.
-                claim_refresh_set(&mut *conn, u)?;
-                let t = Instant::now();
-                let rows = refresh::rf1(&mut *conn, data)?;
-                rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes.push(refresh_run("RF1", u, rows, t.elapsed().as_secs_f64()));
-            }
-            let t = Instant::now();
-            let results = run::run_stream(driver.as_ref(), dialect, &run::stream_queries(&chosen, 0), 0, &o)?;
-            streams.push((0, results, t.elapsed().as_secs_f64()));
-            if let Some(u) = set {
-                let t = Instant::now();
-                let rows = refresh::rf2(&mut *conn, sf, u)?;
-                rf_times.push(Some(t.elapsed().as_secs_f64()));
-                refreshes.push(refresh_run("RF2", u, rows, t.elapsed().as_secs_f64()));
-            }
-            ("power", 1)
-        }
-        &Test::Throughput(s, _) => {
-            // The refresh stream's rows are generated before the clock starts
-            // (the specification times the SQL, and generating would take a core
-            // from the query streams).
-            let mut sets = Vec::new();
-            if refresh {
-                let first = next_refresh_set(&mut *conn)?;
-                sets = (first..first + s).map(|u| (u, refresh::rf1_data(sf, u))).collect();
-            }
-            started = Instant::now();
-            let (driver_ref, o_ref, chosen_ref) = (driver.as_ref(), &o, &chosen);
-            let outcome: anyhow::Result<Vec<(u32, Vec<QueryResult>, f64)>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (1..=s)
-                    .map(|stream| {
-                        scope.spawn(move || {
-                            let t = Instant::now();
-                            run::run_stream(
-                                driver_ref,
-                                dialect,
-                                &run::stream_queries(chosen_ref, stream),
-                                stream,
-                                o_ref,
-                            )
-                            .map(|r| (stream, r, t.elapsed().as_secs_f64()))
-                        })
-                    })
-                    .collect();
-                // The refresh stream: S pairs of RF1 and RF2, one after another, beside the query streams.
-                if refresh {
-                    for (u, data) in sets {
-                        claim_refresh_set(&mut *conn, u)?;
-                        let t = Instant::now();
-                        let rows1 = refresh::rf1(&mut *conn, data)?;
-                        let t1 = t.elapsed().as_secs_f64();
-                        let t = Instant::now();
-                        let rows2 = refresh::rf2(&mut *conn, sf, u)?;
-                        refreshes.push(refresh_run("RF1", u, rows1, t1));
-                        refreshes.push(refresh_run("RF2", u, rows2, t.elapsed().as_secs_f64()));
-                    }
-                }
-                handles.into_iter().map(|h| h.join().map_err(|_| anyhow!("a query stream panicked"))?).collect()
-            });
-            streams = outcome?;
-            ("throughput", s)
+        Test::Power(refresh) => measure_power(driver.as_ref(), &mut *conn, dialect, &chosen, *refresh, sf, &o)?,
+        &Test::Throughput(s, refresh) => {
+            measure_throughput(driver.as_ref(), &mut *conn, dialect, &chosen, s, refresh, sf, &o)?
         }
     };
-    let elapsed = started.elapsed().as_secs_f64();
-    // Metrics, only from measured times; a missing time leaves a metric out, with why.
+    let (metrics, notes) = metrics_of(&test, sf, &chosen, &m);
+    let failed = m.streams.iter().flat_map(|s| s.1.iter()).filter(|r| r.error.is_some()).count();
+    let doc = document::TpchDocument {
+        schema: document::SCHEMA.to_string(),
+        schema_version: document::SCHEMA_VERSION,
+        tool: crate::run_document::TOOL.to_string(),
+        version: crate::VERSION.to_string(),
+        test: test.name().to_string(),
+        driver: driver.name().to_string(),
+        server_version,
+        scale_factor: sf,
+        params: match o.params {
+            ParamSource::Validation => document::Params::Validation,
+            ParamSource::Seed(seed) => document::Params::Seed { seed },
+        },
+        options: document::Options {
+            timeout_s: o.timeout.map(|t| t.as_secs_f64()),
+            warmups: o.warmups,
+            repeats: o.repeats,
+            method: o.method,
+            refresh: test.refresh(),
+        },
+        elapsed_s: m.elapsed_s,
+        streams: m
+            .streams
+            .into_iter()
+            .map(|(stream, queries, elapsed_s)| document::Stream { stream, elapsed_s, queries })
+            .collect(),
+        refresh: m.refreshes,
+        metrics,
+        notes,
+    };
+    if a.json.unwrap_or(false) {
+        crate::term::print_out(&(crate::run_document::to_text(&doc) + "\n"));
+    } else {
+        crate::term::print_out(&text_of(&doc, o.timeout));
+    }
+    Ok(if failed > 0 { Exit::Partial } else { Exit::Ok })
+}
+
+impl Test {
+    /// The document's `test`.
+    fn name(&self) -> &'static str {
+        match self {
+            Test::Query(..) => "query",
+            Test::Power(_) => "power",
+            Test::Throughput(..) => "throughput",
+        }
+    }
+
+    /// Whether the refresh functions run with it.
+    fn refresh(&self) -> bool {
+        matches!(self, Test::Power(true) | Test::Throughput(_, true))
+    }
+}
+
+/// What a test measured: per stream (number, query results, seconds), the
+/// refresh functions run, and the test's measured interval.
+struct Measured {
+    streams: Vec<(u32, Vec<QueryResult>, f64)>,
+    refreshes: Vec<document::RefreshRun>,
+    elapsed_s: f64,
+}
+
+/// The power test: RF1 (when asked), stream 0's queries, RF2.
+fn measure_power(
+    driver: &dyn crate::driver::Driver,
+    conn: &mut dyn crate::driver::Connection,
+    dialect: Dialect,
+    chosen: &[QueryId],
+    refresh: bool,
+    sf: f64,
+    o: &RunOptions,
+) -> anyhow::Result<Measured> {
+    let started = Instant::now();
+    let mut refreshes = Vec::new();
+    let set = if refresh { Some(next_refresh_set(conn)?) } else { None };
+    if let Some(u) = set {
+        let data = refresh::rf1_data(sf, u);
+        // Claimed before RF1: a run stopped between RF1 and RF2 must not
+        // leave the next run inserting the same keys again.
+        claim_refresh_set(conn, u)?;
+        let t = Instant::now();
+        let rows = refresh::rf1(conn, data)?;
+        refreshes.push(refresh_run("RF1", u, rows, t.elapsed().as_secs_f64()));
+    }
+    let t = Instant::now();
+    let results = run::run_stream(driver, dialect, &run::stream_queries(chosen, 0), 0, o)?;
+    let streams = vec![(0, results, t.elapsed().as_secs_f64())];
+    if let Some(u) = set {
+        let t = Instant::now();
+        let rows = refresh::rf2(conn, sf, u)?;
+        refreshes.push(refresh_run("RF2", u, rows, t.elapsed().as_secs_f64()));
+    }
+    Ok(Measured { streams, refreshes, elapsed_s: started.elapsed().as_secs_f64() })
+}
+
+/// The throughput test: `s` query streams at once, and beside them (when
+/// asked) the refresh stream of `s` RF1/RF2 pairs on `conn`.
+#[allow(clippy::too_many_arguments)]
+fn measure_throughput(
+    driver: &dyn crate::driver::Driver,
+    conn: &mut dyn crate::driver::Connection,
+    dialect: Dialect,
+    chosen: &[QueryId],
+    s: u32,
+    refresh: bool,
+    sf: f64,
+    o: &RunOptions,
+) -> anyhow::Result<Measured> {
+    // The refresh stream's rows are generated before the clock starts
+    // (the specification times the SQL, and generating would take a core
+    // from the query streams).
+    let mut sets = Vec::new();
+    if refresh {
+        let first = next_refresh_set(conn)?;
+        sets = (first..first + s).map(|u| (u, refresh::rf1_data(sf, u))).collect();
+    }
+    let mut refreshes = Vec::new();
+    let started = Instant::now();
+    let driver_ref = driver;
+    let outcome: anyhow::Result<Vec<(u32, Vec<QueryResult>, f64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..=s)
+            .map(|stream| {
+                scope.spawn(move || {
+                    let t = Instant::now();
+                    run::run_stream(driver_ref, dialect, &run::stream_queries(chosen, stream), stream, o)
+                        .map(|r| (stream, r, t.elapsed().as_secs_f64()))
+                })
+            })
+            .collect();
+        // The refresh stream: S pairs of RF1 and RF2, one after another, beside the query streams.
+        for (u, data) in sets {
+            claim_refresh_set(conn, u)?;
+            let t = Instant::now();
+            let rows1 = refresh::rf1(conn, data)?;
+            let t1 = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let rows2 = refresh::rf2(conn, sf, u)?;
+            refreshes.push(refresh_run("RF1", u, rows1, t1));
+            refreshes.push(refresh_run("RF2", u, rows2, t.elapsed().as_secs_f64()));
+        }
+        handles.into_iter().map(|h| h.join().map_err(|_| anyhow!("a query stream panicked"))?).collect()
+    });
+    let streams = outcome?;
+    Ok(Measured { streams, refreshes, elapsed_s: started.elapsed().as_secs_f64() })
+}
+
+/// The test's metrics, only from measured times; a metric a missing time
+/// leaves out is named in a note, with why. Pure: no clock, no server.
+fn metrics_of(test: &Test, sf: f64, chosen: &[QueryId], m: &Measured) -> (document::Metrics, Vec<String>) {
     let mut metrics = document::Metrics::default();
     let mut notes: Vec<String> = Vec::new();
-    let query_times: Vec<Option<f64>> = streams.iter().flat_map(|s| s.1.iter().map(|r| r.seconds)).collect();
+    let query_times: Vec<Option<f64>> = m.streams.iter().flat_map(|s| s.1.iter().map(|r| r.seconds)).collect();
     let all_22 = chosen.len() == 22 && chosen.iter().all(|q| q.variant.is_none());
     if let Some(g) = query_times.iter().copied().collect::<Option<Vec<f64>>>().and_then(|t| run::geometric_mean(&t)) {
         metrics.geomean_s = Some(g);
     }
-    match kind {
-        "power" => {
-            let mut times = streams[0].1.iter().map(|r| r.seconds).collect::<Vec<_>>();
-            times.extend(rf_times.iter().copied());
+    match *test {
+        Test::Power(refresh) => {
+            let mut times = m.streams[0].1.iter().map(|r| r.seconds).collect::<Vec<_>>();
+            times.extend(m.refreshes.iter().map(|r| Some(r.seconds)));
             match run::power_at_size(sf, &times) {
                 _ if !all_22 => notes.push("Power@Size needs the 22 standard queries".into()),
                 Some(p) => {
@@ -698,9 +776,9 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> anyhow::Result<Exi
                 None => notes.push("Power@Size: a query timed out or failed, so there is no geometric mean".into()),
             }
         }
-        "throughput" => {
+        Test::Throughput(streams, refresh) => {
             if all_22 && query_times.iter().all(Option::is_some) {
-                metrics.throughput_at_size = Some(run::throughput_at_size(sf, n_streams, elapsed));
+                metrics.throughput_at_size = Some(run::throughput_at_size(sf, streams, m.elapsed_s));
                 if !refresh {
                     notes.push(
                         "Throughput@Size without the refresh stream (no --refresh): not the specification's figure"
@@ -711,108 +789,80 @@ fn run_cmd(a: &RunArgs, connection: &[String], test: Test) -> anyhow::Result<Exi
                 notes.push("Throughput@Size needs the 22 standard queries, all finished, in every stream".into());
             }
         }
-        _ => {}
+        Test::Query(..) => {}
     }
-    let failed = streams.iter().flat_map(|s| s.1.iter()).filter(|r| r.error.is_some()).count();
-    if json_out {
-        let doc = document::TpchDocument {
-            schema: document::SCHEMA.to_string(),
-            schema_version: document::SCHEMA_VERSION,
-            tool: crate::run_document::TOOL.to_string(),
-            version: crate::VERSION.to_string(),
-            test: kind.to_string(),
-            driver: driver.name().to_string(),
-            server_version,
-            scale_factor: sf,
-            params: match o.params {
-                ParamSource::Validation => document::Params::Validation,
-                ParamSource::Seed(seed) => document::Params::Seed { seed },
-            },
-            options: document::Options {
-                timeout_s: o.timeout.map(|t| t.as_secs_f64()),
-                warmups: o.warmups,
-                repeats: o.repeats,
-                method: o.method,
-                refresh,
-            },
-            elapsed_s: elapsed,
-            streams: streams
-                .into_iter()
-                .map(|(stream, queries, elapsed_s)| document::Stream { stream, elapsed_s, queries })
-                .collect(),
-            refresh: refreshes,
-            metrics,
-            notes,
-        };
-        crate::term::print_out(&(crate::run_document::to_text(&doc) + "\n"));
-    } else {
-        let mut out = format!(
-            "TPC-H {kind} test, scale factor {sf}, {} ({}), parameters: {}\n",
-            driver.name(),
-            server_version,
-            match o.params {
-                ParamSource::Validation => "validation".to_string(),
-                ParamSource::Seed(s) => format!("seed {s}"),
-            }
-        );
-        for (stream, results, e) in &streams {
-            out.push_str(&format!(
-                "\nstream {stream} ({e:.1} s)\n{:<10} {:<36} {:>10} {:>8}\n",
-                "query", "name", "seconds", "rows"
-            ));
-            for r in results {
-                let rows = r
-                    .executions
-                    .iter()
-                    .find(|x| x.seconds.is_some())
-                    .map(|x| x.rows.to_string())
-                    .unwrap_or_else(|| "-".into());
-                out.push_str(&format!("{:<10} {:<36} {:>10} {:>8}", r.query, r.name, fmt_secs(r, o.timeout), rows));
-                if o.repeats > 1 {
-                    if let (Some(mn), Some(mx)) = (r.min_s, r.max_s) {
-                        out.push_str(&format!("   min {mn:.3} max {mx:.3} of {}", r.executions.len()));
-                    }
-                }
-                if let Some(err) = &r.error {
-                    out.push_str(&format!("   {err}"));
-                }
-                out.push('\n');
-            }
+    (metrics, notes)
+}
+
+/// The text report of a run's document (`timeout`: the queries' own, for
+/// the `>T` of a stopped query).
+fn text_of(doc: &document::TpchDocument, timeout: Option<Duration>) -> String {
+    let o = &doc.options;
+    let mut out = format!(
+        "TPC-H {} test, scale factor {}, {} ({}), parameters: {}\n",
+        doc.test,
+        doc.scale_factor,
+        doc.driver,
+        doc.server_version,
+        match doc.params {
+            document::Params::Validation => "validation".to_string(),
+            document::Params::Seed { seed } => format!("seed {seed}"),
         }
-        for rf in &refreshes {
-            out.push_str(&format!(
-                "{} (update set {}): {} rows in {:.3} s\n",
-                rf.function, rf.set, rf.rows, rf.seconds
-            ));
-        }
-        out.push('\n');
-        if let Some(g) = metrics.geomean_s {
-            out.push_str(&format!("geometric mean of the query times: {g:.3} s\n"));
-        }
-        if let Some(p) = metrics.power_at_size {
-            out.push_str(&format!("Power@Size: {p:.1}\n"));
-        }
-        if let Some(t) = metrics.throughput_at_size {
-            out.push_str(&format!("Throughput@Size: {t:.1} ({n_streams} streams in {elapsed:.1} s)\n"));
-        }
-        for n in &notes {
-            out.push_str(&format!("note: {n}\n"));
-        }
+    );
+    for s in &doc.streams {
         out.push_str(&format!(
-            "times: wall clock per query{}; >T: stopped on the server at the timeout, in no mean\n",
-            if o.repeats > 1 {
-                format!(
-                    ", {} of {} repeats",
-                    serde_json::to_value(o.method).unwrap_or_default().as_str().unwrap_or(""),
-                    o.repeats
-                )
-            } else {
-                String::new()
-            }
+            "\nstream {} ({:.1} s)\n{:<10} {:<36} {:>10} {:>8}\n",
+            s.stream, s.elapsed_s, "query", "name", "seconds", "rows"
         ));
-        crate::term::print_out(&out);
+        for r in &s.queries {
+            let rows = r
+                .executions
+                .iter()
+                .find(|x| x.seconds.is_some())
+                .map(|x| x.rows.to_string())
+                .unwrap_or_else(|| "-".into());
+            out.push_str(&format!("{:<10} {:<36} {:>10} {:>8}", r.query, r.name, fmt_secs(r, timeout), rows));
+            if o.repeats > 1 {
+                if let (Some(mn), Some(mx)) = (r.min_s, r.max_s) {
+                    out.push_str(&format!("   min {mn:.3} max {mx:.3} of {}", r.executions.len()));
+                }
+            }
+            if let Some(err) = &r.error {
+                out.push_str(&format!("   {err}"));
+            }
+            out.push('\n');
+        }
     }
-    Ok(if failed > 0 { Exit::Partial } else { Exit::Ok })
+    for rf in &doc.refresh {
+        out.push_str(&format!("{} (update set {}): {} rows in {:.3} s\n", rf.function, rf.set, rf.rows, rf.seconds));
+    }
+    out.push('\n');
+    let metrics = &doc.metrics;
+    if let Some(g) = metrics.geomean_s {
+        out.push_str(&format!("geometric mean of the query times: {g:.3} s\n"));
+    }
+    if let Some(p) = metrics.power_at_size {
+        out.push_str(&format!("Power@Size: {p:.1}\n"));
+    }
+    if let Some(t) = metrics.throughput_at_size {
+        out.push_str(&format!("Throughput@Size: {t:.1} ({} streams in {:.1} s)\n", doc.streams.len(), doc.elapsed_s));
+    }
+    for n in &doc.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(&format!(
+        "times: wall clock per query{}; >T: stopped on the server at the timeout, in no mean\n",
+        if o.repeats > 1 {
+            format!(
+                ", {} of {} repeats",
+                serde_json::to_value(o.method).unwrap_or_default().as_str().unwrap_or(""),
+                o.repeats
+            )
+        } else {
+            String::new()
+        }
+    ));
+    out
 }
 
 /// One refresh function's line of the document.
@@ -978,4 +1028,66 @@ fn write_part(
     }
     out.flush().with_context(|| path.display().to_string())?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(q: usize, seconds: Option<f64>) -> QueryResult {
+        QueryResult {
+            query: format!("Q{q}"),
+            name: String::new(),
+            stream: 0,
+            params: Vec::new(),
+            sql: String::new(),
+            executions: Vec::new(),
+            seconds,
+            min_s: seconds,
+            max_s: seconds,
+            timed_out: seconds.is_none(),
+            error: None,
+            plan: None,
+            answer: None,
+        }
+    }
+
+    /// `streams` streams of `queries` queries, each taking 1 s but those in `missing`.
+    fn measured(streams: u32, queries: usize, missing: &[usize], elapsed_s: f64) -> Measured {
+        let stream = |s| {
+            let results = (1..=queries).map(|q| result(q, (!missing.contains(&q)).then_some(1.0))).collect();
+            (s, results, queries as f64)
+        };
+        Measured { streams: (0..streams).map(stream).collect(), refreshes: Vec::new(), elapsed_s }
+    }
+
+    #[test]
+    fn metrics_come_only_from_measured_times_and_notes_say_what_is_missing() {
+        let all = QueryId::parse_list("1-22").unwrap();
+        let (m, notes) = metrics_of(&Test::Power(false), 1.0, &all, &measured(1, 22, &[], 22.0));
+        // 3600 × SF over a geometric mean of 1 s.
+        assert_eq!((m.geomean_s, m.power_at_size, m.throughput_at_size), (Some(1.0), Some(3600.0), None));
+        assert!(notes.len() == 1 && notes[0].contains("without the refresh functions"), "{notes:?}");
+        // A query that timed out: no geometric mean, no Power@Size, and why.
+        let (m, notes) = metrics_of(&Test::Power(true), 1.0, &all, &measured(1, 22, &[7], 22.0));
+        assert_eq!((m.geomean_s, m.power_at_size), (None, None));
+        assert!(notes == ["Power@Size: a query timed out or failed, so there is no geometric mean"], "{notes:?}");
+        // Not the 22 standard queries: the mean of those run, no Power@Size.
+        let five = QueryId::parse_list("1-5").unwrap();
+        let (m, notes) = metrics_of(&Test::Power(true), 1.0, &five, &measured(1, 5, &[], 5.0));
+        assert_eq!((m.geomean_s, m.power_at_size), (Some(1.0), None));
+        assert!(notes == ["Power@Size needs the 22 standard queries"], "{notes:?}");
+        // Throughput: S × 22 × 3600 / Ts × SF = 2 × 22 × 3600 / 44 × 0.5.
+        let (m, notes) = metrics_of(&Test::Throughput(2, true), 0.5, &all, &measured(2, 22, &[], 44.0));
+        assert_eq!((m.throughput_at_size, m.power_at_size), (Some(1800.0), None));
+        assert!(notes.is_empty(), "{notes:?}");
+        let (m, notes) = metrics_of(&Test::Throughput(2, false), 0.5, &all, &measured(2, 22, &[3], 44.0));
+        assert_eq!(m.throughput_at_size, None);
+        assert!(notes == ["Throughput@Size needs the 22 standard queries, all finished, in every stream"], "{notes:?}");
+        // One query: its time, no size metric, no note.
+        let q = QueryId::parse_list("6").unwrap();
+        let (m, notes) = metrics_of(&Test::Query(q[0].clone(), 0), 1.0, &q, &measured(1, 1, &[], 1.0));
+        assert_eq!((m.geomean_s, m.power_at_size, m.throughput_at_size), (Some(1.0), None, None));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
 }
