@@ -7,7 +7,7 @@
 
 use crate::lab::spec::WorkloadKind;
 use crate::run_document::RunDocument;
-use crate::store::{Report, RunStatus};
+use crate::store::{ChildDocument, RunStatus};
 use crate::tpch::document::TpchDocument;
 use std::time::Duration;
 
@@ -80,7 +80,7 @@ pub(super) struct Outcome {
     /// such as a crashed server, is kept over the child's).
     pub error: Option<String>,
     /// The child's document, when it printed a valid one (also on failure).
-    pub report: Option<Report>,
+    pub report: Option<ChildDocument>,
     /// Named figures: a command's regex metrics; a TPC-H query's `seconds`,
     /// `rows`, or `timeout_s` when censored.
     pub metrics: Vec<(String, f64)>,
@@ -128,7 +128,7 @@ pub(super) fn interpret(kind: &WorkloadKind, r: &ChildResult, run_timeout: Durat
                     p95.map(|p| format!("{p:.2} ms")).unwrap_or("-".into())
                 );
             }
-            o.report = doc.ok().map(|d| Report::Run(Box::new(d)));
+            o.report = doc.ok().map(|d| ChildDocument::Run(Box::new(d)));
         }
         WorkloadKind::Command { metrics, .. } => {
             let text = format!("{}\n{}", r.stdout, r.stderr);
@@ -191,7 +191,7 @@ pub(super) fn interpret(kind: &WorkloadKind, r: &ChildResult, run_timeout: Durat
                 }
             }
             // The whole document: its answer and plan are what the reports check and show.
-            o.report = doc.ok().map(|d| Report::Tpch(Box::new(d)));
+            o.report = doc.ok().map(|d| ChildDocument::Tpch(Box::new(d)));
         }
     }
     if o.error.is_some() {
@@ -231,7 +231,7 @@ mod tests {
     fn a_test_run_that_printed_its_report_is_ok_with_the_report_and_a_summary() {
         let o = interpret(&test_kind(), &child(Some(0), &report_json(), ""), LIMIT, None);
         assert_eq!((o.status, o.error.as_deref()), (RunStatus::Ok, None));
-        assert!(matches!(o.report, Some(Report::Run(_))));
+        assert!(matches!(o.report, Some(ChildDocument::Run(_))));
         assert!(o.summary.contains(" tps, p95 "), "{}", o.summary);
         assert!(o.output_tail.is_none() && o.metrics.is_empty());
     }
@@ -355,7 +355,7 @@ mod tests {
         assert_eq!((o.status, o.error.as_deref()), (RunStatus::Ok, None));
         assert_eq!(o.metrics, [("seconds".to_string(), 0.25), ("rows".to_string(), 1.0)]);
         assert_eq!(o.summary, "0.250 s, 1 rows");
-        assert!(matches!(o.report, Some(Report::Tpch(_))));
+        assert!(matches!(o.report, Some(ChildDocument::Tpch(_))));
         // Stopped on the server at its timeout: censored at 5 s, never a time.
         let o = interpret(&kind, &child(Some(0), &tpch_json(None, true, None, true), ""), LIMIT, None);
         assert_eq!(o.status, RunStatus::Timeout);

@@ -199,18 +199,18 @@ pub fn run(spec: &Spec, o: &RunOptions) -> anyhow::Result<Exit> {
     let experiment = open_experiment(&resolved.store, spec, o, &resolved.base)?;
     let (mut lab, _workdir_lock) = Lab::open(spec, o, resolved, experiment)?;
     let planned = plan::runs(spec);
-    if let Some(m) = &lab.metrics {
+    if let Some(m) = &lab.neighbours.metrics {
         m.planned(planned.len());
     }
     let outcome = lab.run_all(&planned);
-    if let Some(m) = &lab.metrics {
+    if let Some(m) = &lab.neighbours.metrics {
         m.finished();
     }
     // Whatever ended the loop, no server is left running.
     lab.stop_server();
-    if !lab.rundir.starts_with(&lab.workdir) {
+    if !lab.exp.rundir.starts_with(&lab.exp.workdir) {
         // A temporary one under /tmp: its logs are stored (`server_log` events).
-        remove_stale_rundir(&lab.workdir);
+        remove_stale_rundir(&lab.exp.workdir);
     }
     epilogue(&lab, outcome, o)
 }
@@ -329,7 +329,7 @@ fn open_experiment(store: &Store, spec: &Spec, o: &RunOptions, base: &Path) -> a
 /// --keep-data), the summary and report, and the exit status: 0 every run
 /// ok, 2 some failed or timed out, 130 interrupted.
 fn epilogue(lab: &Lab, outcome: anyhow::Result<()>, o: &RunOptions) -> anyhow::Result<Exit> {
-    let (spec, experiment) = (lab.spec, lab.experiment);
+    let (spec, experiment) = (lab.exp.spec, lab.exp.id);
     let store_path = lab.store.location();
     if let Err(e) = outcome {
         // The store may be what failed (a full disk): best effort.
@@ -349,9 +349,9 @@ fn epilogue(lab: &Lab, outcome: anyhow::Result<()>, o: &RunOptions) -> anyhow::R
     }
     lab.store.set_experiment_status(experiment, "finished")?;
     if !o.keep_data {
-        let _ = std::fs::remove_dir_all(&lab.rundir);
-        if let Err(e) = std::fs::remove_dir_all(&lab.workdir) {
-            eprintln!("warning: could not remove {}: {e}; delete it by hand", lab.workdir.display());
+        let _ = std::fs::remove_dir_all(&lab.exp.rundir);
+        if let Err(e) = std::fs::remove_dir_all(&lab.exp.workdir) {
+            eprintln!("warning: could not remove {}: {e}; delete it by hand", lab.exp.workdir.display());
         }
     }
     // The runs are stored: a report that cannot be made (disk full, a
@@ -538,8 +538,9 @@ fn lock(workdir: &Path) -> anyhow::Result<std::fs::File> {
     Ok(f)
 }
 
-/// The server and data currently live.
-struct Live {
+/// The managed server (or, for other targets, the data) the runs now
+/// work on, and what has happened to that data since it was made.
+struct RunningServer {
     configuration: usize,
     /// The workload whose data is in the live directory (None: not known).
     workload: Option<usize>,
@@ -552,29 +553,53 @@ struct Live {
     server_options: Vec<String>,
 }
 
+/// One experiment's runs being executed, in four parts that change at
+/// different paces: what the experiment is (fixed while it runs), the
+/// store, the server's lifecycle, and what else is on the host.
 struct Lab<'a> {
-    spec: &'a Spec,
+    exp: Experiment<'a>,
     store: Store,
-    experiment: i64,
+    server: ServerLifecycle,
+    neighbours: Neighbours,
+}
+
+/// What every run of the experiment shares; never changed while they run.
+struct Experiment<'a> {
+    spec: &'a Spec,
+    /// The experiment's row in the store.
+    id: i64,
+    /// The experiment's private directory (data, snapshots, markers).
     workdir: PathBuf,
+    /// The servers' sockets and logs (under `workdir`, or a short path
+    /// under /tmp when that one is too long for a socket).
     rundir: PathBuf,
     /// The benchmark account's TCP password on managed servers.
     server_password: crate::secret::Secret,
+    /// This dbbench, which runs the test and TPC-H children.
     exe: PathBuf,
+    /// The configurations' rows, by index.
     config_ids: Vec<i64>,
-    live: Option<Live>,
+}
+
+/// The server now running and what the lab learnt starting and preparing.
+struct ServerLifecycle {
+    running: Option<RunningServer>,
     /// (configuration, workload) whose preparation failed in this process: their runs fail fast.
     prepared_failed: HashMap<(usize, usize), String>,
+    /// The page cache could not be dropped, and the user was told once.
     warned_cache: bool,
-    /// The host lock (None when none could be taken): its other holders are
-    /// labs measuring beside this one.
-    host_lock: Option<HostLock>,
-    /// Labs seen measuring beside this one so far (pids), recorded once each.
-    beside: Vec<u32>,
     /// The product and version the last started server of a configuration
     /// said it is (stored with every run on it).
-    server_product: Option<(usize, crate::lab::product::Product)>,
-    /// `--metrics-listen`: the lab's live-metrics endpoint.
+    product: Option<(usize, crate::lab::product::Product)>,
+}
+
+/// What else is on the host: the host lock (None when none could be
+/// taken), whose other holders are labs measuring beside this one; those
+/// seen so far (pids, recorded once each); the lab's live-metrics endpoint
+/// (`--metrics-listen`).
+struct Neighbours {
+    host_lock: Option<HostLock>,
+    beside: Vec<u32>,
     metrics: Option<crate::lab::live::LabMetrics>,
 }
 
@@ -660,23 +685,29 @@ impl<'a> Lab<'a> {
             workdir.join("run")
         };
         let lab = Lab {
-            spec,
+            exp: Experiment {
+                spec,
+                id: experiment,
+                workdir,
+                rundir,
+                server_password,
+                exe: std::env::current_exe().context("cannot find the dbbench binary")?,
+                config_ids,
+            },
             store,
-            experiment,
-            workdir,
-            rundir,
-            server_password,
-            exe: std::env::current_exe().context("cannot find the dbbench binary")?,
-            config_ids,
-            live: None,
-            prepared_failed: HashMap::new(),
-            warned_cache: false,
-            host_lock: host_lock.map(|(l, _)| l),
-            beside: Vec::new(),
-            server_product: None,
-            metrics: match metrics_listener {
-                Some(l) => Some(crate::lab::live::LabMetrics::start(l, &spec.name)?),
-                None => None,
+            server: ServerLifecycle {
+                running: None,
+                prepared_failed: HashMap::new(),
+                warned_cache: false,
+                product: None,
+            },
+            neighbours: Neighbours {
+                host_lock: host_lock.map(|(l, _)| l),
+                beside: Vec::new(),
+                metrics: match metrics_listener {
+                    Some(l) => Some(crate::lab::live::LabMetrics::start(l, &spec.name)?),
+                    None => None,
+                },
             },
         };
         Ok((lab, workdir_lock))
@@ -687,22 +718,22 @@ impl Lab<'_> {
     /// Runs every planned run not stored yet, in order, until the end or an
     /// interruption (Ctrl-C, SIGTERM); an error (the store) ends it early.
     fn run_all(&mut self, planned: &[PlannedRun]) -> anyhow::Result<()> {
-        let spec = self.spec;
-        let mut progress = Progress::new(planned.len(), plan::estimate_s(spec, planned));
+        let spec = self.exp.spec;
+        let mut progress = PlanProgress::new(planned.len(), plan::estimate_s(spec, planned));
         for (i, run) in planned.iter().enumerate() {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 break;
             }
             let est = plan::estimate_s(spec, &planned[i..i + 1]);
             let cell = self.store.cell(
-                self.experiment,
-                self.config_ids[run.configuration],
+                self.exp.id,
+                self.exp.config_ids[run.configuration],
                 &spec.workloads[run.workload].name,
                 run.threads,
             )?;
             if self.store.run_exists(cell, run.repeat)? {
                 progress.skipped(est);
-                if let Some(m) = &self.metrics {
+                if let Some(m) = &self.neighbours.metrics {
                     m.done();
                 }
                 continue;
@@ -715,7 +746,7 @@ impl Lab<'_> {
             match self.execute(run, cell)? {
                 Some(summary) => {
                     progress.done(&label, &summary, est);
-                    if let Some(m) = &self.metrics {
+                    if let Some(m) = &self.neighbours.metrics {
                         m.done();
                     }
                 }
@@ -729,18 +760,18 @@ impl Lab<'_> {
     /// recorded in the experiment's settings (`concurrent_labs`, which the
     /// report flags) and warned about once.
     fn check_beside(&mut self) -> anyhow::Result<Vec<u32>> {
-        let Some(lock) = &self.host_lock else { return Ok(Vec::new()) };
+        let Some(lock) = &self.neighbours.host_lock else { return Ok(Vec::new()) };
         let others = lock.others();
-        let new: Vec<&hostlock::Holder> = others.iter().filter(|h| !self.beside.contains(&h.pid)).collect();
+        let new: Vec<&hostlock::Holder> = others.iter().filter(|h| !self.neighbours.beside.contains(&h.pid)).collect();
         if !new.is_empty() {
             for h in &new {
                 eprintln!("warning: another lab run is measuring on this host: {h}");
             }
-            self.beside.extend(new.iter().map(|h| h.pid));
+            self.neighbours.beside.extend(new.iter().map(|h| h.pid));
             let seen: Vec<String> = others.iter().map(|h| h.to_string()).collect();
             let mut all: Vec<String> = self
                 .store
-                .experiment_info(self.experiment)?
+                .experiment_info(self.exp.id)?
                 .and_then(|e| e.settings.get("concurrent_labs").and_then(|v| serde_json::from_value(v.clone()).ok()))
                 .unwrap_or_default();
             for h in seen {
@@ -748,20 +779,22 @@ impl Lab<'_> {
                     all.push(h);
                 }
             }
-            self.store.set_experiment_setting(self.experiment, "concurrent_labs", &json!(all))?;
+            self.store.set_experiment_setting(self.exp.id, "concurrent_labs", &json!(all))?;
         }
         Ok(others.iter().map(|h| h.pid).collect())
     }
 
     fn config_dir(&self, c: usize) -> PathBuf {
-        self.workdir.join("data").join(&self.spec.configurations[c].name)
+        self.exp.workdir.join("data").join(&self.exp.spec.configurations[c].name)
     }
 
     /// The live data directory of (configuration, workload): one per
     /// configuration under "restore"/"none", one per workload under "once".
     fn datadir(&self, c: usize, w: usize) -> PathBuf {
-        match self.spec.configurations[c].prepare {
-            PreparePolicy::Once => self.config_dir(c).join(&self.spec.workloads[self.spec.workloads[w].data].name),
+        match self.exp.spec.configurations[c].prepare {
+            PreparePolicy::Once => {
+                self.config_dir(c).join(&self.exp.spec.workloads[self.exp.spec.workloads[w].data].name)
+            }
             _ => self.config_dir(c).join("live"),
         }
     }
@@ -769,20 +802,24 @@ impl Lab<'_> {
     /// Sockets and logs of configuration `c`'s server (made private to the
     /// server's OS user by `server`).
     fn rundir(&self, c: usize) -> PathBuf {
-        self.rundir.join(c.to_string())
+        self.exp.rundir.join(c.to_string())
     }
 
     fn snapshot_dir(&self, c: usize, w: usize) -> PathBuf {
-        self.workdir.join("snapshots").join(&self.spec.configurations[c].name).join(&self.spec.workloads[w].name)
+        self.exp
+            .workdir
+            .join("snapshots")
+            .join(&self.exp.spec.configurations[c].name)
+            .join(&self.exp.spec.workloads[w].name)
     }
 
     /// Stops the live server and keeps what it logged (start to stop) as a
     /// `server_log` event: the log files live in the lab's run directory, which
     /// goes when the experiment finishes.
     fn stop_server(&mut self) {
-        let Some(live) = &mut self.live else { return };
+        let Some(live) = &mut self.server.running else { return };
         let Some(mut s) = live.server.take() else { return };
-        let configuration = self.spec.configurations[live.configuration].name.clone();
+        let configuration = self.exp.spec.configurations[live.configuration].name.clone();
         let t = Instant::now();
         let stopped = s.stop();
         let stop_s = t.elapsed().as_secs_f64();
@@ -791,11 +828,11 @@ impl Lab<'_> {
         }
         let detail =
             json!({"pid": s.pid(), "log": s.session_log(200), "stop_error": stopped.err().map(|e| format!("{e:#}"))});
-        let _ = self.store.event(self.experiment, Some(&configuration), None, "server_log", Some(stop_s), &detail);
+        let _ = self.store.event(self.exp.id, Some(&configuration), None, "server_log", Some(stop_s), &detail);
     }
 
     fn server_spec(&self, c: usize) -> Option<&ServerSpec> {
-        match &self.spec.configurations[c].target {
+        match &self.exp.spec.configurations[c].target {
             Target::Managed(s) => Some(s),
             _ => None,
         }
@@ -803,11 +840,15 @@ impl Lab<'_> {
 
     /// dbbench options reaching configuration `c`'s database.
     fn driver_args(&self, c: usize, datadir: &Path) -> Vec<String> {
-        let cfg = &self.spec.configurations[c];
+        let cfg = &self.exp.spec.configurations[c];
         let mut args = match &cfg.target {
-            Target::Managed(_) => {
-                self.live.as_ref().and_then(|l| l.server.as_ref()).map(|s| s.driver_args()).unwrap_or_default()
-            }
+            Target::Managed(_) => self
+                .server
+                .running
+                .as_ref()
+                .and_then(|l| l.server.as_ref())
+                .map(|s| s.driver_args())
+                .unwrap_or_default(),
             Target::External { driver_args, .. } => driver_args.clone(),
             Target::Sqlite { driver_args } => {
                 let mut a = driver_args.clone();
@@ -820,39 +861,39 @@ impl Lab<'_> {
     }
 
     fn hooks(&self, c: usize) -> Hooks {
-        self.spec.hooks.chained(&self.spec.configurations[c].hooks)
+        self.exp.spec.hooks.chained(&self.exp.spec.configurations[c].hooks)
     }
 
     fn env(&self, run: Option<&PlannedRun>, c: usize, w: usize, datadir: &Path) -> Vec<(String, String)> {
         let mut env = vec![
-            ("DBBENCH_EXPERIMENT".to_string(), self.spec.name.clone()),
-            ("DBBENCH_CONFIGURATION".to_string(), self.spec.configurations[c].name.clone()),
-            ("DBBENCH_WORKLOAD".to_string(), self.spec.workloads[w].name.clone()),
+            ("DBBENCH_EXPERIMENT".to_string(), self.exp.spec.name.clone()),
+            ("DBBENCH_CONFIGURATION".to_string(), self.exp.spec.configurations[c].name.clone()),
+            ("DBBENCH_WORKLOAD".to_string(), self.exp.spec.workloads[w].name.clone()),
             ("DBBENCH_DATADIR".to_string(), datadir.display().to_string()),
-            ("DBBENCH".to_string(), self.exe.display().to_string()),
+            ("DBBENCH".to_string(), self.exp.exe.display().to_string()),
         ];
         if let Some(r) = run {
             env.push(("DBBENCH_THREADS".into(), r.threads.to_string()));
             env.push(("DBBENCH_REPEAT".into(), r.repeat.to_string()));
             env.push(("DBBENCH_SEED".into(), self.seed(r).to_string()));
         }
-        if let Some(s) = self.live.as_ref().and_then(|l| l.server.as_ref()) {
+        if let Some(s) = self.server.running.as_ref().and_then(|l| l.server.as_ref()) {
             env.extend(s.env());
             // For TCP connections to 127.0.0.1:$DBBENCH_SERVER_PORT as sbtest;
             // the socket needs none.
-            env.push((SERVER_PASSWORD_ENV.to_string(), self.server_password.expose().to_string()));
+            env.push((SERVER_PASSWORD_ENV.to_string(), self.exp.server_password.expose().to_string()));
         }
         // An external server's password, for hooks and commands (dbbench
         // children get it the same way: see `run_child`).
         env.extend(secret_env(&self.driver_args(c, datadir)).1);
-        if let WorkloadKind::Test { test, .. } = &self.spec.workloads[w].kind {
+        if let WorkloadKind::Test { test, .. } = &self.exp.spec.workloads[w].kind {
             env.push(("LUA_PATH".into(), lua_path_for(test, std::env::var("LUA_PATH").ok().as_deref())));
         }
         env
     }
 
     fn seed(&self, r: &PlannedRun) -> u64 {
-        self.spec.seed + r.repeat as u64 - 1
+        self.exp.spec.seed + r.repeat as u64 - 1
     }
 
     /// Runs hook steps in order; the first failure ends them. What a step
@@ -877,9 +918,14 @@ impl Lab<'_> {
                 }
                 HookStep::Shell(cmd) => {
                     let argv = vec!["sh".to_string(), "-c".to_string(), cmd.clone()];
-                    let other = self.spec.placement(c, w).other;
-                    let r =
-                        run_child(&argv, &self.env(run, c, w, datadir), self.spec.run_timeout, None, other.as_ref());
+                    let other = self.exp.spec.placement(c, w).other;
+                    let r = run_child(
+                        &argv,
+                        &self.env(run, c, w, datadir),
+                        self.exp.spec.run_timeout,
+                        None,
+                        other.as_ref(),
+                    );
                     if r.code != Some(0) {
                         bail!(
                             "{what} hook `{cmd}` {}: {}",
@@ -897,9 +943,9 @@ impl Lab<'_> {
                     "output": truncate_output(&output),
                 });
                 let _ = self.store.event(
-                    self.experiment,
-                    Some(&self.spec.configurations[c].name),
-                    Some(&self.spec.workloads[w].name),
+                    self.exp.id,
+                    Some(&self.exp.spec.configurations[c].name),
+                    Some(&self.exp.spec.workloads[w].name),
                     "hook_output",
                     None,
                     &detail,
@@ -927,7 +973,7 @@ impl Lab<'_> {
             spec.options.extend(extra.iter().cloned());
             let s = ManagedServer::start(&spec, datadir, &rundir)?;
             overhead.start_s = Some(t.elapsed().as_secs_f64());
-            if let Some(l) = &mut self.live {
+            if let Some(l) = &mut self.server.running {
                 l.server = Some(s);
                 l.server_options = extra.to_vec();
             }
@@ -936,10 +982,10 @@ impl Lab<'_> {
         // Version and variables, once per configuration per experiment.
         match sql::connect(&self.driver_args(c, datadir)) {
             Ok(mut conn) => {
-                self.server_product = Some((c, conn.product()));
+                self.server.product = Some((c, conn.product()));
                 let version = conn.version();
                 let vars = conn.variables().unwrap_or_default();
-                self.store.set_server_info(self.config_ids[c], &version, &serde_json::Value::Object(vars))?;
+                self.store.set_server_info(self.exp.config_ids[c], &version, &serde_json::Value::Object(vars))?;
             }
             Err(e) => bail!("server started but a connection failed: {e:#}"),
         }
@@ -952,22 +998,26 @@ impl Lab<'_> {
     /// data decision below; hooks and runs still see the run's own workload.
     fn ensure_ready(&mut self, run: &PlannedRun, overhead: &mut Overhead) -> anyhow::Result<Readiness> {
         let c = run.configuration;
-        let restart_each_run = self.spec.workloads[run.workload].restart_each_run;
-        let w = self.spec.workloads[run.workload].data;
-        if let Some(e) = self.prepared_failed.get(&(c, w)) {
+        let restart_each_run = self.exp.spec.workloads[run.workload].restart_each_run;
+        let w = self.exp.spec.workloads[run.workload].data;
+        if let Some(e) = self.server.prepared_failed.get(&(c, w)) {
             bail!("{e}");
         }
-        let policy = self.spec.configurations[c].prepare;
+        let policy = self.exp.spec.configurations[c].prepare;
         let managed = self.server_spec(c).is_some();
         let datadir = self.datadir(c, w);
-        let server_up = self.live.as_ref().is_some_and(|l| l.configuration == c && (!managed || l.server.is_some()));
-        let same_data =
-            self.live.as_ref().is_some_and(|l| l.configuration == c && l.workload == Some(w) && l.datadir == datadir);
-        let dirty = self.live.as_ref().is_some_and(|l| l.dirty);
-        let external = matches!(self.spec.configurations[c].target, Target::External { .. });
+        let server_up =
+            self.server.running.as_ref().is_some_and(|l| l.configuration == c && (!managed || l.server.is_some()));
+        let same_data = self
+            .server
+            .running
+            .as_ref()
+            .is_some_and(|l| l.configuration == c && l.workload == Some(w) && l.datadir == datadir);
+        let dirty = self.server.running.as_ref().is_some_and(|l| l.dirty);
+        let external = matches!(self.exp.spec.configurations[c].target, Target::External { .. });
 
-        let server_options = self.spec.workloads[run.workload].server_options_for(c);
-        let other_options = managed && self.live.as_ref().is_some_and(|l| l.server_options != server_options);
+        let server_options = self.exp.spec.workloads[run.workload].server_options_for(c);
+        let other_options = managed && self.server.running.as_ref().is_some_and(|l| l.server_options != server_options);
         // The running server holds this data as prepared or restored: no
         // run since has written (runs that cannot write, e.g. TPC-H queries,
         // leave it so). A restart for other reasons then needs no restore:
@@ -985,12 +1035,12 @@ impl Lab<'_> {
             return Ok(Readiness { restarted: false, cache: CacheState::Warm });
         }
         let t_stop = Instant::now();
-        let was_running = self.live.as_ref().is_some_and(|l| l.server.is_some());
+        let was_running = self.server.running.as_ref().is_some_and(|l| l.server.is_some());
         self.stop_server();
         if was_running {
             overhead.stop_s = Some(t_stop.elapsed().as_secs_f64());
         }
-        self.live = Some(Live {
+        self.server.running = Some(RunningServer {
             configuration: c,
             workload: None,
             datadir: datadir.clone(),
@@ -1005,7 +1055,7 @@ impl Lab<'_> {
                 let t = Instant::now();
                 if let Err(e) = self.prepare_snapshot(c, w, &datadir, &snap) {
                     let e = e.context("prepare");
-                    self.prepared_failed.insert((c, w), format!("{e:#}"));
+                    self.server.prepared_failed.insert((c, w), format!("{e:#}"));
                     self.stop_server();
                     return Err(e);
                 }
@@ -1034,7 +1084,7 @@ impl Lab<'_> {
             }
         }
         let mut cache = self.drop_caches();
-        let server_options = self.spec.workloads[run.workload].server_options_for(c).to_vec();
+        let server_options = self.exp.spec.workloads[run.workload].server_options_for(c).to_vec();
         // Data is prepared under the configuration's own options: a query's
         // server_options apply to its runs, not to the load.
         let unprepared = policy == PreparePolicy::Once && !self.prepared_marker(c, w).exists();
@@ -1045,7 +1095,7 @@ impl Lab<'_> {
                 let t = Instant::now();
                 if let Err(e) = self.prepare_data(c, w, &datadir, external) {
                     let e = e.context("prepare");
-                    self.prepared_failed.insert((c, w), format!("{e:#}"));
+                    self.server.prepared_failed.insert((c, w), format!("{e:#}"));
                     return Err(e);
                 }
                 crate::fault_point::test_pause("prepare");
@@ -1061,7 +1111,7 @@ impl Lab<'_> {
                 self.start(c, w, &datadir, overhead, &server_options)?;
             }
         }
-        if let Some(l) = &mut self.live {
+        if let Some(l) = &mut self.server.running {
             l.workload = Some(w);
         }
         Ok(Readiness { restarted: true, cache })
@@ -1076,11 +1126,11 @@ impl Lab<'_> {
     /// Under "once": managed/SQLite data carries a marker file; an external
     /// server's preparation is remembered in the store (per experiment).
     fn is_prepared(&self, c: usize, w: usize, marker: &Path) -> anyhow::Result<bool> {
-        if matches!(self.spec.configurations[c].target, Target::External { .. }) {
+        if matches!(self.exp.spec.configurations[c].target, Target::External { .. }) {
             return self.store.has_event(
-                self.experiment,
-                &self.spec.configurations[c].name,
-                &self.spec.workloads[w].name,
+                self.exp.id,
+                &self.exp.spec.configurations[c].name,
+                &self.exp.spec.workloads[w].name,
                 "prepared",
             );
         }
@@ -1088,13 +1138,13 @@ impl Lab<'_> {
     }
 
     fn mark_prepared(&self, c: usize, w: usize, marker: &Path, seconds: f64) -> anyhow::Result<()> {
-        if !matches!(self.spec.configurations[c].target, Target::External { .. }) {
+        if !matches!(self.exp.spec.configurations[c].target, Target::External { .. }) {
             std::fs::write(marker, b"").with_context(|| marker.display().to_string())?;
         }
         self.store.event(
-            self.experiment,
-            Some(&self.spec.configurations[c].name),
-            Some(&self.spec.workloads[w].name),
+            self.exp.id,
+            Some(&self.exp.spec.configurations[c].name),
+            Some(&self.exp.spec.workloads[w].name),
             "prepared",
             Some(seconds),
             &json!({}),
@@ -1107,13 +1157,13 @@ impl Lab<'_> {
         if let Some(p) = datadir.parent() {
             crate::safe_fs::lab_dir_all(p).with_context(|| p.display().to_string())?;
         }
-        server::initialize(&spec, datadir, &self.rundir(c), &self.server_password)?;
+        server::initialize(&spec, datadir, &self.rundir(c), &self.exp.server_password)?;
         let marker = sibling(datadir, "initialized");
         std::fs::write(&marker, b"").with_context(|| marker.display().to_string())?;
         overhead.initialize_s = Some(t.elapsed().as_secs_f64());
         self.store.event(
-            self.experiment,
-            Some(&self.spec.configurations[c].name),
+            self.exp.id,
+            Some(&self.exp.spec.configurations[c].name),
             None,
             "initialized",
             Some(t.elapsed().as_secs_f64()),
@@ -1146,9 +1196,9 @@ impl Lab<'_> {
         std::fs::write(snap.join(".complete"), b"").with_context(|| snap.display().to_string())?;
         let size = datadir::tree_size(datadir).unwrap_or(0);
         self.store.event(
-            self.experiment,
-            Some(&self.spec.configurations[c].name),
-            Some(&self.spec.workloads[w].name),
+            self.exp.id,
+            Some(&self.exp.spec.configurations[c].name),
+            Some(&self.exp.spec.workloads[w].name),
             "prepared",
             Some(prepare_s),
             &json!({"snapshot_s": snapshot_s, "snapshot": stats, "datadir_bytes": size, "overhead": overhead}),
@@ -1161,10 +1211,10 @@ impl Lab<'_> {
     fn prepare_data(&mut self, c: usize, w: usize, datadir: &Path, external: bool) -> anyhow::Result<()> {
         let env = self.env(None, c, w, datadir);
         let timeout = Duration::from_secs(6 * 3600);
-        let other = self.spec.placement(c, w).other;
-        match &self.spec.workloads[w].kind {
+        let other = self.exp.spec.placement(c, w).other;
+        match &self.exp.spec.workloads[w].kind {
             WorkloadKind::Test { test, options } => {
-                let threads = if matches!(self.spec.configurations[c].target, Target::Sqlite { .. }) {
+                let threads = if matches!(self.exp.spec.configurations[c].target, Target::Sqlite { .. }) {
                     1
                 } else {
                     match &other {
@@ -1174,9 +1224,9 @@ impl Lab<'_> {
                 };
                 let commands: &[&str] = if external { &["cleanup", "prepare"] } else { &["prepare"] };
                 for cmd in commands {
-                    let mut argv = vec![self.exe.display().to_string(), test.clone(), cmd.to_string()];
+                    let mut argv = vec![self.exp.exe.display().to_string(), test.clone(), cmd.to_string()];
                     argv.push(format!("--threads={threads}"));
-                    argv.push(format!("--rand-seed={}", self.spec.seed));
+                    argv.push(format!("--rand-seed={}", self.exp.spec.seed));
                     argv.extend(self.driver_args(c, datadir));
                     argv.extend(options.iter().map(|(k, v)| format!("--{k}={v}")));
                     let r = run_child(&argv, &env, timeout, None, other.as_ref());
@@ -1200,7 +1250,7 @@ impl Lab<'_> {
             }
             WorkloadKind::Command { prepare: None, .. } => {}
             WorkloadKind::Tpch { load, .. } => {
-                let mut argv = vec![self.exe.display().to_string(), "tpch".into(), "load".into()];
+                let mut argv = vec![self.exp.exe.display().to_string(), "tpch".into(), "load".into()];
                 argv.extend(load.iter().cloned());
                 argv.extend(self.driver_args(c, datadir));
                 let r = run_child(&argv, &env, timeout, None, other.as_ref());
@@ -1216,16 +1266,16 @@ impl Lab<'_> {
     }
 
     fn drop_caches(&mut self) -> CacheState {
-        if !self.spec.drop_caches {
+        if !self.exp.spec.drop_caches {
             return CacheState::Warm;
         }
         match crate::lab::sysinfo::drop_page_cache() {
             Ok(()) => CacheState::Dropped,
             Err(e) => {
-                if !self.warned_cache {
+                if !self.server.warned_cache {
                     eprintln!("warning: cannot drop the page cache ({e}); runs are recorded as \"lukewarm\". Run as root to drop it.");
-                    let _ = self.store.event(self.experiment, None, None, "warning", None, &json!({"cache": e}));
-                    self.warned_cache = true;
+                    let _ = self.store.event(self.exp.id, None, None, "warning", None, &json!({"cache": e}));
+                    self.server.warned_cache = true;
                 }
                 CacheState::Lukewarm
             }
@@ -1234,14 +1284,14 @@ impl Lab<'_> {
 
     /// Replaces `{placeholders}` in a command workload's argv.
     fn expand(&self, argv: &[String], run: Option<&PlannedRun>, c: usize, w: usize, datadir: &Path) -> Vec<String> {
-        let server = self.live.as_ref().and_then(|l| l.server.as_ref());
+        let server = self.server.running.as_ref().and_then(|l| l.server.as_ref());
         let mut vars: Vec<(&str, String)> = vec![
-            ("configuration", self.spec.configurations[c].name.clone()),
-            ("workload", self.spec.workloads[w].name.clone()),
-            ("time", self.spec.time_s.to_string()),
-            ("warmup", self.spec.warmup_s.to_string()),
+            ("configuration", self.exp.spec.configurations[c].name.clone()),
+            ("workload", self.exp.spec.workloads[w].name.clone()),
+            ("time", self.exp.spec.time_s.to_string()),
+            ("warmup", self.exp.spec.warmup_s.to_string()),
             ("datadir", datadir.display().to_string()),
-            ("dbbench", self.exe.display().to_string()),
+            ("dbbench", self.exp.exe.display().to_string()),
             ("socket", server.map(|s| s.socket().display().to_string()).unwrap_or_default()),
             ("port", server.map(|s| s.port().to_string()).unwrap_or_default()),
         ];
@@ -1281,18 +1331,18 @@ impl Lab<'_> {
         if interrupted() {
             return Ok(None);
         }
-        let ctx = RunContext::of(self.spec, run, self.datadir(run.configuration, run.workload));
+        let ctx = RunContext::of(self.exp.spec, run, self.datadir(run.configuration, run.workload));
         let readiness = match ready {
             Ok(r) => r,
             Err(e) => return self.store_unready(rec, &format!("{e:#}"), started_at, overhead),
         };
         rec.server_restarted = readiness.restarted;
-        rec.server = self.server_product.as_ref().filter(|p| p.0 == ctx.c).map(|p| p.1.clone());
+        rec.server = self.server.product.as_ref().filter(|p| p.0 == ctx.c).map(|p| p.1.clone());
         rec.cache = readiness.cache;
         let t_hooks = Instant::now();
         let mut error = self.before_hooks(&ctx)?;
         overhead.before_run_s = Some(t_hooks.elapsed().as_secs_f64());
-        let log_pos = self.server().map(|s| s.log_position()).unwrap_or(0);
+        let log_pos = self.live_server().map(|s| s.log_position()).unwrap_or(0);
         let mut child: Option<ChildResult> = None;
         let mut argv: Vec<String> = Vec::new();
         if error.is_none() {
@@ -1304,7 +1354,7 @@ impl Lab<'_> {
             child = Some(r);
         }
         if ctx.workload.writes {
-            if let Some(l) = self.live.as_mut().filter(|l| l.configuration == ctx.c) {
+            if let Some(l) = self.server.running.as_mut().filter(|l| l.configuration == ctx.c) {
                 l.dirty = true;
             }
         }
@@ -1330,7 +1380,7 @@ impl Lab<'_> {
         }
         overhead.after_run_s = Some(t_after.elapsed().as_secs_f64());
         if error.is_some() && rec.log_excerpt.is_none() {
-            rec.log_excerpt = self.server().map(|s| log_excerpt(s, log_pos));
+            rec.log_excerpt = self.live_server().map(|s| log_excerpt(s, log_pos));
         }
         rec.status = RunStatus::of(timed_out, error.is_some());
         rec.error = error;
@@ -1357,8 +1407,8 @@ impl Lab<'_> {
     }
 
     /// The managed server now running, if any.
-    fn server(&self) -> Option<&ManagedServer> {
-        self.live.as_ref().and_then(|l| l.server.as_ref())
+    fn live_server(&self) -> Option<&ManagedServer> {
+        self.server.running.as_ref().and_then(|l| l.server.as_ref())
     }
 
     /// Stores a run whose server or data could not be made ready: failed,
@@ -1371,9 +1421,9 @@ impl Lab<'_> {
         started_at: String,
         overhead: Overhead,
     ) -> anyhow::Result<Option<String>> {
-        let excerpt = self.server().map(|s| log_excerpt(s, 0));
+        let excerpt = self.live_server().map(|s| log_excerpt(s, 0));
         self.stop_server();
-        self.live = None;
+        self.server.running = None;
         rec.status = RunStatus::Failed;
         rec.error = Some(error.to_string());
         rec.log_excerpt = excerpt.filter(|s| !s.is_empty());
@@ -1395,13 +1445,13 @@ impl Lab<'_> {
     fn before_hooks(&self, ctx: &RunContext) -> anyhow::Result<Option<String>> {
         let (c, w, run, datadir) = (ctx.c, ctx.w, ctx.run, &ctx.datadir);
         let (cname, wname) = (ctx.configuration, ctx.workload.name.as_str());
-        if !ctx.hooks.before_test.is_empty() && !self.store.has_event(self.experiment, cname, wname, "before_test")? {
+        if !ctx.hooks.before_test.is_empty() && !self.store.has_event(self.exp.id, cname, wname, "before_test")? {
             let t = Instant::now();
             if let Err(e) = self.run_hooks(&ctx.hooks.before_test, c, w, None, datadir, "before_test") {
                 return Ok(Some(format!("{e:#}")));
             }
             let seconds = Some(t.elapsed().as_secs_f64());
-            self.store.event(self.experiment, Some(cname), Some(wname), "before_test", seconds, &json!({}))?;
+            self.store.event(self.exp.id, Some(cname), Some(wname), "before_test", seconds, &json!({}))?;
         }
         Ok(self
             .run_hooks(&ctx.hooks.before_run, c, w, Some(run), datadir, "before_run")
@@ -1425,7 +1475,7 @@ impl Lab<'_> {
             let detail = json!({"error": outcome.err()});
             let seconds = Some(t.elapsed().as_secs_f64());
             let wname = Some(ctx.workload.name.as_str());
-            self.store.event(self.experiment, Some(ctx.configuration), wname, "after_test", seconds, &detail)?;
+            self.store.event(self.exp.id, Some(ctx.configuration), wname, "after_test", seconds, &detail)?;
         }
         Ok(error.map(|e| format!("{e:#}")))
     }
@@ -1433,7 +1483,7 @@ impl Lab<'_> {
     /// The run's child command line, as stored (passwords are redacted at
     /// the store; the launch may add to it).
     fn child_argv(&self, ctx: &RunContext, seed: u64) -> Vec<String> {
-        let (spec, exe) = (self.spec, self.exe.display().to_string());
+        let (spec, exe) = (self.exp.spec, self.exp.exe.display().to_string());
         match &ctx.workload.kind {
             WorkloadKind::Test { test, options } => {
                 let mut a = vec![exe, test.clone(), "run".to_string()];
@@ -1476,32 +1526,32 @@ impl Lab<'_> {
     ) -> anyhow::Result<ChildResult> {
         let (c, w, run) = (ctx.c, ctx.w, ctx.run);
         let env = self.env(Some(run), c, w, &ctx.datadir);
-        let kubernetes = self.spec.kubernetes(c, w).cloned();
+        let kubernetes = self.exp.spec.kubernetes(c, w).cloned();
         let pids = WatchedPids {
             client: Default::default(),
             shard_clients: Default::default(),
-            server: self.server().map(|s| s.pid()),
+            server: self.live_server().map(|s| s.pid()),
             clients_elsewhere: kubernetes.is_some(),
         };
-        let status_args = (!matches!(self.spec.configurations[c].target, Target::Sqlite { .. }))
+        let status_args = (!matches!(self.exp.spec.configurations[c].target, Target::Sqlite { .. }))
             .then(|| self.driver_args(c, &ctx.datadir));
-        let samplers = Samplers::start(Duration::from_secs(self.spec.sample_interval_s), &pids, status_args);
+        let samplers = Samplers::start(Duration::from_secs(self.exp.spec.sample_interval_s), &pids, status_args);
         let mut beside = self.check_beside()?;
-        let clients = self.spec.placement(c, w).clients;
+        let clients = self.exp.spec.placement(c, w).clients;
         // Where the server really runs, as the kernel says (not the spec's text).
-        rec.server_cpus = self.server().and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
-        let shards = self.spec.shards(c, w);
+        rec.server_cpus = self.live_server().and_then(|s| crate::lab::cpus::allowed_list_of(s.pid()));
+        let shards = self.exp.spec.shards(c, w);
         let launch = Launch::of(kubernetes.as_ref(), shards);
         // The lab's endpoint follows every run: labels and progress for
         // all; the child's own figures where one child serves them (a
         // plain test run). The child serves on a loopback port of its
         // choosing and says which in a file here (`crate::lab::live`);
         // the option is the child's alone, not part of the stored argv.
-        let relay = (self.metrics.is_some()
+        let relay = (self.neighbours.metrics.is_some()
             && launch.relays_figures()
             && matches!(ctx.workload.kind, WorkloadKind::Test { .. }))
-        .then(|| self.workdir.join("metrics-address"));
-        if let Some(m) = &self.metrics {
+        .then(|| self.exp.workdir.join("metrics-address"));
+        if let Some(m) = &self.neighbours.metrics {
             if let Some(file) = &relay {
                 let _ = std::fs::remove_file(file);
             }
@@ -1543,7 +1593,7 @@ impl Lab<'_> {
                 run_child_watched(&child_argv, &child_env, ctx.run_timeout, None, clients.as_ref(), Some(&pids.client))
             }
         };
-        if let Some(m) = &self.metrics {
+        if let Some(m) = &self.neighbours.metrics {
             m.run_ended();
             if let Some(file) = &relay {
                 let _ = std::fs::remove_file(file);
@@ -1564,7 +1614,7 @@ impl Lab<'_> {
     /// log written since `log_pos` into `rec`), recorded as a `crash` event;
     /// the next run starts a new server.
     fn crashed(&mut self, ctx: &RunContext, log_pos: u64, rec: &mut RunRecord) -> Option<String> {
-        let l = self.live.as_mut()?;
+        let l = self.server.running.as_mut()?;
         let s = l.server.as_mut()?;
         if s.is_alive() {
             return None;
@@ -1574,7 +1624,7 @@ impl Lab<'_> {
         l.server = None;
         let detail = json!({"seq": ctx.run.seq});
         let wname = Some(ctx.workload.name.as_str());
-        let _ = self.store.event(self.experiment, Some(ctx.configuration), wname, "crash", None, &detail);
+        let _ = self.store.event(self.exp.id, Some(ctx.configuration), wname, "crash", None, &detail);
         Some(error)
     }
 }
@@ -1680,7 +1730,7 @@ impl Lab<'_> {
         k: &super::clients::Kubernetes,
         run_timeout: Duration,
     ) -> (ChildResult, Vec<crate::store::ShardRow>, Option<f64>, Vec<String>) {
-        let dir = self.workdir.join("shards");
+        let dir = self.exp.workdir.join("shards");
         let _ = std::fs::remove_dir_all(&dir);
         let timeout_s = k.timeout_s(run_timeout.as_secs());
         let mut a = vec![argv[0].clone(), "k8s".to_string(), format!("--shards={n}")];
@@ -1767,7 +1817,7 @@ impl Lab<'_> {
             stderr: why,
             cpus: None,
         };
-        let dir = self.workdir.join("shards");
+        let dir = self.exp.workdir.join("shards");
         let _ = std::fs::remove_dir_all(&dir);
         if let Err(e) = crate::safe_fs::private_dir(&dir, 0o700, "the shards' result directory") {
             return (failed(e), Vec::new(), None);
@@ -1830,7 +1880,7 @@ impl Lab<'_> {
             };
             return (r, rows, None);
         }
-        let mut m = vec![self.exe.display().to_string(), "merge".to_string()];
+        let mut m = vec![self.exp.exe.display().to_string(), "merge".to_string()];
         m.extend(files.iter().map(|f| f.display().to_string()));
         m.push("--json".to_string());
         let mut merged = run_child(&m, &[], Duration::from_secs(600), None, None);
@@ -2064,7 +2114,7 @@ fn kill_group(child: &mut std::process::Child) {
 
 /// Progress over all runs: a bar with counts and an ETA from the plan's
 /// estimate, corrected by how long the finished runs actually took.
-struct Progress {
+struct PlanProgress {
     total: usize,
     done: usize,
     est_total: f64,
@@ -2074,9 +2124,9 @@ struct Progress {
     tty: bool,
 }
 
-impl Progress {
-    fn new(total: usize, est_total: f64) -> Progress {
-        Progress {
+impl PlanProgress {
+    fn new(total: usize, est_total: f64) -> PlanProgress {
+        PlanProgress {
             total,
             done: 0,
             est_total,

@@ -192,7 +192,7 @@ pub struct Store {
 /// The document a run's child printed: the store takes a load-engine
 /// run's figures from it into columns and keeps either whole in `report`.
 #[derive(Debug, Clone)]
-pub enum Report {
+pub enum ChildDocument {
     /// `dbbench <test> run --format=json`.
     Run(Box<crate::run_document::RunDocument>),
     /// `dbbench tpch query N --format=json`.
@@ -364,7 +364,7 @@ pub struct RunRecord {
     /// Lab overhead.
     pub overhead: Overhead,
     /// The child's JSON report (test and TPC-H workloads).
-    pub report: Option<Report>,
+    pub report: Option<ChildDocument>,
     /// Named metrics (command workloads).
     pub metrics: Vec<(String, f64)>,
     /// OS samples `(time_s, json)`.

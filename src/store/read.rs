@@ -430,7 +430,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Report, RunRecord, RunStatus};
+    use crate::store::{ChildDocument, RunRecord, RunStatus};
 
     /// A stored document or overhead record that lacks a field (written by
     /// a build whose field had another name, or edited) is an error naming
@@ -482,7 +482,7 @@ mod tests {
             cell_id: cell,
             repeat: 1,
             status: RunStatus::Timeout,
-            report: Some(Report::Tpch(Box::new(doc))),
+            report: Some(ChildDocument::Tpch(Box::new(doc))),
             ..Default::default()
         };
         let id = s.insert_run(&rec).unwrap();

@@ -4,7 +4,7 @@ use super::backend::{open_server, open_sqlite, open_sqlite_read_only, sqlite_err
 use super::location::{parse_location, redact, Location};
 use super::read::{json_at, opt_int, opt_text};
 use super::sql::{int_at, migration_statements, text_at, Dialect, Row, Val};
-use super::{now, ExperimentRow, Overhead, Report, RunRecord, Store, MIGRATIONS, SCHEMA_VERSION};
+use super::{now, ChildDocument, ExperimentRow, Overhead, RunRecord, Store, MIGRATIONS, SCHEMA_VERSION};
 use crate::tpch::document::TpchDocument;
 use anyhow::{anyhow, bail, Context};
 use rusqlite::Connection;
@@ -340,7 +340,7 @@ impl Store {
     /// Writes a finished run and everything measured during it, atomically.
     pub fn insert_run(&self, r: &RunRecord) -> anyhow::Result<i64> {
         let run = match &r.report {
-            Some(Report::Run(d)) => Some(d.as_ref()),
+            Some(ChildDocument::Run(d)) => Some(d.as_ref()),
             _ => None,
         };
         let time_s = run.map(|d| d.total_time_s);
@@ -385,8 +385,8 @@ impl Store {
             histogram,
             r.report.as_ref().map(|rep| {
                 let mut v = match rep {
-                    Report::Run(d) => serde_json::to_value(d),
-                    Report::Tpch(d) => serde_json::to_value(d),
+                    ChildDocument::Run(d) => serde_json::to_value(d),
+                    ChildDocument::Tpch(d) => serde_json::to_value(d),
                 }
                 .unwrap_or_default();
                 // The histogram has its own column; do not store it twice.
@@ -747,7 +747,7 @@ mod tests {
                 |time_s, tps, qps| Interval { time_s, tps, qps, latency_ms: lat(1.0, 2.0, 2.0), ..Default::default() };
             d.intervals = vec![row(1.0, 5.0, 10.0)];
             d.warmup_intervals = vec![row(0.0, 4.0, 8.0)];
-            Report::Run(Box::new(d))
+            ChildDocument::Run(Box::new(d))
         };
         let rec = RunRecord {
             cell_id: cell,
