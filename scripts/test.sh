@@ -164,10 +164,22 @@ else
     # in its own process group (setsid: a background job is not a group
     # leader, so setsid execs without forking and the pgid is $!), so that
     # the cleanup can stop cargo together with the test binaries it runs.
+    # Tests that skip a check (a program missing, not root) append why to
+    # this file (tests/common: skipped); the count is printed below, so a
+    # green run says what it did not test.
+    export DBBENCH_TEST_SKIP_LOG=$SERVER_DIR/skipped
+    : > "$DBBENCH_TEST_SKIP_LOG"
     setsid cargo test --release "${LOCKED[@]}" "$@" &
     CARGO_PID=$!
     wait "$CARGO_PID" || TEST_RC=$?
     CARGO_PID=""
+    SKIPPED=$(sort -u "$DBBENCH_TEST_SKIP_LOG" | grep -c . || true)
+    if [ "$SKIPPED" = 0 ]; then
+        log "skipped checks: none"
+    else
+        log "skipped checks: $SKIPPED (test: why)"
+        sort -u "$DBBENCH_TEST_SKIP_LOG" | sed 's/^/test.sh:   /' >&2
+    fi
     if [ "$TEST_RC" != 0 ]; then
         # The temp dir is about to go; show the server side of any failure.
         for f in "$SERVER_DIR/mariadb.err" "$SERVER_DIR/postgresql.log"; do

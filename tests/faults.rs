@@ -189,7 +189,7 @@ fn root_or_skip(what: &str) -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{what} needs root under CI");
     }
-    eprintln!("skipped: {what} needs root (it mounts a small tmpfs)");
+    common::skipped(&format!("{what} needs root (it mounts a small tmpfs)"));
     false
 }
 

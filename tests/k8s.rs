@@ -53,7 +53,7 @@ fn venv() -> Option<PathBuf> {
                 panic!("cannot install {VALIDATOR} into a venv (python3-venv and the PyPI registry are needed): {e}")
             }
             Err(e) => {
-                eprintln!("skipped: cannot install {VALIDATOR} into a venv: {e}");
+                common::skipped(&format!("cannot install {VALIDATOR} into a venv: {e}"));
                 None
             }
         }

@@ -1262,7 +1262,7 @@ fn mysql_kind_refuses_a_mysqld_that_is_mariadb() {
             .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("MariaDB"))
     });
     if !is_mariadb {
-        eprintln!("skipped: no mysqld here that is MariaDB's ({mysqld:?})");
+        common::skipped(&format!("no mysqld here that is MariaDB's ({mysqld:?})"));
         return;
     }
     let dir = tempdir("lab-mysql-kind");

@@ -22,7 +22,7 @@ fn prometheus() -> Option<&'static str> {
         std::env::var("CI").as_deref() != Ok("true"),
         "prometheus is required under CI (scripts/test.sh installs it)"
     );
-    eprintln!("skipped: prometheus not installed (apt-get install prometheus)");
+    common::skipped("prometheus not installed (apt-get install prometheus)");
     None
 }
 

@@ -46,7 +46,7 @@ fn a_pinned_lab_runs_server_client_and_hooks_where_the_spec_says() {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("pinning needs 2 CPUs to tell the server's from the client's; this host allows {cpus:?}");
         }
-        eprintln!("skipped: one CPU allowed ({cpus:?}): nothing to tell apart");
+        common::skipped(&format!("one CPU allowed ({cpus:?}): nothing to tell apart"));
         return;
     }
     let (server, client) = (cpus[0], cpus[1]);

@@ -312,7 +312,7 @@ fn exports_carry_the_same_figures() {
             std::env::var("CI").as_deref() != Ok("true"),
             "python3-openpyxl is required under CI (scripts/test.sh installs it)"
         );
-        eprintln!("skipped the spreadsheet check: python3-openpyxl not installed");
+        common::skipped("the spreadsheet check: python3-openpyxl not installed");
     } else {
         let out = std::process::Command::new(py)
             .args([
@@ -539,7 +539,7 @@ fn chromium() -> Option<&'static str> {
         std::env::var("CI").as_deref() != Ok("true"),
         "chromium is required under CI (scripts/test.sh installs it)"
     );
-    eprintln!("skipped: chromium not installed");
+    common::skipped("chromium not installed");
     None
 }
 

@@ -32,7 +32,7 @@ fn can_create_users() -> bool {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("CI=true but not root: the security tests create an unprivileged OS user (useradd)");
     }
-    eprintln!("skipped: needs root to create an unprivileged OS user (useradd)");
+    common::skipped("needs root to create an unprivileged OS user (useradd)");
     false
 }
 

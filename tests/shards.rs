@@ -765,7 +765,7 @@ impl NetLab {
         static N: AtomicU32 = AtomicU32::new(0);
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: network namespace tests need root (CI runs them as root)");
+            common::skipped("network namespace tests need root (CI runs them as root)");
             return None;
         }
         let base = format!("dbbench-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
@@ -775,7 +775,7 @@ impl NetLab {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("ip netns add failed under CI as root: {e}");
             }
-            eprintln!("skipped: cannot create a network namespace ({e})");
+            common::skipped(&format!("cannot create a network namespace ({e})"));
             return None;
         }
         lab.names.push(srv.clone());

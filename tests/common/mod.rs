@@ -91,7 +91,7 @@ pub fn have_sysbench() -> bool {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("sysbench and {SYSBENCH_SCRIPTS} are required under CI (apt-get install sysbench)");
         }
-        eprintln!("skipped: the reference sysbench is not installed (apt-get install sysbench)");
+        skipped("the reference sysbench is not installed (apt-get install sysbench)");
     }
     found
 }
@@ -185,6 +185,30 @@ pub fn tempdir(tag: &str) -> TempDir {
     panic!("no fresh temporary directory name for {tag} after 100 tries");
 }
 
+/// Says that the running test skips part or all of what it checks, and
+/// why: on stderr (shown only when the test fails, or with --nocapture)
+/// and, when `DBBENCH_TEST_SKIP_LOG` names a file, as a line appended to
+/// it, which scripts/test.sh counts and prints at the end, so that a green
+/// run never hides what it did not test.
+pub fn skipped(why: &str) {
+    eprintln!("skipped: {why}");
+    let Some(log) = std::env::var_os("DBBENCH_TEST_SKIP_LOG") else { return };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().split('-').next().unwrap_or("").to_string()))
+        .unwrap_or_default();
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    // One write per line with O_APPEND: lines of tests running at once do not mix.
+    let line = format!("{binary}::{test}: {}\n", why.replace('\n', " "));
+    if let Ok(mut f) =
+        std::fs::OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(&log)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
 /// An environment variable that names a test server, or None (test skipped)
 /// outside CI. Under CI=true its absence fails the test.
 pub fn server_env(name: &str) -> Option<String> {
@@ -196,7 +220,7 @@ pub fn server_env(name: &str) -> Option<String> {
             {
                 panic!("{name} is not set: CI must start the test servers (scripts/servers.sh up)");
             }
-            eprintln!("skipped: {name} not set (start servers with scripts/servers.sh up DIR and source DIR/env)");
+            skipped(&format!("{name} not set (start servers with scripts/servers.sh up DIR and source DIR/env)"));
             None
         }
     }
