@@ -22,8 +22,6 @@
 
 pub mod cancel;
 pub mod mysql;
-mod pg_tls;
-mod pg_wire;
 pub mod pgsql;
 pub mod sqlite;
 #[cfg(test)]

@@ -22,7 +22,7 @@ mod crate_conn;
 mod native;
 mod protocol;
 mod rows;
-// The socket and its waits are shared with the native PostgreSQL client (`pg_wire`).
+// The socket and its waits are shared with the native PostgreSQL client (`pgsql::wire`).
 pub(super) mod wire;
 
 use std::collections::VecDeque;

@@ -1,8 +1,8 @@
 //! PostgreSQL driver: two clients behind one `Driver`. Sessions without TLS
 //! (a unix socket, or `--pgsql-sslmode=disable`) use our own protocol
-//! client by default (`pg_wire`, `NativePgConnection` here); TLS sessions
+//! client by default (`wire`, `NativePgConnection` here); TLS sessions
 //! and `--pgsql-client=crate` use the synchronous `postgres` crate
-//! (`PgsqlConnection`). Both classify errors alike (`pg_wire::kind_of_sqlstate`).
+//! (`PgsqlConnection`). Both classify errors alike (`wire::kind_of_sqlstate`).
 //!
 //! Parameters: statements are prepared with their parameter types left to
 //! the server, and every parameter is sent in *text* format (as libpq and
@@ -16,7 +16,10 @@
 //! integers, floats, numeric, date/time, uuid, bytea, json/jsonb and all
 //! text types); any other type's cell is its raw binary value.
 //!
-//! TLS: `--pgsql-sslmode` as libpq reads it, on rustls (see `pg_tls`).
+//! TLS: `--pgsql-sslmode` as libpq reads it, on rustls (see `tls`).
+
+mod tls;
+mod wire;
 
 use std::error::Error as StdError;
 use std::fmt::Write as _;
@@ -29,13 +32,13 @@ use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
-use super::pg_wire::f64_text;
-use super::sqlite::{closed_stmt, ps_mode_disabled, push_f64, Emulated, Slots};
-use super::{
+use crate::driver::sqlite::{closed_stmt, ps_mode_disabled, push_f64, Emulated, Slots};
+use crate::driver::{
     Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
 use crate::options::{OptKind, OptionSpec, Options};
 use crate::sqltext::{self, Dialect};
+use wire::f64_text;
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
@@ -91,7 +94,7 @@ pub fn options() -> Vec<OptionSpec> {
     ]
 }
 
-/// Whether connections use the native client (`pg_wire`): asked for, and
+/// Whether connections use the native client (`wire`): asked for, and
 /// without TLS (a unix socket, or `--pgsql-sslmode=disable`). Its waits go
 /// through `sched::wait_fd`, so its clients can be multiplexed.
 pub fn native_protocol(opts: &Options) -> bool {
@@ -129,8 +132,8 @@ struct Config {
     ignore: Option<Vec<String>>,
     ps_disabled: bool,
     /// The native client's target, when `--pgsql-client=native` and the
-    /// session has no TLS (see `pg_wire`).
-    native: Option<super::pg_wire::Target>,
+    /// session has no TLS (see `wire`).
+    native: Option<wire::Target>,
 }
 
 impl std::fmt::Debug for Config {
@@ -228,19 +231,16 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
         .ok_or_else(|| format!("invalid --pgsql-port value '{port_raw}': use a port number 1-65535"))?;
     let rootcert = opts.str("pgsql_sslrootcert").trim();
     let mode = opts.str("pgsql_sslmode").trim().to_ascii_lowercase();
-    let mode = super::pg_tls::effective_mode(&mode, opts.given("pgsql_sslmode"), rootcert)?;
+    let mode = tls::effective_mode(&mode, opts.given("pgsql_sslmode"), rootcert)?;
     let (ssl_mode, tls) = if host.starts_with('/') {
         // As libpq: no TLS on a unix socket, whatever the mode says (and no
         // root certificates needed); a typo in the mode is still an error.
-        super::pg_tls::check_mode(&mode)?;
+        tls::check_mode(&mode)?;
         (SslMode::Disable, None)
     } else {
-        let files = super::pg_tls::TlsFiles {
-            rootcert,
-            cert: opts.str("pgsql_sslcert").trim(),
-            key: opts.str("pgsql_sslkey").trim(),
-        };
-        super::pg_tls::connector(&mode, files)?
+        let files =
+            tls::TlsFiles { rootcert, cert: opts.str("pgsql_sslcert").trim(), key: opts.str("pgsql_sslkey").trim() };
+        tls::connector(&mode, files)?
     };
     let (user, db) = (opts.str("pgsql_user").to_string(), opts.str("pgsql_db").to_string());
     let mut pg = postgres::Config::new();
@@ -257,11 +257,14 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     let target =
         if host.starts_with('/') { format!("socket {host}/.s.PGSQL.{port}") } else { format!("{host}:{port}") };
     let native = match opts.str("pgsql_client").trim() {
-        "native" if tls.is_none() => Some(super::pg_wire::Target {
+        "native" if tls.is_none() => Some(wire::Target {
             endpoint: if host.starts_with('/') {
-                super::mysql::Endpoint::Socket(format!("{host}/.s.PGSQL.{port}"))
+                crate::driver::mysql::Endpoint::Socket(format!("{host}/.s.PGSQL.{port}"))
             } else {
-                super::mysql::Endpoint::Tcp(if host.is_empty() { "localhost".into() } else { host.clone() }, port)
+                crate::driver::mysql::Endpoint::Tcp(
+                    if host.is_empty() { "localhost".into() } else { host.clone() },
+                    port,
+                )
             },
             user: user.clone(),
             db: db.clone(),
@@ -346,7 +349,7 @@ fn is_io(e: &postgres::Error) -> bool {
 fn map_err(e: postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let state = db.code().code();
-        let kind = super::pg_wire::kind_of_sqlstate(state);
+        let kind = wire::kind_of_sqlstate(state);
         return DbError { kind, code: 0, sqlstate: state.to_string(), message: db.message().to_string() };
     }
     let (kind, sqlstate) = if is_io(&e) { (ErrorKind::ConnectionLost, "08006") } else { (ErrorKind::Other, "") };
@@ -513,7 +516,7 @@ fn text_of(ty: &Type, raw: &[u8]) -> Result<Vec<u8>, BoxError> {
 
 /// `YYYY-MM-DD` for a day count relative to 2000-01-01 (PostgreSQL's epoch).
 fn date_text(pg_days: i64) -> String {
-    super::date_from_unix_days(pg_days + 10_957)
+    crate::driver::date_from_unix_days(pg_days + 10_957)
 }
 
 /// `HH:MM:SS[.ffffff]` (trailing zeros trimmed, as PostgreSQL prints).
@@ -816,15 +819,11 @@ impl Connection for PgsqlConnection {
     }
 }
 
-/// A native session ([`super::pg_wire`]); a failure names target, user and
+/// A native session ([`wire`]); a failure names target, user and
 /// database as [`connect_error`] does for the crate's.
-fn open_native_session(
-    cfg: &Config,
-    t: &super::pg_wire::Target,
-    reconnect: bool,
-) -> Result<super::pg_wire::Session, DbError> {
-    use super::pg_wire::WireError;
-    super::pg_wire::Session::connect(t).map_err(|e| {
+fn open_native_session(cfg: &Config, t: &wire::Target, reconnect: bool) -> Result<wire::Session, DbError> {
+    use wire::WireError;
+    wire::Session::connect(t).map_err(|e| {
         let (kind, sqlstate, detail) = match e {
             WireError::Server { sqlstate, message } => (ErrorKind::ConnectFailed, sqlstate, message),
             WireError::Io(e) if reconnect => {
@@ -857,7 +856,7 @@ enum NativeStmt {
 
 /// One PostgreSQL connection through the native client (`--pgsql-client=native`).
 pub struct NativePgConnection {
-    session: super::pg_wire::Session,
+    session: wire::Session,
     cfg: Arc<Config>,
     stmts: Slots<NativeStmt>,
     /// Statements named so far (names are `dbb<N>`, never reused).
@@ -871,7 +870,7 @@ pub struct NativePgConnection {
 }
 
 impl NativePgConnection {
-    fn native_target(&self) -> &super::pg_wire::Target {
+    fn native_target(&self) -> &wire::Target {
         // A NativePgConnection exists only for a config with a native target.
         self.cfg.native.as_ref().expect("native target")
     }
@@ -979,7 +978,7 @@ impl Connection for NativePgConnection {
     }
 
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
-        Some(Box::new(super::pg_wire::WireCanceller {
+        Some(Box::new(wire::WireCanceller {
             endpoint: self.native_target().endpoint.clone(),
             key: self.key.clone(),
             target: self.cfg.target.clone(),
@@ -993,11 +992,11 @@ impl Connection for NativePgConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{
+    use super::*;
+    use crate::driver::test_support::{
         check_bad_rows, check_bulk_load, check_cancel, check_text_round_trip, connect_new, driver_opts, insert_path,
         own_bulk_load, rows, test_env, txt,
     };
-    use super::*;
 
     fn opts(extra: &[(&str, &str)]) -> Options {
         driver_opts(options(), extra)

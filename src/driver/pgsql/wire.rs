@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 
-use super::mysql::wire::{open_stream, Stream};
-use super::mysql::Endpoint;
-use super::sqlite::push_f64;
-use super::{Canceller, DbError, ErrorKind, Outcome, ResultSet, Value};
+use crate::driver::mysql::wire::{open_stream, Stream};
+use crate::driver::mysql::Endpoint;
+use crate::driver::sqlite::push_f64;
+use crate::driver::{Canceller, DbError, ErrorKind, Outcome, ResultSet, Value};
 
 /// Protocol version 3.0, the startup message's first field.
 const PROTOCOL_3: i32 = 196_608;
