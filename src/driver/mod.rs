@@ -21,7 +21,9 @@
 //! work on the server).
 
 pub mod cancel;
+pub(crate) mod emulation;
 pub mod mysql;
+pub(crate) mod number_text;
 pub mod pgsql;
 pub mod sqlite;
 #[cfg(test)]
@@ -557,9 +559,28 @@ pub fn passwords_from_env(opts: &mut crate::options::Options) {
     }
 }
 
+/// Options shared by all drivers (declared once, here): `--db-ps-mode`,
+/// `--db-bulk-load`.
+pub fn generic_options() -> Vec<crate::options::OptionSpec> {
+    vec![
+        crate::options::OptionSpec::new(
+            "db_ps_mode",
+            crate::options::OptKind::String,
+            "auto",
+            "Prepared statements usage mode {auto, disable}: disable = emulate them client-side with escaped literals",
+        ),
+        crate::options::OptionSpec::new(
+            "db_bulk_load",
+            crate::options::OptKind::String,
+            "auto",
+            "Bulk inserts (prepare, bulk_insert_*) {auto, off}: auto = LOAD DATA LOCAL (MySQL) or COPY (PostgreSQL) where the rows allow, off = multi-row INSERTs as sysbench",
+        ),
+    ]
+}
+
 /// Options of every driver (for option parsing and `--help`).
 pub fn all_options() -> Vec<crate::options::OptionSpec> {
-    let mut v = sqlite::generic_options();
+    let mut v = generic_options();
     v.extend(mysql::options());
     v.extend(pgsql::options());
     v.extend(sqlite::options());

@@ -1,6 +1,5 @@
 //! Embedded SQLite driver (the default driver), on `rusqlite` with a bundled
-//! SQLite, plus the pieces every driver shares: the generic `--db-ps-mode`
-//! option, `?` placeholder scanning and client-side statement emulation.
+//! SQLite.
 //!
 //! Prepared statements live in rusqlite's per-connection statement cache
 //! (`prepare_cached`), keyed by SQL text: a `Statement` borrows its
@@ -15,30 +14,14 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, Connection as SqlConn, ErrorCode, InterruptHandle, OpenFlags};
 
+use super::emulation::{closed_stmt, param_count_error, ps_mode_disabled, Emulated, Slots};
+use super::number_text::{f64_cell, push_f64, write_int};
 use super::{
     line_fields, Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Lines, Outcome, ResultSet, RowSource,
     StmtId, Value,
 };
 use crate::options::{OptKind, OptionSpec, Options};
 use crate::sqltext::Dialect;
-
-/// Options shared by all drivers (declared once, here): `--db-ps-mode`.
-pub fn generic_options() -> Vec<OptionSpec> {
-    vec![
-        OptionSpec::new(
-            "db_ps_mode",
-            OptKind::String,
-            "auto",
-            "Prepared statements usage mode {auto, disable}: disable = emulate them client-side with escaped literals",
-        ),
-        OptionSpec::new(
-            "db_bulk_load",
-            OptKind::String,
-            "auto",
-            "Bulk inserts (prepare, bulk_insert_*) {auto, off}: auto = LOAD DATA LOCAL (MySQL) or COPY (PostgreSQL) where the rows allow, off = multi-row INSERTs as sysbench",
-        ),
-    ]
-}
 
 /// Options of the SQLite driver, with their defaults.
 pub fn options() -> Vec<OptionSpec> {
@@ -75,143 +58,6 @@ pub fn options() -> Vec<OptionSpec> {
             "Errors that restart the event: busy, locked, unique, constraint, SQLite result codes, or 'all'",
         ),
     ]
-}
-
-/// Reads `--db-ps-mode`: `Ok(true)` when prepared statements are emulated.
-pub(crate) fn ps_mode_disabled(opts: &Options) -> Result<bool, String> {
-    match opts.str("db_ps_mode").trim().to_ascii_lowercase().as_str() {
-        "auto" | "" => Ok(false),
-        "disable" => Ok(true),
-        other => Err(format!("invalid --db-ps-mode value '{other}': use 'auto' or 'disable'")),
-    }
-}
-
-/// A statement emulated client-side: the SQL and where its `?`s are.
-#[derive(Debug, Clone)]
-pub(crate) struct Emulated {
-    /// The statement text with `?` placeholders.
-    pub sql: String,
-    /// Byte offsets of the placeholders.
-    pub holes: Vec<usize>,
-}
-
-impl Emulated {
-    /// Scans `sql` once (under `dialect`'s lexical rules) so that
-    /// [`Emulated::render`] is a plain copy.
-    pub fn new(sql: &str, dialect: Dialect) -> Emulated {
-        Emulated { holes: crate::sqltext::placeholders(sql, dialect), sql: sql.to_string() }
-    }
-
-    /// Substitutes the parameters as literals; `literal` appends one value.
-    pub fn render(&self, params: &[Value], literal: impl Fn(&mut String, &Value)) -> Result<String, DbError> {
-        if params.len() != self.holes.len() {
-            return Err(param_count_error(self.holes.len(), params.len()));
-        }
-        let mut out = String::with_capacity(self.sql.len() + 16 * params.len());
-        let mut last = 0;
-        for (&pos, v) in self.holes.iter().zip(params) {
-            out.push_str(&self.sql[last..pos]);
-            literal(&mut out, v);
-            last = pos + 1;
-        }
-        out.push_str(&self.sql[last..]);
-        Ok(out)
-    }
-}
-
-/// A connection's statement table: ids stay stable while a statement is
-/// open (also across reconnects); ids of closed statements are reused.
-#[derive(Debug)]
-pub(crate) struct Slots<T> {
-    items: Vec<Option<T>>,
-    free: Vec<usize>,
-}
-
-impl<T> Default for Slots<T> {
-    fn default() -> Self {
-        Slots { items: Vec::new(), free: Vec::new() }
-    }
-}
-
-impl<T> Slots<T> {
-    /// Stores a statement and returns its id.
-    pub fn insert(&mut self, v: T) -> StmtId {
-        match self.free.pop() {
-            Some(i) => {
-                self.items[i] = Some(v);
-                StmtId(i)
-            }
-            None => {
-                self.items.push(Some(v));
-                StmtId(self.items.len() - 1)
-            }
-        }
-    }
-
-    /// The open statement with this id.
-    pub fn get(&self, id: StmtId) -> Option<&T> {
-        self.items.get(id.0).and_then(Option::as_ref)
-    }
-
-    /// Takes the statement out; its id becomes free.
-    pub fn get_mut(&mut self, id: StmtId) -> Option<&mut T> {
-        self.items.get_mut(id.0).and_then(Option::as_mut)
-    }
-
-    /// Removes (closes) a statement; its id may be reused.
-    pub fn remove(&mut self, id: StmtId) -> Option<T> {
-        let v = self.items.get_mut(id.0).and_then(Option::take);
-        if v.is_some() {
-            self.free.push(id.0);
-        }
-        v
-    }
-
-    /// Every open statement.
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.items.iter().flatten()
-    }
-
-    /// Every open statement, mutably.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.items.iter_mut().flatten()
-    }
-
-    /// Number of open statements.
-    pub fn len(&self) -> usize {
-        self.items.len() - self.free.len()
-    }
-}
-
-/// The error for a parameter count mismatch (a script bug, so kind Other).
-pub(crate) fn param_count_error(expected: usize, got: usize) -> DbError {
-    DbError {
-        kind: ErrorKind::Other,
-        code: 0,
-        sqlstate: String::new(),
-        message: format!("statement expects {expected} parameter(s), {got} given"),
-    }
-}
-
-/// Appends a number the way all three databases read it back exactly:
-/// integers without a fraction, tiny/huge magnitudes in exponent form.
-pub(crate) fn push_f64(out: &mut String, x: f64) {
-    let a = x.abs();
-    // Writing into a String cannot fail.
-    let _ = if a == 0.0 || (1e-5..1e16).contains(&a) { write!(out, "{x}") } else { write!(out, "{x:?}") };
-}
-
-/// `push_f64` into a fresh byte vector (result cells).
-/// Appends an integer's decimal text (no temporary string).
-pub(crate) fn write_int(out: &mut Vec<u8>, v: impl std::fmt::Display) {
-    use std::io::Write;
-    let _ = write!(out, "{v}");
-}
-
-pub(crate) fn f64_cell(x: f64) -> Vec<u8> {
-    let mut s = String::new();
-    push_f64(&mut s, x);
-    s.into_bytes()
 }
 
 // ---------------------------------------------------------------------------
@@ -789,16 +635,6 @@ impl Connection for SqliteConnection {
     /// `sqlite3_interrupt()` on this connection.
     fn canceller(&mut self) -> Option<Box<dyn Canceller>> {
         Some(Box::new(SqliteCanceller(self.interrupt.clone())))
-    }
-}
-
-/// Executing a closed or unknown statement is a script bug.
-pub(crate) fn closed_stmt(stmt: StmtId) -> DbError {
-    DbError {
-        kind: ErrorKind::Other,
-        code: 0,
-        sqlstate: String::new(),
-        message: format!("prepared statement #{} is closed or was never prepared", stmt.0),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::options::{OptionSpec, Options};
 pub fn driver_opts(driver_options: Vec<OptionSpec>, extra: &[(&str, &str)]) -> Options {
     let mut o = Options::default();
     o.declare(driver_options);
-    o.declare(super::sqlite::generic_options());
+    o.declare(super::generic_options());
     for (k, v) in extra {
         o.set(k, v);
     }

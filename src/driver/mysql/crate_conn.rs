@@ -16,7 +16,8 @@ use super::protocol::{
     push_literal, quote_literal, rows_mismatch_error, warnings_error, ER_UNSUPPORTED_PS,
 };
 use super::{Config, Endpoint};
-use crate::driver::sqlite::{closed_stmt, f64_cell, param_count_error, Emulated, Slots};
+use crate::driver::emulation::{closed_stmt, param_count_error, Emulated, Slots};
+use crate::driver::number_text::f64_cell;
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
-use crate::driver::sqlite::{ps_mode_disabled, Slots};
+use crate::driver::emulation::{ps_mode_disabled, Slots};
 use crate::driver::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 use crate_conn::{connect_error, MysqlConnection};

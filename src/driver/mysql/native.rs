@@ -29,7 +29,7 @@ use super::protocol::{
 use super::rows::{decode_binary_row, decode_text_row, param_type, Col};
 use super::wire::{open_stream, put_lenenc, Buf, Wire, MAX_PAYLOAD};
 use super::Endpoint;
-use crate::driver::sqlite::{closed_stmt, param_count_error, Emulated, Slots};
+use crate::driver::emulation::{closed_stmt, param_count_error, Emulated, Slots};
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };

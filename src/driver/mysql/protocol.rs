@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::driver::sqlite::push_f64;
+use crate::driver::number_text::push_f64;
 use crate::driver::{Connection, DbError, ErrorKind, Outcome, RowSource, Value};
 
 /// The server needs something the native client does not implement; the caller

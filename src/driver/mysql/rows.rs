@@ -5,7 +5,7 @@ use std::io;
 
 use super::protocol::push_fraction;
 use super::wire::Buf;
-use crate::driver::sqlite::{f64_cell, write_int};
+use crate::driver::number_text::{f64_cell, write_int};
 use crate::driver::{ResultSet, Value};
 
 // Column types that need more than a length-encoded string in binary rows.

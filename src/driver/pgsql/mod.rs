@@ -32,7 +32,8 @@ use postgres::types::private::BytesMut;
 use postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 use postgres::{CancelToken, Client, NoTls, SimpleQueryMessage, Statement};
 
-use crate::driver::sqlite::{closed_stmt, ps_mode_disabled, push_f64, Emulated, Slots};
+use crate::driver::emulation::{closed_stmt, ps_mode_disabled, Emulated, Slots};
+use crate::driver::number_text::push_f64;
 use crate::driver::{
     Canceller, Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };

@@ -24,7 +24,7 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM
 
 use crate::driver::mysql::wire::{open_stream, Stream};
 use crate::driver::mysql::Endpoint;
-use crate::driver::sqlite::push_f64;
+use crate::driver::number_text::push_f64;
 use crate::driver::{Canceller, DbError, ErrorKind, Outcome, ResultSet, Value};
 
 /// Protocol version 3.0, the startup message's first field.
