@@ -115,13 +115,24 @@ fn missing_dirs(dir: &Path) -> (Vec<&Path>, &Path) {
     (missing, p)
 }
 
+/// The mode of the lab's own directories (and a managed server's): 0700,
+/// or 0711 as root, so that the servers' OS users can pass through to
+/// their data without listing anything.
+pub fn lab_dir_mode() -> u32 {
+    if euid() == 0 {
+        0o711
+    } else {
+        0o700
+    }
+}
+
 /// Creates `dir` and its missing parents as the lab's own directories
 /// (data, snapshots, reports under the work directory): mode 0700, or 0711
 /// as root so that the servers' OS users can pass through to their data
 /// without listing anything. Existing directories are left as they are (a
 /// managed server's data directory belongs to its OS user).
 pub fn lab_dir_all(dir: &Path) -> std::io::Result<()> {
-    let mode = if euid() == 0 { 0o711 } else { 0o700 };
+    let mode = lab_dir_mode();
     let (missing, _) = missing_dirs(dir);
     for m in missing.iter().rev() {
         match fs::DirBuilder::new().mode(mode).create(m) {

@@ -229,16 +229,6 @@ struct Resolved {
     base: PathBuf,
 }
 
-/// The lab's own directories' mode: private; as root searchable (not
-/// readable), so the servers' OS users reach their data.
-fn private_mode() -> u32 {
-    if crate::safe_fs::euid() == 0 {
-        0o711
-    } else {
-        0o700
-    }
-}
-
 impl Resolved {
     fn of(spec: &Spec, o: &RunOptions) -> anyhow::Result<Resolved> {
         preflight(spec)?;
@@ -255,7 +245,8 @@ impl Resolved {
         let (store_path, base) = default_paths(spec, o);
         // Private before anything is written in it (the store may be in it):
         // nobody else may plant anything where the lab writes.
-        crate::safe_fs::private_dir_all(&base, private_mode(), "the lab's work directory").map_err(text_error)?;
+        crate::safe_fs::private_dir_all(&base, crate::safe_fs::lab_dir_mode(), "the lab's work directory")
+            .map_err(text_error)?;
         let store = Store::open(&store_path.to_string_lossy())?;
         Ok(Resolved { metrics_listener, host_lock, store, base })
     }
@@ -358,9 +349,8 @@ fn epilogue(lab: &Lab, outcome: anyhow::Result<()>, o: &RunOptions) -> anyhow::R
     // directory not writable) is a warning, not the lab's failure.
     // The lab's own directory, private as the lab's (the report's writer
     // would make a missing one 0755, for paths the user names).
-    let (_, base) = default_paths(spec, o);
-    let reports = base.join("reports");
-    let made = crate::safe_fs::private_dir(&reports, private_mode(), "the lab's reports directory");
+    let reports = &lab.exp.reports;
+    let made = crate::safe_fs::private_dir(reports, crate::safe_fs::lab_dir_mode(), "the lab's reports directory");
     let html = reports.join(format!("{}-{experiment}.html", spec.name));
     let figures = made
         .map_err(anyhow::Error::msg)
@@ -466,7 +456,7 @@ fn spec_hash(text: &str) -> String {
 /// user create it first and plant symlinks). Its path is noted in the work
 /// directory, so a later `--resume` removes it when this process was killed.
 fn run_dir(workdir: &Path, configurations: usize) -> anyhow::Result<PathBuf> {
-    let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+    let mode = crate::safe_fs::lab_dir_mode();
     let abs = std::fs::canonicalize(workdir).with_context(|| workdir.display().to_string())?;
     let local = abs.join("run");
     if server::run_dir_fits(&local.join(configurations.to_string())) {
@@ -579,6 +569,8 @@ struct Experiment<'a> {
     exe: PathBuf,
     /// The configurations' rows, by index.
     config_ids: Vec<i64>,
+    /// Where the experiment's HTML report goes (`<lab dir>/reports`).
+    reports: PathBuf,
 }
 
 /// The server now running and what the lab learnt starting and preparing.
@@ -652,7 +644,8 @@ impl<'a> Lab<'a> {
     ) -> anyhow::Result<(Lab<'a>, std::fs::File)> {
         let Resolved { metrics_listener, host_lock, store, base } = resolved;
         let workdir = base.join(format!("{}-{experiment}", spec.name));
-        crate::safe_fs::private_dir(&workdir, private_mode(), "the lab's work directory").map_err(text_error)?;
+        crate::safe_fs::private_dir(&workdir, crate::safe_fs::lab_dir_mode(), "the lab's work directory")
+            .map_err(text_error)?;
         // Absolute and symlink-free: servers get these paths, and a later lab
         // finds what a killed one left by them, whatever directory it runs from.
         let workdir = std::fs::canonicalize(&workdir)
@@ -693,6 +686,7 @@ impl<'a> Lab<'a> {
                 server_password,
                 exe: std::env::current_exe().context("cannot find the dbbench binary")?,
                 config_ids,
+                reports: base.join("reports"),
             },
             store,
             server: ServerLifecycle {
@@ -1331,7 +1325,8 @@ impl Lab<'_> {
         if interrupted() {
             return Ok(None);
         }
-        let ctx = RunContext::of(self.exp.spec, run, self.datadir(run.configuration, run.workload));
+        let (c, w) = (run.configuration, run.workload);
+        let ctx = RunContext::of(self.exp.spec, run, self.datadir(c, w), self.hooks(c));
         let readiness = match ready {
             Ok(r) => r,
             Err(e) => return self.store_unready(rec, &format!("{e:#}"), started_at, overhead),
@@ -1650,7 +1645,7 @@ struct RunContext<'s> {
 }
 
 impl<'s> RunContext<'s> {
-    fn of(spec: &'s Spec, run: &'s PlannedRun, datadir: PathBuf) -> RunContext<'s> {
+    fn of(spec: &'s Spec, run: &'s PlannedRun, datadir: PathBuf, hooks: Hooks) -> RunContext<'s> {
         let (c, w) = (run.configuration, run.workload);
         let workload = &spec.workloads[w];
         RunContext {
@@ -1660,7 +1655,7 @@ impl<'s> RunContext<'s> {
             configuration: &spec.configurations[c].name,
             workload,
             datadir,
-            hooks: spec.hooks.chained(&spec.configurations[c].hooks),
+            hooks,
             run_timeout: workload.run_timeout.unwrap_or(spec.run_timeout),
         }
     }

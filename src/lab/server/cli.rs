@@ -3,7 +3,7 @@
 use super::admin::shell_quote;
 use super::init::{check, initialize};
 use super::layout::{is_empty_dir, is_initialised};
-use super::process::{is_root, process_matches};
+use super::process::process_matches;
 use super::{ManagedServer, ServerKind, ServerSpec, DEFAULT_CLI_TIMEOUT, PASSWORD_FILE, STATE_FILE};
 use crate::exit::Exit;
 use crate::lab::cpus::CpuSet;
@@ -214,7 +214,7 @@ fn print_server(s: &ManagedServer) {
 fn cli_start(spec: ServerSpec, dir: &Path) -> anyhow::Result<ExitCode> {
     let kind = spec.kind;
     // Private; as root searchable, so the server's OS user reaches data/ and run/.
-    crate::safe_fs::private_dir_all(dir, if is_root() { 0o711 } else { 0o700 }, "--dir").map_err(anyhow::Error::msg)?;
+    crate::safe_fs::private_dir_all(dir, crate::safe_fs::lab_dir_mode(), "--dir").map_err(anyhow::Error::msg)?;
     let dir = fs::canonicalize(dir).with_context(|| format!("cannot resolve --dir {}", dir.display()))?;
     if let Some(st) = read_state(&dir)? {
         if !st.stopped && process_matches(st.pid, st.kind, &st.datadir) {

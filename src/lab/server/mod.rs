@@ -1051,7 +1051,7 @@ mod tests {
 
     impl Fixture {
         pub(super) fn new(tag: &str) -> Fixture {
-            let mode = if crate::safe_fs::euid() == 0 { 0o711 } else { 0o700 };
+            let mode = crate::safe_fs::lab_dir_mode();
             let dir = crate::safe_fs::unique_dir(Path::new("/tmp"), &format!("dbb-{tag}-"), mode).unwrap();
             Fixture { dir, servers: Vec::new() }
         }
