@@ -16,6 +16,21 @@ const CHART_RECORDS: usize = 60;
 /// The querydiff section: an `<h2>` and what follows it.
 pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String {
     let mut h = String::new();
+    servers_and_counts(&mut h, saved, filter, sum);
+    let matched: Vec<&Record> = saved.records.iter().filter(|r| r.matched).collect();
+    time_chart(&mut h, saved, &matched);
+    if !matched.is_empty() {
+        records_table(&mut h, saved, &matched);
+        for r in &matched {
+            record_details(&mut h, saved, r);
+        }
+    }
+    differences_and_errors(&mut h, saved);
+    h
+}
+
+/// The heading, the two servers, how the queries ran and the counts.
+fn servers_and_counts(h: &mut String, saved: &Saved, filter: Option<&Filter>, sum: &Summary) {
     let [s1, s2] = &saved.run.servers;
     let _ = writeln!(h, "<h2 id=\"querydiff\">Query comparison: {} vs {}</h2>", escape(&s1.label), escape(&s2.label));
     h.push_str("<table><tr><th class=\"l\">server</th><th class=\"l\">DSN</th><th class=\"l\">driver</th><th class=\"l\">version</th><th class=\"l\">init</th></tr>\n");
@@ -49,7 +64,12 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
     if sum.diverging > 0 {
         h.push_str("<div class=\"warn\">Some queries returned different rows on the two servers: see <a href=\"#qd-differ\">Different results</a>.</div>\n");
     }
-    let matched: Vec<&Record> = saved.records.iter().filter(|r| r.matched).collect();
+}
+
+/// A bar chart of both servers' times for the first [`CHART_RECORDS`]
+/// matched records that ran on both; nothing when there are none.
+fn time_chart(h: &mut String, saved: &Saved, matched: &[&Record]) {
+    let [s1, s2] = &saved.run.servers;
     let charted: Vec<&&Record> = matched.iter().filter(|r| !r.failed()).take(CHART_RECORDS).collect();
     if !charted.is_empty() {
         let groups = charted
@@ -88,88 +108,93 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
         }));
         h.push_str("</div>\n");
     }
-    if !matched.is_empty() {
+}
+
+/// One row per matched record: both times, their ratio, rows, and whether
+/// results and plans agree.
+fn records_table(h: &mut String, saved: &Saved, matched: &[&Record]) {
+    let [s1, s2] = &saved.run.servers;
+    let _ = writeln!(
+        h,
+        "<table><tr><th class=\"l\">query</th><th class=\"l\">temp</th><th>{} s</th><th>{} s</th><th>ratio</th><th>rows</th><th class=\"l\">result</th><th class=\"l\">plan</th></tr>",
+        escape(&s1.label),
+        escape(&s2.label)
+    );
+    for r in matched {
+        let t = |k: usize| {
+            if r.sides[k].error.is_some() {
+                "error".to_string()
+            } else {
+                r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}"))
+            }
+        };
+        let rows = |k: usize| r.sides[k].rows.map_or("-".into(), |x| x.to_string());
+        let (a, b) = (r.sides[0].seconds(), r.sides[1].seconds());
         let _ = writeln!(
             h,
-            "<table><tr><th class=\"l\">query</th><th class=\"l\">temp</th><th>{} s</th><th>{} s</th><th>ratio</th><th>rows</th><th class=\"l\">result</th><th class=\"l\">plan</th></tr>",
-            escape(&s1.label),
-            escape(&s2.label)
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            escape(&r.name),
+            r.temperature.as_str(),
+            t(0),
+            t(1),
+            ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
+            if r.sides[0].rows == r.sides[1].rows { rows(0) } else { format!("{}/{}", rows(0), rows(1)) },
+            r.result.as_str(),
+            r.plans.map_or("-", |p| p.as_str())
         );
-        for r in &matched {
-            let t = |k: usize| {
-                if r.sides[k].error.is_some() {
-                    "error".to_string()
-                } else {
-                    r.sides[k].seconds().map_or("-".into(), |s| format!("{s:.6}"))
-                }
-            };
-            let rows = |k: usize| r.sides[k].rows.map_or("-".into(), |x| x.to_string());
-            let (a, b) = (r.sides[0].seconds(), r.sides[1].seconds());
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-                escape(&r.name),
-                r.temperature.as_str(),
-                t(0),
-                t(1),
-                ratio_text(a.zip(b).and_then(|(a, b)| ratio(a, b))),
-                if r.sides[0].rows == r.sides[1].rows { rows(0) } else { format!("{}/{}", rows(0), rows(1)) },
-                r.result.as_str(),
-                r.plans.map_or("-", |p| p.as_str())
-            );
-        }
-        h.push_str("</table>\n");
-        for r in &matched {
-            let _ = writeln!(
-                h,
-                "<details><summary>{} ({}): {}</summary>",
-                escape(&r.name),
-                r.temperature.as_str(),
-                escape(&one_line(&r.query, 120))
-            );
-            let _ = writeln!(h, "<pre>{}</pre>", escape(&r.query));
-            if !r.setup.is_empty() || !r.teardown.is_empty() {
-                let _ = writeln!(
-                    h,
-                    "<p>Run around each execution, untimed:</p><pre>{}</pre>",
-                    escape(
-                        &r.setup
-                            .iter()
-                            .chain(&["…".to_string()])
-                            .chain(&r.teardown)
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(";\n")
-                    )
-                );
-            }
-            let _ = writeln!(
-                h,
-                "<table><tr><th class=\"l\"></th><th>{}</th><th>{}</th><th>delta</th><th>ratio</th></tr>",
-                escape(&s1.label),
-                escape(&s2.label)
-            );
-            for row in detail_rows(r) {
-                let _ = writeln!(
-                    h,
-                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&row[0]),
-                    escape(&row[1]),
-                    escape(&row[2]),
-                    escape(&row[3]),
-                    escape(&row[4])
-                );
-            }
-            h.push_str("</table>\n");
-            for k in 0..2 {
-                if let Some(p) = &r.sides[k].plan {
-                    let _ =
-                        writeln!(h, "<p>Plan on {}:</p><pre>{}</pre>", escape(&saved.run.servers[k].label), escape(p));
-                }
-            }
-            h.push_str("</details>\n");
+    }
+    h.push_str("</table>\n");
+}
+
+/// A matched record unfolded: its query, what ran around it, its counters
+/// side by side and both plans.
+fn record_details(h: &mut String, saved: &Saved, r: &Record) {
+    let [s1, s2] = &saved.run.servers;
+    let _ = writeln!(
+        h,
+        "<details><summary>{} ({}): {}</summary>",
+        escape(&r.name),
+        r.temperature.as_str(),
+        escape(&one_line(&r.query, 120))
+    );
+    let _ = writeln!(h, "<pre>{}</pre>", escape(&r.query));
+    if !r.setup.is_empty() || !r.teardown.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>Run around each execution, untimed:</p><pre>{}</pre>",
+            escape(
+                &r.setup.iter().chain(&["…".to_string()]).chain(&r.teardown).cloned().collect::<Vec<_>>().join(";\n")
+            )
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<table><tr><th class=\"l\"></th><th>{}</th><th>{}</th><th>delta</th><th>ratio</th></tr>",
+        escape(&s1.label),
+        escape(&s2.label)
+    );
+    for row in detail_rows(r) {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&row[0]),
+            escape(&row[1]),
+            escape(&row[2]),
+            escape(&row[3]),
+            escape(&row[4])
+        );
+    }
+    h.push_str("</table>\n");
+    for k in 0..2 {
+        if let Some(p) = &r.sides[k].plan {
+            let _ = writeln!(h, "<p>Plan on {}:</p><pre>{}</pre>", escape(&saved.run.servers[k].label), escape(p));
         }
     }
+    h.push_str("</details>\n");
+}
+
+/// The records whose results differ, then every error by server.
+fn differences_and_errors(h: &mut String, saved: &Saved) {
     let differ: Vec<&Record> = saved.records.iter().filter(|r| r.result == Agreement::Differs).collect();
     if !differ.is_empty() {
         h.push_str("<h3 id=\"qd-differ\">Different results</h3>\n<ul>\n");
@@ -203,7 +228,6 @@ pub fn section(saved: &Saved, filter: Option<&Filter>, sum: &Summary) -> String 
         }
         h.push_str("</ul>\n");
     }
-    h
 }
 
 /// A whole page holding [`section`].

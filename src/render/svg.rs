@@ -200,55 +200,9 @@ pub fn line_chart(c: &LineChart) -> String {
         XAxis::Categories(v) => Some(v),
         XAxis::Linear => None,
     };
-    let x_ok = |x: f64| ok(x) && cats.is_none_or(|v| x > -0.5 && x < v.len() as f64 - 0.5);
-    let pt_ok = |p: &Point| x_ok(p.x) && ok(p.y);
-    let band_ok = |b: &&(f64, f64, f64)| x_ok(b.0) && ok(b.1) && ok(b.2);
-    // The y range is the data's (points and bands); error bars widen it by at
-    // most ERR_REACH of the data's span on each side, so a wide interval of a
-    // noisy cell does not squash the data into a line. An end beyond the
-    // range is drawn to the plot edge with an arrow.
-    const ERR_REACH: f64 = 0.5;
-    let (mut xs, mut ys) = (Span::new(), Span::new());
-    for s in &c.series {
-        for p in s.points.iter().filter(|p| pt_ok(p)) {
-            xs.add(p.x);
-            ys.add(p.y);
-        }
-        for b in s.band.iter().filter(band_ok) {
-            xs.add(b.0);
-            ys.add(b.1);
-            ys.add(b.2);
-        }
-    }
-    if ys.empty() {
-        return no_data(out, w, h);
-    }
-    if c.y_from_zero || c.zero_line {
-        ys.add(0.0);
-    }
-    let reach = (ys.hi - ys.lo).max(ys.hi.abs().max(ys.lo.abs()) * 0.1) * ERR_REACH;
-    let (near_lo, near_hi) = (ys.lo - reach, ys.hi + reach);
-    for p in c.series.iter().flat_map(|s| &s.points).filter(|p| pt_ok(p)) {
-        if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
-            lo.into_iter().chain(hi).filter(|v| *v >= near_lo && *v <= near_hi).for_each(|v| ys.add(v));
-        }
-    }
-    if cats.is_none() {
-        c.shades.iter().for_each(|s| [s.from, s.to].into_iter().for_each(|v| xs.add(v)));
-    }
-
-    // Data-series index per series: series repeating an earlier (name, colour, dashed) share its legend entry.
-    let mut ids: Vec<usize> = Vec::new();
-    let mut keys = Vec::new();
-    for (i, s) in c.series.iter().enumerate() {
-        match c.series[..i].iter().position(|t| t.name == s.name && t.colour == s.colour && t.dashed == s.dashed) {
-            Some(j) => ids.push(ids[j]),
-            None => {
-                ids.push(i);
-                keys.push(Key { series: i, name: &s.name, colour: s.colour, dashed: s.dashed, swatch: false });
-            }
-        }
-    }
+    let drawable = LineDrawable { cats };
+    let Some((xs, ys)) = line_extent(c, drawable) else { return no_data(out, w, h) };
+    let (ids, keys) = legend_keys(&c.series);
     let mut top = legend(&mut out, &keys, w, 46.0) + 6.0;
     if !c.note.is_empty() {
         put!(
@@ -278,7 +232,127 @@ pub fn line_chart(c: &LineChart) -> String {
     };
     let xsc = Scale::new(xd0, xd1, x0, x1);
 
-    for s in c.shades.iter().filter(|s| !s.from.is_nan() && !s.to.is_nan()) {
+    draw_shades(&mut out, &c.shades, &xsc, (xd0, xd1), (y0, y1));
+    y_axis(&mut out, &yt, &yl, &ysc, x0, x1, &c.y_label);
+    if c.zero_line {
+        put!(out, r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#555"/>"##, P(x0), P(x1), y = P(ysc.at(0.0)));
+    }
+    match (cats, &cat) {
+        (Some(v), Some(l)) => cat_labels(&mut out, v, l, |i| xsc.at(i as f64), y1),
+        _ => linear_x_ticks(&mut out, &xsc, (xd0, xd1), x1 - x0, y1),
+    }
+    axes(&mut out, x0, x1, y0, y1);
+    if !c.x_label.is_empty() {
+        put!(
+            out,
+            r##"<text x="{}" y="{}" text-anchor="middle" fill="#333">{}</text>"##,
+            P((x0 + x1) / 2.0),
+            P(h - 8.0),
+            escape(&c.x_label)
+        );
+    }
+
+    // In category mode, series with error bars are nudged sideways a little so bars at the same category stay apart.
+    let n = c.series.len();
+    let has_err = c.series.iter().any(|s| s.points.iter().any(|p| p.err.is_some()));
+    let nudge = cats.filter(|_| has_err).map_or(0.0, |v| ((x1 - x0) / v.len() as f64 * 0.4 / n as f64).min(4.0));
+    let plot = LinePlot { xsc, ysc, y_ends: (yt[0], yt[yt.len() - 1]), y0, y1 };
+    for (i, s) in c.series.iter().enumerate() {
+        let dx = (i as f64 - (n as f64 - 1.0) / 2.0) * nudge;
+        line_series(&mut out, s, ids[i], dx, drawable, &plot);
+    }
+    close(out)
+}
+
+/// Which of a line chart's values can be drawn: finite ones, and on a
+/// category axis only those inside its categories.
+#[derive(Clone, Copy)]
+struct LineDrawable<'a> {
+    cats: Option<&'a [String]>,
+}
+
+impl LineDrawable<'_> {
+    fn x(&self, x: f64) -> bool {
+        ok(x) && self.cats.is_none_or(|v| x > -0.5 && x < v.len() as f64 - 0.5)
+    }
+    fn point(&self, p: &Point) -> bool {
+        self.x(p.x) && ok(p.y)
+    }
+    fn band(&self, b: &(f64, f64, f64)) -> bool {
+        self.x(b.0) && ok(b.1) && ok(b.2)
+    }
+}
+
+/// Where a line chart's series are drawn: the scales, the y axis' ends (its
+/// first and last tick) and the plot's top and bottom in pixels.
+struct LinePlot {
+    xsc: Scale,
+    ysc: Scale,
+    y_ends: (f64, f64),
+    y0: f64,
+    y1: f64,
+}
+
+/// The x and y ranges a line chart shows, or `None` when it has no drawable
+/// point or band.
+fn line_extent(c: &LineChart, drawable: LineDrawable) -> Option<(Span, Span)> {
+    // The y range is the data's (points and bands); error bars widen it by at
+    // most ERR_REACH of the data's span on each side, so a wide interval of a
+    // noisy cell does not squash the data into a line. An end beyond the
+    // range is drawn to the plot edge with an arrow.
+    const ERR_REACH: f64 = 0.5;
+    let (mut xs, mut ys) = (Span::new(), Span::new());
+    for s in &c.series {
+        for p in s.points.iter().filter(|p| drawable.point(p)) {
+            xs.add(p.x);
+            ys.add(p.y);
+        }
+        for b in s.band.iter().filter(|b| drawable.band(b)) {
+            xs.add(b.0);
+            ys.add(b.1);
+            ys.add(b.2);
+        }
+    }
+    if ys.empty() {
+        return None;
+    }
+    if c.y_from_zero || c.zero_line {
+        ys.add(0.0);
+    }
+    let reach = (ys.hi - ys.lo).max(ys.hi.abs().max(ys.lo.abs()) * 0.1) * ERR_REACH;
+    let (near_lo, near_hi) = (ys.lo - reach, ys.hi + reach);
+    for p in c.series.iter().flat_map(|s| &s.points).filter(|p| drawable.point(p)) {
+        if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
+            lo.into_iter().chain(hi).filter(|v| *v >= near_lo && *v <= near_hi).for_each(|v| ys.add(v));
+        }
+    }
+    if drawable.cats.is_none() {
+        c.shades.iter().for_each(|s| [s.from, s.to].into_iter().for_each(|v| xs.add(v)));
+    }
+    Some((xs, ys))
+}
+
+/// The legend's entries, and per series the `data-series` index it toggles:
+/// series repeating an earlier (name, colour, dashed) share its entry.
+fn legend_keys(series: &[Series]) -> (Vec<usize>, Vec<Key<'_>>) {
+    let mut ids: Vec<usize> = Vec::new();
+    let mut keys = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        match series[..i].iter().position(|t| t.name == s.name && t.colour == s.colour && t.dashed == s.dashed) {
+            Some(j) => ids.push(ids[j]),
+            None => {
+                ids.push(i);
+                keys.push(Key { series: i, name: &s.name, colour: s.colour, dashed: s.dashed, swatch: false });
+            }
+        }
+    }
+    (ids, keys)
+}
+
+/// The grey x ranges behind the data, each labelled at its top; ends beyond
+/// the x axis `(xd0, xd1)` stop at the plot's edge.
+fn draw_shades(out: &mut String, shades: &[Shade], xsc: &Scale, (xd0, xd1): (f64, f64), (y0, y1): (f64, f64)) {
+    for s in shades.iter().filter(|s| !s.from.is_nan() && !s.to.is_nan()) {
         let (a, b) = (xsc.at(s.from.clamp(xd0, xd1)), xsc.at(s.to.clamp(xd0, xd1)));
         if b > a {
             put!(
@@ -298,92 +372,74 @@ pub fn line_chart(c: &LineChart) -> String {
             );
         }
     }
-    y_axis(&mut out, &yt, &yl, &ysc, x0, x1, &c.y_label);
-    if c.zero_line {
-        put!(out, r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#555"/>"##, P(x0), P(x1), y = P(ysc.at(0.0)));
-    }
-    match (cats, &cat) {
-        (Some(v), Some(l)) => cat_labels(&mut out, v, l, |i| xsc.at(i as f64), y1),
-        _ => {
-            let xt = nice_ticks(xd0, xd1, tick_target(x1 - x0) + 1);
-            for (t, l) in xt.iter().zip(tick_labels(&xt)).filter(|(t, _)| **t >= xd0 - 1e-9 * (xd1 - xd0) && **t <= xd1)
-            {
-                let x = P(xsc.at(*t));
-                put!(out, r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#999"/>"##, P(y1), P(y1 + 4.0));
-                put!(out, r##"<text x="{x}" y="{}" text-anchor="middle" fill="#444">{l}</text>"##, P(y1 + 17.0));
-            }
-        }
-    }
-    axes(&mut out, x0, x1, y0, y1);
-    if !c.x_label.is_empty() {
-        put!(
-            out,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#333">{}</text>"##,
-            P((x0 + x1) / 2.0),
-            P(h - 8.0),
-            escape(&c.x_label)
-        );
-    }
+}
 
-    // In category mode, series with error bars are nudged sideways a little so bars at the same category stay apart.
-    let n = c.series.len();
-    let has_err = c.series.iter().any(|s| s.points.iter().any(|p| p.err.is_some()));
-    let nudge = cats.filter(|_| has_err).map_or(0.0, |v| ((x1 - x0) / v.len() as f64 * 0.4 / n as f64).min(4.0));
-    for (i, s) in c.series.iter().enumerate() {
-        let dx = (i as f64 - (n as f64 - 1.0) / 2.0) * nudge;
-        let (col, dash) = (colour(s.colour), if s.dashed { r#" stroke-dasharray="6 4""# } else { "" });
-        let at = |x: f64, y: f64| format!("{} {}", P(xsc.at(x) + dx), P(ysc.at(y)));
-        put!(out, r#"<g class="series" data-series="{}">"#, ids[i]);
-        let band: Vec<_> = s.band.iter().filter(band_ok).collect();
-        if band.len() >= 2 {
-            let upper: Vec<String> = band.iter().map(|b| at(b.0, b.2)).collect();
-            let lower: Vec<String> = band.iter().rev().map(|b| at(b.0, b.1)).collect();
-            put!(out, r#"<path d="M{}L{}Z" fill="{col}" fill-opacity="0.15"/>"#, upper.join("L"), lower.join("L"));
-        }
-        let mut d = String::new();
-        let mut pen_down = false;
-        for p in &s.points {
-            if pt_ok(p) {
-                put!(d, "{}{}", if pen_down { "L" } else { "M" }, at(p.x, p.y));
-            }
-            pen_down = pt_ok(p);
-        }
-        if d.contains('L') {
-            put!(out, r#"<path d="{d}" fill="none" stroke="{col}" stroke-width="2" stroke-linejoin="round"{dash}/>"#);
-        }
-        // Markers on long series would hide the line, so those only get invisible hover targets.
-        let visible = s.points.iter().filter(|p| pt_ok(p)).count() <= 60;
-        for p in s.points.iter().filter(|p| pt_ok(p)) {
-            let (x, y) = (xsc.at(p.x) + dx, ysc.at(p.y));
-            let mut tip = if p.tooltip.is_empty() {
-                let xl = cats.map_or_else(|| fmt_value(p.x), |v| v[p.x.round() as usize].clone());
-                format!("{} @ {}: {}", s.name, xl, fmt_value(p.y))
-            } else {
-                p.tooltip.clone()
-            };
-            if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
-                // Ends outside the axis run to the plot edge (an arrow, no cap).
-                let (dlo, dhi) = (yt[0], yt[yt.len() - 1]);
-                let (lo_in, hi_in) = (lo.filter(|v| *v >= dlo), hi.filter(|v| *v <= dhi));
-                error_bar(&mut out, x, lo_in.map(|v| ysc.at(v)), hi_in.map(|v| ysc.at(v)), y0, y1, 4.0, col);
-                match (lo, hi) {
-                    (None, None) => tip.push_str("\n(CI unbounded)"),
-                    (None, _) => tip.push_str("\n(CI unbounded below)"),
-                    (_, None) => tip.push_str("\n(CI unbounded above)"),
-                    _ if lo_in.is_none() || hi_in.is_none() => tip.push_str("\n(the bar reaches beyond the chart)"),
-                    _ => {}
-                }
-            }
-            let style = match (visible, s.dashed) {
-                (false, _) => format!(r#"r="4" fill="{col}" fill-opacity="0""#),
-                (true, false) => format!(r#"r="3.5" fill="{col}""#),
-                (true, true) => format!(r##"r="3.5" fill="#fff" stroke="{col}" stroke-width="1.5""##),
-            };
-            put!(out, r#"<circle cx="{}" cy="{}" {style}><title>{}</title></circle>"#, P(x), P(y), escape(&tip));
-        }
-        out.push_str("</g>");
+/// Ticks and labels of a linear x axis `(xd0, xd1)`, `plot_w` px wide, under
+/// the plot's bottom `y1`.
+fn linear_x_ticks(out: &mut String, xsc: &Scale, (xd0, xd1): (f64, f64), plot_w: f64, y1: f64) {
+    let xt = nice_ticks(xd0, xd1, tick_target(plot_w) + 1);
+    for (t, l) in xt.iter().zip(tick_labels(&xt)).filter(|(t, _)| **t >= xd0 - 1e-9 * (xd1 - xd0) && **t <= xd1) {
+        let x = P(xsc.at(*t));
+        put!(out, r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#999"/>"##, P(y1), P(y1 + 4.0));
+        put!(out, r##"<text x="{x}" y="{}" text-anchor="middle" fill="#444">{l}</text>"##, P(y1 + 17.0));
     }
-    close(out)
+}
+
+/// One series of a line chart as a toggleable group `data-series="{id}"`:
+/// its band, its line, and a marker with a tooltip and error bar per point,
+/// all shifted `dx` px sideways.
+fn line_series(out: &mut String, s: &Series, id: usize, dx: f64, drawable: LineDrawable, plot: &LinePlot) {
+    let LinePlot { xsc, ysc, y_ends: (dlo, dhi), y0, y1 } = plot;
+    let (col, dash) = (colour(s.colour), if s.dashed { r#" stroke-dasharray="6 4""# } else { "" });
+    let at = |x: f64, y: f64| format!("{} {}", P(xsc.at(x) + dx), P(ysc.at(y)));
+    put!(out, r#"<g class="series" data-series="{}">"#, id);
+    let band: Vec<_> = s.band.iter().filter(|b| drawable.band(b)).collect();
+    if band.len() >= 2 {
+        let upper: Vec<String> = band.iter().map(|b| at(b.0, b.2)).collect();
+        let lower: Vec<String> = band.iter().rev().map(|b| at(b.0, b.1)).collect();
+        put!(out, r#"<path d="M{}L{}Z" fill="{col}" fill-opacity="0.15"/>"#, upper.join("L"), lower.join("L"));
+    }
+    let mut d = String::new();
+    let mut pen_down = false;
+    for p in &s.points {
+        if drawable.point(p) {
+            put!(d, "{}{}", if pen_down { "L" } else { "M" }, at(p.x, p.y));
+        }
+        pen_down = drawable.point(p);
+    }
+    if d.contains('L') {
+        put!(out, r#"<path d="{d}" fill="none" stroke="{col}" stroke-width="2" stroke-linejoin="round"{dash}/>"#);
+    }
+    // Markers on long series would hide the line, so those only get invisible hover targets.
+    let visible = s.points.iter().filter(|p| drawable.point(p)).count() <= 60;
+    for p in s.points.iter().filter(|p| drawable.point(p)) {
+        let (x, y) = (xsc.at(p.x) + dx, ysc.at(p.y));
+        let mut tip = if p.tooltip.is_empty() {
+            let xl = drawable.cats.map_or_else(|| fmt_value(p.x), |v| v[p.x.round() as usize].clone());
+            format!("{} @ {}: {}", s.name, xl, fmt_value(p.y))
+        } else {
+            p.tooltip.clone()
+        };
+        if let Some((lo, hi)) = p.err.as_ref().and_then(err_ends) {
+            // Ends outside the axis run to the plot edge (an arrow, no cap).
+            let (lo_in, hi_in) = (lo.filter(|v| v >= dlo), hi.filter(|v| v <= dhi));
+            error_bar(out, x, lo_in.map(|v| ysc.at(v)), hi_in.map(|v| ysc.at(v)), *y0, *y1, 4.0, col);
+            match (lo, hi) {
+                (None, None) => tip.push_str("\n(CI unbounded)"),
+                (None, _) => tip.push_str("\n(CI unbounded below)"),
+                (_, None) => tip.push_str("\n(CI unbounded above)"),
+                _ if lo_in.is_none() || hi_in.is_none() => tip.push_str("\n(the bar reaches beyond the chart)"),
+                _ => {}
+            }
+        }
+        let style = match (visible, s.dashed) {
+            (false, _) => format!(r#"r="4" fill="{col}" fill-opacity="0""#),
+            (true, false) => format!(r#"r="3.5" fill="{col}""#),
+            (true, true) => format!(r##"r="3.5" fill="#fff" stroke="{col}" stroke-width="1.5""##),
+        };
+        put!(out, r#"<circle cx="{}" cy="{}" {style}><title>{}</title></circle>"#, P(x), P(y), escape(&tip));
+    }
+    out.push_str("</g>");
 }
 
 /// Draws a grouped bar chart: one group per category, one bar per series,

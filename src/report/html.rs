@@ -109,16 +109,43 @@ fn workload_charts(r: &Report, w: usize) -> String {
     let a = &r.analysis;
     let d = a.data;
     let wl = &d.workloads[w];
-    let metric = &a.metrics[w];
-    let cats: Vec<String> = wl.threads.iter().map(|t| t.to_string()).collect();
-    let level = format!("{}%", a.settings.level * 100.0);
-    let mut out = String::new();
     let summary = |c: usize, t: u32| a.cell(c, w, t).and_then(|x| x.summary);
-    let few = (0..d.configurations.len())
-        .any(|c| wl.threads.iter().any(|&t| summary(c, t).is_some_and(|s| s.n < FEW_REPEATS)));
-    let pooled =
-        (0..d.configurations.len()).any(|c| wl.threads.iter().any(|&t| a.cell(c, w, t).is_some_and(|x| x.pooled)));
+    let ctx = ChartContext {
+        cats: wl.threads.iter().map(|t| t.to_string()).collect(),
+        level: format!("{}%", a.settings.level * 100.0),
+        few: (0..d.configurations.len())
+            .any(|c| wl.threads.iter().any(|&t| summary(c, t).is_some_and(|s| s.n < FEW_REPEATS))),
+        pooled: (0..d.configurations.len())
+            .any(|c| wl.threads.iter().any(|&t| a.cell(c, w, t).is_some_and(|x| x.pooled))),
+    };
+    let mut out = metric_chart(r, w, &ctx);
+    if d.configurations.len() > 1 {
+        out.push_str(&relative_chart(r, w, &ctx));
+    }
+    if wl.is_test() && !r.pooled.is_empty() {
+        out.push_str(&percentile_chart(r, w, &ctx));
+    }
+    out
+}
 
+/// What a workload's charts share: the thread counts as categories, the
+/// confidence level as text, and whether some cell has fewer than
+/// [`FEW_REPEATS`] repeats (bars then span the repeats, not an interval) or
+/// pools its repeats' events (no interval at all).
+struct ChartContext {
+    cats: Vec<String>,
+    level: String,
+    few: bool,
+    pooled: bool,
+}
+
+/// The workload's metric against threads, a line per configuration.
+fn metric_chart(r: &Report, w: usize, ctx: &ChartContext) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    let wl = &d.workloads[w];
+    let metric = &a.metrics[w];
+    let (cats, level, few, pooled) = (&ctx.cats, &ctx.level, ctx.few, ctx.pooled);
     let mut series = Vec::new();
     for (c, conf) in d.configurations.iter().enumerate() {
         let mut points = Vec::new();
@@ -156,124 +183,128 @@ fn workload_charts(r: &Report, w: usize) -> String {
     } else {
         format!("bars: {level} confidence interval of the mean")
     };
-    out.push_str(&threads_chart(
-        format!("{}: {} vs threads", wl.name, metric.label()),
-        metric.unit(),
-        note,
-        &cats,
-        series,
-        false,
-        None,
-    ));
+    threads_chart(format!("{}: {} vs threads", wl.name, metric.label()), metric.unit(), note, cats, series, false, None)
+}
 
-    if d.configurations.len() > 1 {
-        let mut series = Vec::new();
-        for c in a.variants() {
-            let conf = &d.configurations[c];
-            let mut points = Vec::new();
-            for (x, &t) in wl.threads.iter().enumerate() {
-                let Some(cmp) = a.comparison(c, w, t) else { continue };
-                let (Some(rel), Some(ratio)) = (cmp.relative_pct(), cmp.ratio) else { continue };
-                // The ratios a variant repeat and a baseline repeat can make: lowest to highest.
-                let repeat_ratios = match (summary(c, t), summary(a.settings.baseline, t)) {
-                    (Some(v), Some(b)) if b.min > 0.0 && v.min >= 0.0 => {
-                        Some((v.min / b.max * 100.0 - 100.0, v.max / b.min * 100.0 - 100.0))
-                    }
-                    _ => None,
-                };
-                let (ci_err, ci_text) = match ratio.ci {
-                    RatioCi::Bounded { lo, hi } => {
-                        let (lo, hi) = (lo * 100.0 - 100.0, hi * 100.0 - 100.0);
-                        (Some(ErrorBar::Range { lo, hi }), format!("{level} CI {lo:.1}% to {hi:.1}%"))
-                    }
-                    RatioCi::Unbounded => {
-                        (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded"))
-                    }
-                    RatioCi::Unavailable if cmp.pooled => (None, "no interval: pooled latency percentiles".into()),
-                    RatioCi::Unavailable => (None, "no interval (fewer than 2 repeats)".into()),
-                };
-                let err = if few { repeat_ratios.map(|(lo, hi)| ErrorBar::Range { lo, hi }) } else { ci_err };
-                let tip = format!(
-                    "{} / {}, {t} threads: {rel:.1}% ({ci_text}{}){}",
-                    conf.name,
-                    a.baseline_name(),
-                    repeat_ratios
-                        .map(|(lo, hi)| format!("; repeat against repeat: lowest {lo:.1}%, highest {hi:.1}%"))
-                        .unwrap_or_default(),
-                    if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) }
-                );
-                points.push(Point { x: x as f64, y: rel, err, tooltip: tip });
-            }
+/// Each variant relative to the baseline (%) against threads.
+fn relative_chart(r: &Report, w: usize, ctx: &ChartContext) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    let wl = &d.workloads[w];
+    let metric = &a.metrics[w];
+    let (cats, level, few, pooled) = (&ctx.cats, &ctx.level, ctx.few, ctx.pooled);
+    let summary = |c: usize, t: u32| a.cell(c, w, t).and_then(|x| x.summary);
+    let mut series = Vec::new();
+    for c in a.variants() {
+        let conf = &d.configurations[c];
+        let mut points = Vec::new();
+        for (x, &t) in wl.threads.iter().enumerate() {
+            let Some(cmp) = a.comparison(c, w, t) else { continue };
+            let (Some(rel), Some(ratio)) = (cmp.relative_pct(), cmp.ratio) else { continue };
+            // The ratios a variant repeat and a baseline repeat can make: lowest to highest.
+            let repeat_ratios = match (summary(c, t), summary(a.settings.baseline, t)) {
+                (Some(v), Some(b)) if b.min > 0.0 && v.min >= 0.0 => {
+                    Some((v.min / b.max * 100.0 - 100.0, v.max / b.min * 100.0 - 100.0))
+                }
+                _ => None,
+            };
+            let (ci_err, ci_text) = match ratio.ci {
+                RatioCi::Bounded { lo, hi } => {
+                    let (lo, hi) = (lo * 100.0 - 100.0, hi * 100.0 - 100.0);
+                    (Some(ErrorBar::Range { lo, hi }), format!("{level} CI {lo:.1}% to {hi:.1}%"))
+                }
+                RatioCi::Unbounded => {
+                    (Some(ErrorBar::Unbounded { lo: None, hi: None }), format!("{level} CI unbounded"))
+                }
+                RatioCi::Unavailable if cmp.pooled => (None, "no interval: pooled latency percentiles".into()),
+                RatioCi::Unavailable => (None, "no interval (fewer than 2 repeats)".into()),
+            };
+            let err = if few { repeat_ratios.map(|(lo, hi)| ErrorBar::Range { lo, hi }) } else { ci_err };
+            let tip = format!(
+                "{} / {}, {t} threads: {rel:.1}% ({ci_text}{}){}",
+                conf.name,
+                a.baseline_name(),
+                repeat_ratios
+                    .map(|(lo, hi)| format!("; repeat against repeat: lowest {lo:.1}%, highest {hi:.1}%"))
+                    .unwrap_or_default(),
+                if cmp.marks().is_empty() { String::new() } else { format!(" {}", cmp.marks()) }
+            );
+            points.push(Point { x: x as f64, y: rel, err, tooltip: tip });
+        }
+        series.push(Series {
+            name: format!("{} / {}", conf.name, a.baseline_name()),
+            colour: c,
+            dashed: false,
+            points,
+            band: Vec::new(),
+        });
+    }
+    let note = if few {
+        format!("bars: lowest to highest ratio of two repeats (a cell has fewer than {FEW_REPEATS} repeats)")
+    } else if pooled {
+        "points: ratios of pooled percentiles, which have no interval".to_string()
+    } else {
+        format!("bars: {level} confidence interval of the ratio (Fieller)")
+    };
+    threads_chart(
+        format!("{}: relative to {} (%)", wl.name, a.baseline_name()),
+        "%".into(),
+        note,
+        cats,
+        series,
+        true,
+        // A ratio of figures that cannot be negative is at least 0: -100 %.
+        metric.non_negative().then_some(-100.0),
+    )
+}
+
+/// A test workload's pooled latency percentiles against threads: the first
+/// two of `--percentile`, solid and dashed, per configuration.
+fn percentile_chart(r: &Report, w: usize, ctx: &ChartContext) -> String {
+    let a = &r.analysis;
+    let d = a.data;
+    let wl = &d.workloads[w];
+    let cats = &ctx.cats;
+    let mut series = Vec::new();
+    for (c, conf) in d.configurations.iter().enumerate() {
+        for (i, p) in r.percentiles.iter().enumerate().take(2) {
+            let points = wl
+                .threads
+                .iter()
+                .enumerate()
+                .filter_map(|(x, &t)| {
+                    let ms = r.pooled.get(&(c, w, t))?.get(i).copied().flatten()?;
+                    Some(Point {
+                        x: x as f64,
+                        y: ms,
+                        err: None,
+                        tooltip: format!(
+                            "{}, {t} threads: {} percentile {} ms",
+                            conf.name,
+                            tables::ordinal(*p),
+                            tables::number(ms)
+                        ),
+                    })
+                })
+                .collect();
             series.push(Series {
-                name: format!("{} / {}", conf.name, a.baseline_name()),
+                name: format!("{} p{}", conf.name, crate::output::pct_label(*p)),
                 colour: c,
-                dashed: false,
+                dashed: i == 1,
                 points,
                 band: Vec::new(),
             });
         }
-        let note = if few {
-            format!("bars: lowest to highest ratio of two repeats (a cell has fewer than {FEW_REPEATS} repeats)")
-        } else if pooled {
-            "points: ratios of pooled percentiles, which have no interval".to_string()
-        } else {
-            format!("bars: {level} confidence interval of the ratio (Fieller)")
-        };
-        out.push_str(&threads_chart(
-            format!("{}: relative to {} (%)", wl.name, a.baseline_name()),
-            "%".into(),
-            note,
-            &cats,
-            series,
-            true,
-            // A ratio of figures that cannot be negative is at least 0: -100 %.
-            metric.non_negative().then_some(-100.0),
-        ));
     }
-
-    if wl.is_test() && !r.pooled.is_empty() {
-        let mut series = Vec::new();
-        for (c, conf) in d.configurations.iter().enumerate() {
-            for (i, p) in r.percentiles.iter().enumerate().take(2) {
-                let points = wl
-                    .threads
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(x, &t)| {
-                        let ms = r.pooled.get(&(c, w, t))?.get(i).copied().flatten()?;
-                        Some(Point {
-                            x: x as f64,
-                            y: ms,
-                            err: None,
-                            tooltip: format!(
-                                "{}, {t} threads: {} percentile {} ms",
-                                conf.name,
-                                tables::ordinal(*p),
-                                tables::number(ms)
-                            ),
-                        })
-                    })
-                    .collect();
-                series.push(Series {
-                    name: format!("{} p{}", conf.name, crate::output::pct_label(*p)),
-                    colour: c,
-                    dashed: i == 1,
-                    points,
-                    band: Vec::new(),
-                });
-            }
-        }
-        out.push_str(&threads_chart(
-            format!("{}: latency percentiles (ms), repeats pooled", wl.name),
-            "ms".into(),
-            String::new(),
-            &cats,
-            series,
-            false,
-            None,
-        ));
-    }
-    out
+    threads_chart(
+        format!("{}: latency percentiles (ms), repeats pooled", wl.name),
+        "ms".into(),
+        String::new(),
+        cats,
+        series,
+        false,
+        None,
+    )
 }
 
 /// TPC-H: per TPC-H workload a grouped bar chart of the query times (one

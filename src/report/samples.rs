@@ -667,160 +667,140 @@ impl Samples {
     /// the k-th sample (repeats aligned by sample index, as the throughput
     /// series are by interval index).
     pub fn charts(&self, data: &Dataset, w: usize, t: u32) -> (Vec<String>, Vec<String>) {
-        let mut out = Vec::new();
-        let mut counter_charts = Vec::new();
         let wl = &data.workloads[w];
-        let members = |c: usize| -> Vec<usize> {
-            (0..data.runs.len())
-                .filter(|&i| {
-                    let r = &data.runs[i];
-                    r.configuration == c && r.workload == w && r.figures.threads == t && r.ok()
-                })
-                .collect()
-        };
-        let warmup_shade = |series: &[Series]| -> Vec<Shade> {
-            let first = series.iter().flat_map(|s| s.points.iter().map(|p| p.x)).fold(f64::INFINITY, f64::min);
-            if first.is_finite() && first < 0.0 {
-                vec![Shade { from: f64::NEG_INFINITY, to: 0.0, label: "warmup".into() }]
-            } else {
-                Vec::new()
-            }
-        };
-        let chart = |title: String, y_label: &str, series: Vec<Series>| -> String {
-            let shades = warmup_shade(&series);
-            svg::line_chart(&LineChart {
-                title,
-                x_label: "seconds since the end of the warmup (sampler clock)".into(),
-                y_label: y_label.into(),
-                x: XAxis::Linear,
-                series,
-                shades,
-                y_from_zero: true,
-                width: 560,
-                height: 300,
-                ..Default::default()
-            })
-        };
-        let col = |key: &str| OS_FIGURES.iter().position(|f| f.key == key);
-        // CPU stacked: user, system, iowait, steal as bands on top of each other; idle the rest.
-        for (c, conf) in data.configurations.iter().enumerate() {
-            let runs = members(c);
-            let parts: Vec<(usize, &str)> = ["cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct"]
-                .iter()
-                .filter_map(|k| Some((col(k)?, OS_FIGURES[col(k)?].heading)))
-                .collect();
-            let aligned: Vec<Timeline> =
-                parts.iter().map(|&(k, _)| align(runs.iter().map(|&i| os_column(&self.series[i], k)))).collect();
-            if aligned.iter().all(|a| a.is_empty()) {
-                continue;
-            }
-            let len = aligned.iter().map(Vec::len).max().unwrap_or(0);
-            let mut below = vec![0.0; len];
-            let mut series = Vec::new();
-            for (n, ((_, name), ticks)) in parts.iter().zip(&aligned).enumerate() {
-                let mut points = Vec::new();
-                let mut band = Vec::new();
-                for (j, (x, vals)) in ticks.iter().enumerate() {
-                    let Some(v) = mean(vals) else { continue };
-                    let lo = below[j];
-                    below[j] += v;
-                    band.push((*x, lo, below[j]));
-                    points.push(Point {
-                        x: *x,
-                        y: below[j],
-                        err: None,
-                        tooltip: format!(
-                            "{}, {x:.1} s: {name} {} (mean of {} run(s))",
-                            conf.name,
-                            tables::number(v),
-                            vals.iter().flatten().count()
-                        ),
-                    });
-                }
-                series.push(Series { name: name.to_string(), colour: n, dashed: false, points, band });
-            }
-            out.push(chart(
-                format!("{}, {t} threads, {}: CPU, stacked (idle the rest)", wl.name, conf.name),
-                "% of all CPUs",
-                series,
-            ));
-        }
-        // One line per configuration (and a dashed one for a second figure).
-        let lines = |figures: &[(&str, bool)], suffix: bool| -> Vec<Series> {
-            let mut series = Vec::new();
-            for (c, conf) in data.configurations.iter().enumerate() {
-                let runs = members(c);
-                for &(key, dashed) in figures {
-                    let Some(k) = col(key) else { continue };
-                    let ticks = align(runs.iter().map(|&i| os_column(&self.series[i], k)));
-                    let points: Vec<Point> = ticks
-                        .iter()
-                        .filter_map(|(x, vals)| {
-                            let v = mean(vals)?;
-                            Some(Point {
-                                x: *x,
-                                y: OS_FIGURES[k].unit.scale(v),
-                                err: None,
-                                tooltip: format!(
-                                    "{}, {x:.1} s: {} {}",
-                                    conf.name,
-                                    OS_FIGURES[k].heading,
-                                    tables::number(OS_FIGURES[k].unit.scale(v))
-                                ),
-                            })
-                        })
-                        .collect();
-                    if points.is_empty() {
-                        continue;
-                    }
-                    let name =
-                        if suffix { format!("{} {}", conf.name, OS_FIGURES[k].heading) } else { conf.name.clone() };
-                    series.push(Series { name, colour: c, dashed, points, band: Vec::new() });
-                }
-            }
-            series
-        };
-        let runq = lines(&[("procs_running", false)], false);
+        let cell = SampleCell { data, w, t };
+        let mut out: Vec<String> = (0..data.configurations.len()).filter_map(|c| self.cpu_stacked(&cell, c)).collect();
+        let runq = self.os_lines(&cell, &[("procs_running", false)], false);
         if !runq.is_empty() {
-            out.push(chart(format!("{}, {t} threads: run queue", wl.name), "runnable tasks", runq));
+            out.push(sample_chart(format!("{}, {t} threads: run queue", wl.name), "runnable tasks", runq));
         }
-        let own = lines(&[("client_cpu_pct", false), ("server_cpu_pct", true)], true);
+        let own = self.os_lines(&cell, &[("client_cpu_pct", false), ("server_cpu_pct", true)], true);
         if !own.is_empty() {
-            out.push(chart(format!("{}, {t} threads: client and server CPU", wl.name), "% of all CPUs", own));
+            out.push(sample_chart(format!("{}, {t} threads: client and server CPU", wl.name), "% of all CPUs", own));
         }
-        for (k, counter) in self.counters.iter().enumerate() {
-            let mut series = Vec::new();
-            for (c, conf) in data.configurations.iter().enumerate() {
-                let ticks = align(
-                    members(c)
-                        .iter()
-                        .map(|&i| self.series[i].server.iter().map(|(x, v)| (*x, v[k])).collect::<Vec<_>>()),
-                );
+        let counter_charts = (0..self.counters.len()).filter_map(|k| self.counter_chart(&cell, k)).collect();
+        (out, counter_charts)
+    }
+
+    /// Configuration `c`'s CPU in one cell, stacked: user, system, iowait,
+    /// steal as bands on top of each other, idle the rest; `None` without
+    /// samples.
+    fn cpu_stacked(&self, cell: &SampleCell, c: usize) -> Option<String> {
+        let (data, t) = (cell.data, cell.t);
+        let conf = &data.configurations[c];
+        let runs = cell.members(c);
+        let parts: Vec<(usize, &str)> = ["cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct"]
+            .iter()
+            .filter_map(|k| Some((os_figure(k)?, OS_FIGURES[os_figure(k)?].heading)))
+            .collect();
+        let aligned: Vec<Timeline> =
+            parts.iter().map(|&(k, _)| align(runs.iter().map(|&i| os_column(&self.series[i], k)))).collect();
+        if aligned.iter().all(|a| a.is_empty()) {
+            return None;
+        }
+        let len = aligned.iter().map(Vec::len).max().unwrap_or(0);
+        let mut below = vec![0.0; len];
+        let mut series = Vec::new();
+        for (n, ((_, name), ticks)) in parts.iter().zip(&aligned).enumerate() {
+            let mut points = Vec::new();
+            let mut band = Vec::new();
+            for (j, (x, vals)) in ticks.iter().enumerate() {
+                let Some(v) = mean(vals) else { continue };
+                let lo = below[j];
+                below[j] += v;
+                band.push((*x, lo, below[j]));
+                points.push(Point {
+                    x: *x,
+                    y: below[j],
+                    err: None,
+                    tooltip: format!(
+                        "{}, {x:.1} s: {name} {} (mean of {} run(s))",
+                        conf.name,
+                        tables::number(v),
+                        vals.iter().flatten().count()
+                    ),
+                });
+            }
+            series.push(Series { name: name.to_string(), colour: n, dashed: false, points, band });
+        }
+        Some(sample_chart(
+            format!("{}, {t} threads, {}: CPU, stacked (idle the rest)", data.workloads[cell.w].name, conf.name),
+            "% of all CPUs",
+            series,
+        ))
+    }
+
+    /// One line per configuration and OS figure of `figures` (`true`:
+    /// dashed, for a second figure); `suffix` adds the figure's heading to
+    /// the configuration's name.
+    fn os_lines(&self, cell: &SampleCell, figures: &[(&str, bool)], suffix: bool) -> Vec<Series> {
+        let mut series = Vec::new();
+        for (c, conf) in cell.data.configurations.iter().enumerate() {
+            let runs = cell.members(c);
+            for &(key, dashed) in figures {
+                let Some(k) = os_figure(key) else { continue };
+                let ticks = align(runs.iter().map(|&i| os_column(&self.series[i], k)));
                 let points: Vec<Point> = ticks
                     .iter()
                     .filter_map(|(x, vals)| {
                         let v = mean(vals)?;
                         Some(Point {
                             x: *x,
-                            y: v,
+                            y: OS_FIGURES[k].unit.scale(v),
                             err: None,
-                            tooltip: format!("{}, {x:.1} s: {} {}", conf.name, counter.heading(), tables::number(v)),
+                            tooltip: format!(
+                                "{}, {x:.1} s: {} {}",
+                                conf.name,
+                                OS_FIGURES[k].heading,
+                                tables::number(OS_FIGURES[k].unit.scale(v))
+                            ),
                         })
                     })
                     .collect();
-                if !points.is_empty() {
-                    series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
+                if points.is_empty() {
+                    continue;
                 }
-            }
-            if !series.is_empty() {
-                counter_charts.push(chart(
-                    format!("{}, {t} threads: {}", wl.name, counter.heading()),
-                    &counter.heading(),
-                    series,
-                ));
+                let name = if suffix { format!("{} {}", conf.name, OS_FIGURES[k].heading) } else { conf.name.clone() };
+                series.push(Series { name, colour: c, dashed, points, band: Vec::new() });
             }
         }
-        (out, counter_charts)
+        series
+    }
+
+    /// Server counter `k` in one cell, a line per configuration; `None`
+    /// when no configuration sampled it.
+    fn counter_chart(&self, cell: &SampleCell, k: usize) -> Option<String> {
+        let (counter, t) = (&self.counters[k], cell.t);
+        let mut series = Vec::new();
+        for (c, conf) in cell.data.configurations.iter().enumerate() {
+            let ticks = align(
+                cell.members(c)
+                    .iter()
+                    .map(|&i| self.series[i].server.iter().map(|(x, v)| (*x, v[k])).collect::<Vec<_>>()),
+            );
+            let points: Vec<Point> = ticks
+                .iter()
+                .filter_map(|(x, vals)| {
+                    let v = mean(vals)?;
+                    Some(Point {
+                        x: *x,
+                        y: v,
+                        err: None,
+                        tooltip: format!("{}, {x:.1} s: {} {}", conf.name, counter.heading(), tables::number(v)),
+                    })
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
+            }
+        }
+        (!series.is_empty()).then(|| {
+            sample_chart(
+                format!("{}, {t} threads: {}", cell.data.workloads[cell.w].name, counter.heading()),
+                &counter.heading(),
+                series,
+            )
+        })
     }
 
     /// The page's samples section (tables, then charts per workload and
@@ -969,6 +949,53 @@ fn align(runs: impl Iterator<Item = Vec<(f64, Option<f64>)>>) -> Timeline {
         }
     }
     out.into_iter().map(|(sum, n, v)| (sum / n as f64, v)).collect()
+}
+
+/// One (workload, threads) cell of a dataset, whose runs a chart averages.
+struct SampleCell<'a> {
+    data: &'a Dataset,
+    w: usize,
+    t: u32,
+}
+
+impl SampleCell<'_> {
+    /// Configuration `c`'s ok runs of the cell, by index into the dataset's runs.
+    fn members(&self, c: usize) -> Vec<usize> {
+        (0..self.data.runs.len())
+            .filter(|&i| {
+                let r = &self.data.runs[i];
+                r.configuration == c && r.workload == self.w && r.figures.threads == self.t && r.ok()
+            })
+            .collect()
+    }
+}
+
+/// The column of the OS figure named `key` in [`OS_FIGURES`].
+fn os_figure(key: &str) -> Option<usize> {
+    OS_FIGURES.iter().position(|f| f.key == key)
+}
+
+/// A samples chart: seconds since the end of the warmup on x, the warmup
+/// (negative seconds) shaded when a series reaches into it.
+fn sample_chart(title: String, y_label: &str, series: Vec<Series>) -> String {
+    let first = series.iter().flat_map(|s| s.points.iter().map(|p| p.x)).fold(f64::INFINITY, f64::min);
+    let shades = if first.is_finite() && first < 0.0 {
+        vec![Shade { from: f64::NEG_INFINITY, to: 0.0, label: "warmup".into() }]
+    } else {
+        Vec::new()
+    };
+    svg::line_chart(&LineChart {
+        title,
+        x_label: "seconds since the end of the warmup (sampler clock)".into(),
+        y_label: y_label.into(),
+        x: XAxis::Linear,
+        series,
+        shades,
+        y_from_zero: true,
+        width: 560,
+        height: 300,
+        ..Default::default()
+    })
 }
 
 #[cfg(test)]

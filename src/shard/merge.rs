@@ -398,6 +398,95 @@ fn difference(a: &ShardResult, b: &ShardResult) -> Option<String> {
 /// them up; their interval series were added up as they were read (their
 /// own `intervals` are empty). Errors are one line.
 fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: bool) -> Result<Merged, String> {
+    let Some((_, first)) = results.first() else { return Err("no shard results given".into()) };
+    let n = first.shard_count;
+    let (by_index, missing) = index_shards(results, allow_partial)?;
+    let shards: Vec<&ShardResult> = by_index.values().map(|(_, r)| *r).collect();
+    let clock = StartClock::of(first, &shards);
+    let total_time = shards.iter().map(|r| clock.skew_ms(r) / 1e3 + r.total_time_s).fold(0.0, f64::max).max(1e-9);
+
+    // Shards that did not run throughout, and what a stall of the others
+    // then most likely waited for.
+    let frozen: BTreeMap<u32, String> = shards
+        .iter()
+        .filter_map(|r| {
+            let late = series.longest_late_ms.get(&r.shard_index).copied().unwrap_or(0.0);
+            freeze_of(r, late).map(|f| (r.shard_index, f))
+        })
+        .collect();
+    let mut cumulative = Period::default();
+    let mut fairness = Vec::new();
+    let (mut not_started, mut dropped, mut target) = (0u64, 0u64, 0.0f64);
+    let mut reasons = Vec::new();
+    for r in &shards {
+        r.cumulative.add_to(&mut cumulative).map_err(|e| format!("shard {}: cumulative.{e}", r.shard_index))?;
+        fairness.extend(r.fairness.iter().map(ClientFairness::from));
+        if let Some(rate) = &r.rate {
+            let overflow = || format!("shard {}: rate: the shards' arrivals overflow 64 bits", r.shard_index);
+            not_started = not_started.checked_add(rate.not_started).ok_or_else(overflow)?;
+            dropped = dropped.checked_add(rate.dropped).ok_or_else(overflow)?;
+            target += rate.target;
+        }
+        if let Some(a) = ended_early(r, &frozen) {
+            reasons.push(format!("shard {}: {a}", r.shard_index));
+        }
+        if let Some(f) = frozen.get(&r.shard_index) {
+            reasons.push(format!("shard {}: {f}", r.shard_index));
+        }
+    }
+    // The report prints reads + writes + other as the queries.
+    if queries(&cumulative.counts).is_none() {
+        return Err("the merged reads, writes and other statements add up beyond 64 bits".into());
+    }
+    if !missing.is_empty() {
+        reasons.insert(0, format!("incomplete: {} of {n} shards missing (shard {})", missing.len(), list(&missing)));
+    }
+    let percentiles = first.run.percentiles.clone();
+    let intervals = series.intervals.rows(&percentiles)?;
+    let warmup_intervals = series.warmup.rows(&percentiles)?;
+    let rated = shards.iter().any(|r| r.rate.is_some());
+    let rate = rated.then(|| RateSummary {
+        target,
+        achieved: cumulative.get(Counter::Event) as f64 / total_time,
+        not_started,
+        dropped,
+    });
+    let table = shard_rows(first, &by_index, &frozen, &clock);
+    let mut options = first.run.options.clone();
+    for k in ["shard", "shard_result"] {
+        options.remove(k);
+    }
+    Ok(Merged {
+        test: first.run.test.clone(),
+        options,
+        count: n,
+        sql: shards.iter().any(|r| r.sql),
+        threads: shards.iter().map(|r| r.threads).sum(),
+        percentiles,
+        histogram: first.run.histogram,
+        total_time,
+        cumulative,
+        fairness,
+        intervals,
+        warmup_intervals,
+        rate,
+        server_version: shards.iter().find_map(|r| r.server_version.clone()),
+        aborted: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        shards: table,
+        missing,
+        start_skew_ms: (shards.len() > 1).then_some(clock.latest - clock.earliest),
+        skew_clock: clock.name,
+    })
+}
+
+/// The results by shard index, once each, every one a shard of the first's
+/// run with its share of the thread ids; and the shard indexes missing,
+/// which only `allow_partial` accepts.
+#[allow(clippy::type_complexity)]
+fn index_shards(
+    results: &[(String, ShardResult)],
+    allow_partial: bool,
+) -> Result<(BTreeMap<u32, (&String, &ShardResult)>, Vec<u32>), String> {
     let Some((first_name, first)) = results.first() else { return Err("no shard results given".into()) };
     let n = first.shard_count;
     let mut by_index: BTreeMap<u32, (&String, &ShardResult)> = BTreeMap::new();
@@ -435,89 +524,76 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
             list(&missing)
         ));
     }
-    let shards: Vec<&ShardResult> = by_index.values().map(|(_, r)| *r).collect();
+    Ok((by_index, missing))
+}
 
-    // Starts on one clock: the database server's when every shard measured
-    // its offset from it, else each host's own wall clock.
-    let common = shards.iter().all(|r| r.clock_offset.is_some());
-    let skew_clock = if common {
-        first.clock_offset.as_ref().map(|c| c.against.clone()).unwrap_or_default()
-    } else {
-        "each shard host's own wall clock (not every shard measured its offset from the database server's)".into()
-    };
-    let start_of = |r: &ShardResult| {
-        r.start.start_unix_ms + if common { r.clock_offset.as_ref().map_or(0.0, |c| c.offset_ms) } else { 0.0 }
-    };
-    let earliest = shards.iter().map(|r| start_of(r)).fold(f64::INFINITY, f64::min);
-    let latest = shards.iter().map(|r| start_of(r)).fold(f64::NEG_INFINITY, f64::max);
-    let total_time =
-        shards.iter().map(|r| (start_of(r) - earliest) / 1e3 + r.total_time_s).fold(0.0, f64::max).max(1e-9);
+/// The shards' starts on one clock: the database server's when every shard
+/// measured its offset from it, else each host's own wall clock.
+struct StartClock {
+    /// Whether every shard measured its offset from the server's clock.
+    common: bool,
+    /// Which clock, for the report.
+    name: String,
+    earliest: f64,
+    latest: f64,
+}
 
-    // Shards that did not run throughout, and what a stall of the others
-    // then most likely waited for.
-    let frozen: BTreeMap<u32, String> = shards
-        .iter()
-        .filter_map(|r| {
-            let late = series.longest_late_ms.get(&r.shard_index).copied().unwrap_or(0.0);
-            freeze_of(r, late).map(|f| (r.shard_index, f))
-        })
-        .collect();
-    let ended = |r: &ShardResult| -> Option<String> {
-        let a = r.aborted.as_ref()?;
-        let culprit = frozen.keys().find(|k| **k != r.shard_index);
-        Some(match culprit {
-            Some(k) if a.starts_with("stalled") => format!(
-                "{a} — shard {k} did not run meanwhile ({}): its clients most likely waited for shard {k}'s locks, not for the server",
-                frozen[k].split_once(": ").map_or("", |(_, why)| why)
-            ),
-            _ => a.clone(),
-        })
-    };
-    let mut cumulative = Period::default();
-    let mut fairness = Vec::new();
-    let (mut not_started, mut dropped, mut target) = (0u64, 0u64, 0.0f64);
-    let mut reasons = Vec::new();
-    for r in &shards {
-        r.cumulative.add_to(&mut cumulative).map_err(|e| format!("shard {}: cumulative.{e}", r.shard_index))?;
-        fairness.extend(r.fairness.iter().map(ClientFairness::from));
-        if let Some(rate) = &r.rate {
-            let overflow = || format!("shard {}: rate: the shards' arrivals overflow 64 bits", r.shard_index);
-            not_started = not_started.checked_add(rate.not_started).ok_or_else(overflow)?;
-            dropped = dropped.checked_add(rate.dropped).ok_or_else(overflow)?;
-            target += rate.target;
-        }
-        if let Some(a) = ended(r) {
-            reasons.push(format!("shard {}: {a}", r.shard_index));
-        }
-        if let Some(f) = frozen.get(&r.shard_index) {
-            reasons.push(format!("shard {}: {f}", r.shard_index));
-        }
+impl StartClock {
+    /// The clock of `shards`; its name is the one `first` measured against.
+    fn of(first: &ShardResult, shards: &[&ShardResult]) -> StartClock {
+        let common = shards.iter().all(|r| r.clock_offset.is_some());
+        let name = if common {
+            first.clock_offset.as_ref().map(|c| c.against.clone()).unwrap_or_default()
+        } else {
+            "each shard host's own wall clock (not every shard measured its offset from the database server's)".into()
+        };
+        let mut clock = StartClock { common, name, earliest: f64::INFINITY, latest: f64::NEG_INFINITY };
+        let starts: Vec<f64> = shards.iter().map(|r| clock.start_ms(r)).collect();
+        clock.earliest = starts.iter().copied().fold(f64::INFINITY, f64::min);
+        clock.latest = starts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        clock
     }
-    // The report prints reads + writes + other as the queries.
-    if queries(&cumulative.counts).is_none() {
-        return Err("the merged reads, writes and other statements add up beyond 64 bits".into());
-    }
-    if !missing.is_empty() {
-        reasons.insert(0, format!("incomplete: {} of {n} shards missing (shard {})", missing.len(), list(&missing)));
-    }
-    let percentiles = first.run.percentiles.clone();
-    let intervals = series.intervals.rows(&percentiles)?;
-    let warmup_intervals = series.warmup.rows(&percentiles)?;
-    let rated = shards.iter().any(|r| r.rate.is_some());
-    let rate = rated.then(|| RateSummary {
-        target,
-        achieved: cumulative.get(Counter::Event) as f64 / total_time,
-        not_started,
-        dropped,
-    });
 
+    /// Shard `r`'s start, Unix ms on this clock.
+    fn start_ms(&self, r: &ShardResult) -> f64 {
+        r.start.start_unix_ms + if self.common { r.clock_offset.as_ref().map_or(0.0, |c| c.offset_ms) } else { 0.0 }
+    }
+
+    /// How long after the earliest shard shard `r` started, ms.
+    fn skew_ms(&self, r: &ShardResult) -> f64 {
+        self.start_ms(r) - self.earliest
+    }
+}
+
+/// Why shard `r` ended early, if it did; a stall while another shard was
+/// frozen blames that shard's locks rather than the server.
+fn ended_early(r: &ShardResult, frozen: &BTreeMap<u32, String>) -> Option<String> {
+    let a = r.aborted.as_ref()?;
+    let culprit = frozen.keys().find(|k| **k != r.shard_index);
+    Some(match culprit {
+        Some(k) if a.starts_with("stalled") => format!(
+            "{a} — shard {k} did not run meanwhile ({}): its clients most likely waited for shard {k}'s locks, not for the server",
+            frozen[k].split_once(": ").map_or("", |(_, why)| why)
+        ),
+        _ => a.clone(),
+    })
+}
+
+/// The report's table: one row per shard index, the missing ones marked.
+fn shard_rows(
+    first: &ShardResult,
+    by_index: &BTreeMap<u32, (&String, &ShardResult)>,
+    frozen: &BTreeMap<u32, String>,
+    clock: &StartClock,
+) -> Vec<ShardRow> {
+    let n = first.shard_count;
     let mut table: Vec<ShardRow> = Vec::new();
     for i in 0..n {
         let (first_thread, threads) = super::split(first.run.threads as u64, n, i);
         let row = match by_index.get(&i) {
             Some((_, r)) => {
                 let after_t = r.run.start_at_ms.map(|t| r.start.start_unix_ms - t as f64);
-                let status = match (ended(r), frozen.get(&i), r.start.late) {
+                let status = match (ended_early(r, frozen), frozen.get(&i), r.start.late) {
                     (Some(a), Some(f), _) => format!("ended: {a}; {f}"),
                     (Some(a), None, _) => format!("ended: {a}"),
                     (None, Some(f), _) => f.clone(),
@@ -531,7 +607,7 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
                     threads: threads as u32,
                     events: Some(r.cumulative.counts.events),
                     queries: queries(&r.cumulative.counts.to_counts()),
-                    start_skew_ms: Some(start_of(r) - earliest),
+                    start_skew_ms: Some(clock.skew_ms(r)),
                     after_start_at_ms: after_t,
                     clock_offset_ms: r.clock_offset.as_ref().map(|c| c.offset_ms),
                     status,
@@ -552,31 +628,7 @@ fn merge(results: &[(String, ShardResult)], series: ReadSeries, allow_partial: b
         };
         table.push(row);
     }
-    let mut options = first.run.options.clone();
-    for k in ["shard", "shard_result"] {
-        options.remove(k);
-    }
-    Ok(Merged {
-        test: first.run.test.clone(),
-        options,
-        count: n,
-        sql: shards.iter().any(|r| r.sql),
-        threads: shards.iter().map(|r| r.threads).sum(),
-        percentiles,
-        histogram: first.run.histogram,
-        total_time,
-        cumulative,
-        fairness,
-        intervals,
-        warmup_intervals,
-        rate,
-        server_version: shards.iter().find_map(|r| r.server_version.clone()),
-        aborted: (!reasons.is_empty()).then(|| reasons.join("; ")),
-        shards: table,
-        missing,
-        start_skew_ms: (shards.len() > 1).then_some(latest - earliest),
-        skew_clock,
-    })
+    table
 }
 
 /// Reads + writes + other, unless that overflows.
