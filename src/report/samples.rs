@@ -740,23 +740,8 @@ impl Samples {
             for &(key, dashed) in figures {
                 let Some(k) = os_figure(key) else { continue };
                 let ticks = align(runs.iter().map(|&i| os_column(&self.series[i], k)));
-                let points: Vec<Point> = ticks
-                    .iter()
-                    .filter_map(|(x, vals)| {
-                        let v = mean(vals)?;
-                        Some(Point {
-                            x: *x,
-                            y: OS_FIGURES[k].unit.scale(v),
-                            err: None,
-                            tooltip: format!(
-                                "{}, {x:.1} s: {} {}",
-                                conf.name,
-                                OS_FIGURES[k].heading,
-                                tables::number(OS_FIGURES[k].unit.scale(v))
-                            ),
-                        })
-                    })
-                    .collect();
+                let figure = &OS_FIGURES[k];
+                let points = mean_points(&ticks, &conf.name, figure.heading, |v| figure.unit.scale(v));
                 if points.is_empty() {
                     continue;
                 }
@@ -778,18 +763,7 @@ impl Samples {
                     .iter()
                     .map(|&i| self.series[i].server.iter().map(|(x, v)| (*x, v[k])).collect::<Vec<_>>()),
             );
-            let points: Vec<Point> = ticks
-                .iter()
-                .filter_map(|(x, vals)| {
-                    let v = mean(vals)?;
-                    Some(Point {
-                        x: *x,
-                        y: v,
-                        err: None,
-                        tooltip: format!("{}, {x:.1} s: {} {}", conf.name, counter.heading(), tables::number(v)),
-                    })
-                })
-                .collect();
+            let points = mean_points(&ticks, &conf.name, &counter.heading(), |v| v);
             if !points.is_empty() {
                 series.push(Series { name: conf.name.clone(), colour: c, dashed: false, points, band: Vec::new() });
             }
@@ -927,6 +901,24 @@ fn figure_cell(v: Option<f64>, unit: Unit, what: &str) -> Cell {
 
 fn os_column(s: &RunSeries, k: usize) -> Vec<(f64, Option<f64>)> {
     s.os.iter().map(|(x, v)| (*x, v[k])).collect()
+}
+
+/// One point per aligned tick that has a value: the mean over the runs,
+/// through `scale` (a unit's, or none), with the tooltip the sample charts
+/// share: "configuration, tick: heading value".
+fn mean_points(ticks: &Timeline, conf_name: &str, heading: &str, scale: impl Fn(f64) -> f64) -> Vec<Point> {
+    ticks
+        .iter()
+        .filter_map(|(x, vals)| {
+            let y = scale(mean(vals)?);
+            Some(Point {
+                x: *x,
+                y,
+                err: None,
+                tooltip: format!("{conf_name}, {x:.1} s: {heading} {}", tables::number(y)),
+            })
+        })
+        .collect()
 }
 
 fn mean(values: &[Option<f64>]) -> Option<f64> {
