@@ -113,11 +113,17 @@ impl ResultSet {
     }
 
     /// Appends a NULL cell.
+    ///
+    /// The appenders are `#[inline]`: the drivers call them once per cell
+    /// from other codegen units, and out of line they cost the MariaDB
+    /// client 3% more instructions per query (bench/guard.sh ipq).
+    #[inline]
     pub fn push_null(&mut self) {
         self.cells.push((0, NULL_CELL));
     }
 
     /// Appends a cell with these bytes.
+    #[inline]
     pub fn push_bytes(&mut self, b: &[u8]) {
         let start = self.data.len() as u32;
         self.data.extend_from_slice(b);
@@ -126,6 +132,7 @@ impl ResultSet {
 
     /// Appends a cell written by `f` into the buffer (numbers formatted in
     /// place, without a temporary string).
+    #[inline]
     pub fn push_with(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
         let start = self.data.len();
         f(&mut self.data);
@@ -133,6 +140,7 @@ impl ResultSet {
     }
 
     /// Appends a cell: bytes or NULL.
+    #[inline]
     pub fn push_cell(&mut self, c: Option<&[u8]>) {
         match c {
             Some(b) => self.push_bytes(b),
@@ -141,6 +149,7 @@ impl ResultSet {
     }
 
     /// Ends a row whose `columns` cells were pushed.
+    #[inline]
     pub fn end_row(&mut self) {
         self.nrows += 1;
     }
