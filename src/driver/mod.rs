@@ -25,6 +25,7 @@ pub(crate) mod emulation;
 pub mod mysql;
 pub(crate) mod number_text;
 pub mod pgsql;
+pub(crate) mod socket;
 pub mod sqlite;
 #[cfg(test)]
 mod test_support;

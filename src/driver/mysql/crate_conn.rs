@@ -15,9 +15,10 @@ use super::protocol::{
     foreign_infile_error, kind_for_code, load_ascii, load_data_sql, local_infile_refused, lost, push_fraction,
     push_literal, quote_literal, rows_mismatch_error, warnings_error, ER_UNSUPPORTED_PS,
 };
-use super::{Config, Endpoint};
+use super::Config;
 use crate::driver::emulation::{closed_stmt, param_count_error, Emulated, Slots};
 use crate::driver::number_text::f64_cell;
+use crate::driver::socket::Endpoint;
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };

@@ -26,7 +26,6 @@ mod rows;
 pub(super) mod wire;
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,6 +33,7 @@ use std::sync::Arc;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::driver::emulation::{ps_mode_disabled, Slots};
+use crate::driver::socket::Endpoint;
 use crate::driver::{Connection, DbError, Driver, ErrorAction, ErrorKind, Outcome, StmtId, Value};
 use crate::options::{OptKind, OptionSpec, Options};
 use crate_conn::{connect_error, MysqlConnection};
@@ -86,24 +86,6 @@ pub fn options() -> Vec<OptionSpec> {
             "Client implementation: native (dbbench's own protocol code, lowest overhead) or crate (the mysql crate; used anyway for TLS, compression and other auth plugins)",
         ),
     ]
-}
-
-/// Where one connection goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Endpoint {
-    /// Host name or address, and port.
-    Tcp(String, u16),
-    /// Unix socket path.
-    Socket(String),
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Endpoint::Tcp(h, p) => write!(f, "{h}:{p}"),
-            Endpoint::Socket(s) => write!(f, "socket {s}"),
-        }
-    }
 }
 
 /// The round-robin order: every socket, or every port of each host in turn.

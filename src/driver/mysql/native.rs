@@ -27,9 +27,10 @@ use super::protocol::{
     quote_literal, rows_mismatch_error, warnings_error, Unsupported, ER_UNSUPPORTED_PS, INFILE_NAME,
 };
 use super::rows::{decode_binary_row, decode_text_row, param_type, Col};
-use super::wire::{open_stream, put_lenenc, Buf, Wire, MAX_PAYLOAD};
-use super::Endpoint;
+use super::wire::{put_lenenc, Buf, Wire, MAX_PAYLOAD};
 use crate::driver::emulation::{closed_stmt, param_count_error, Emulated, Slots};
+use crate::driver::socket::open_stream;
+use crate::driver::socket::Endpoint;
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };

@@ -2,12 +2,8 @@
 //! written in one write, the cursor over a payload.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::os::unix::io::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
-use std::time::Duration;
 
-use super::Endpoint;
+use crate::driver::socket::Stream;
 
 pub(super) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
@@ -15,77 +11,6 @@ pub(super) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 /// never the 16 MiB maximum, which would make the server join the empty
 /// packet that ends the data to it.
 const INFILE_PACKET: usize = 16 * 1024;
-
-/// The connection's socket, in non-blocking mode: a read that finds no data
-/// waits in `poll(POLLIN)` instead of blocking in `recv`.
-///
-/// Why: a thread blocked in `recv` on a unix socket sleeps on the socket's
-/// wait queue, and Linux wakes that queue also when the server *consumes*
-/// our request (the write-space callback), so every query cost two
-/// voluntary context switches where one is needed (measured: 1.9 per query
-/// at 16 clients, against sysbench's 1.0). `poll` registers a wake-up
-/// filtered by event type, so only the reply wakes the client — the same
-/// pattern libmariadb uses.
-pub(in crate::driver) enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    pub(in crate::driver) fn fd(&self) -> RawFd {
-        match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-        }
-    }
-
-    /// Waits until the socket is ready for `events`; a multiplexed client
-    /// suspends meanwhile (see `crate::sched`).
-    fn wait(&self, events: libc::c_short) -> io::Result<()> {
-        crate::sched::wait_fd(self.fd(), events)
-    }
-
-    /// Runs a non-blocking `op` until it does not fail with EAGAIN, waiting
-    /// for `events` in between.
-    fn retry<T>(&mut self, events: libc::c_short, mut op: impl FnMut(&mut Stream) -> io::Result<T>) -> io::Result<T> {
-        loop {
-            match op(self) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(events)?,
-                r => return r,
-            }
-        }
-    }
-}
-
-impl Stream {
-    /// One read attempt that does not wait (WouldBlock: nothing there yet).
-    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        crate::syscall::recv(self.fd(), buf)
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        crate::sched::forget_fd(self.fd());
-    }
-}
-
-// Reads and writes go through `crate::syscall` rather than the std
-// streams, whose glibc wrappers are cancellation points (see there).
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.retry(libc::POLLIN, |s| crate::syscall::recv(s.fd(), buf))
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.retry(libc::POLLOUT, |s| crate::syscall::send(s.fd(), buf))
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Packet framing over a stream with one reusable read buffer.
 pub(super) struct Wire {
@@ -374,34 +299,11 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-pub(in crate::driver) fn open_stream(ep: &Endpoint) -> io::Result<Stream> {
-    match ep {
-        Endpoint::Socket(path) => {
-            let s = UnixStream::connect(path)?;
-            s.set_nonblocking(true)?;
-            Ok(Stream::Unix(s))
-        }
-        Endpoint::Tcp(host, port) => {
-            let host = if host == "localhost" { "127.0.0.1" } else { host.as_str() };
-            let mut last = io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve host '{host}'"));
-            for addr in (host, *port).to_socket_addrs()? {
-                match TcpStream::connect_timeout(&addr, Duration::from_secs(10)) {
-                    Ok(s) => {
-                        s.set_nodelay(true)?;
-                        s.set_nonblocking(true)?;
-                        return Ok(Stream::Tcp(s));
-                    }
-                    Err(e) => last = e,
-                }
-            }
-            Err(last)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::net::UnixStream;
+    use std::time::Duration;
 
     /// A wire over one end of a socket pair; the other end plays the server.
     fn pair() -> (Wire, UnixStream) {

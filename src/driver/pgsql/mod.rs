@@ -260,9 +260,9 @@ pub fn create(opts: &Options) -> Result<Box<dyn Driver>, String> {
     let native = match opts.str("pgsql_client").trim() {
         "native" if tls.is_none() => Some(wire::Target {
             endpoint: if host.starts_with('/') {
-                crate::driver::mysql::Endpoint::Socket(format!("{host}/.s.PGSQL.{port}"))
+                crate::driver::socket::Endpoint::Socket(format!("{host}/.s.PGSQL.{port}"))
             } else {
-                crate::driver::mysql::Endpoint::Tcp(
+                crate::driver::socket::Endpoint::Tcp(
                     if host.is_empty() { "localhost".into() } else { host.clone() },
                     port,
                 )

@@ -10,7 +10,7 @@
 //! user-space instructions per query, against 5.7k for sysbench on libpq.
 //! Here a statement is one write (Bind, Execute, Sync), and its reply is
 //! parsed in place from one reusable buffer. The socket is the native MySQL
-//! client's (`mysql::wire::Stream`): non-blocking, waiting through
+//! client's (`driver::socket::Stream`): non-blocking, waiting through
 //! `sched::wait_fd`, so a multiplexed client suspends while it waits.
 //!
 //! Results are asked for in text format, as libpq does for sysbench: a
@@ -22,9 +22,8 @@ use std::sync::{Arc, Mutex};
 
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 
-use crate::driver::mysql::wire::{open_stream, Stream};
-use crate::driver::mysql::Endpoint;
 use crate::driver::number_text::push_f64;
+use crate::driver::socket::{open_stream, Endpoint, Stream};
 use crate::driver::{Canceller, DbError, ErrorKind, Outcome, ResultSet, Value};
 
 /// Protocol version 3.0, the startup message's first field.
