@@ -39,6 +39,7 @@
 //! never aborts the run: its length is reported, and arrivals still queued
 //! at the end are counted and reported as not started.
 
+use crate::collector::{ClientStats, Collector, Counter, Grid, Period};
 use crate::exit::Exit;
 use crate::options::Options;
 use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
@@ -46,7 +47,6 @@ use crate::rand::{self, Phase};
 use crate::sched;
 use crate::script::native::{Builtin, Client as NativeClient, EventError};
 use crate::script::{self, Shared};
-use crate::stats::{ClientStats, Collector, Counter, Grid, Period};
 use mlua::{Lua, Value};
 use std::collections::VecDeque;
 use std::ffi::c_int;
@@ -1786,8 +1786,8 @@ fn cumulative_hook(main: &Lua, s: &Summary) -> bool {
 fn summary<'a>(
     cfg: &'a RunConfig,
     sql: bool,
-    cum: &'a crate::stats::Period,
-    fairness: &'a [crate::stats::ClientFairness],
+    cum: &'a crate::collector::Period,
+    fairness: &'a [crate::collector::ClientFairness],
     total: f64,
     period: f64,
 ) -> Summary<'a> {
@@ -1809,7 +1809,7 @@ fn summary<'a>(
     }
 }
 
-fn rate_summary(ctl: &Control, cfg: &RunConfig, cum: &crate::stats::Period, secs: f64) -> Option<RateSummary> {
+fn rate_summary(ctl: &Control, cfg: &RunConfig, cum: &crate::collector::Period, secs: f64) -> Option<RateSummary> {
     let rq = ctl.rate.as_ref()?;
     Some(RateSummary {
         target: cfg.rate,

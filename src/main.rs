@@ -4,6 +4,7 @@
 mod alloc;
 mod cli;
 mod clock;
+mod collector;
 mod completions;
 mod connect;
 mod driver;
@@ -12,6 +13,7 @@ mod engine;
 mod errors;
 mod exit;
 mod fault_point;
+mod inference;
 mod k8s;
 mod lab;
 mod log;
@@ -32,8 +34,6 @@ mod secret;
 mod shard;
 mod sqlclient;
 mod sqltext;
-mod statistics;
-mod stats;
 mod store;
 mod subcommand;
 mod syscall;
@@ -245,7 +245,7 @@ fn real_main(argv: Vec<String>) -> ExitCode {
     log::notice(&header);
 
     let shared = script::Shared::new(opts, source, argv.clone(), command);
-    let main_stats = std::sync::Arc::new(stats::ClientStats::default());
+    let main_stats = std::sync::Arc::new(collector::ClientStats::default());
     let main = match script::new_state(&shared, rand::Phase::Main, 0, main_stats) {
         Ok(l) => l,
         Err(e) => return fatal(&e),

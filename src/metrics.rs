@@ -3,9 +3,9 @@
 //!
 //! # Who waits for whom
 //! Nothing here touches a client. The reporting thread (the one that owns
-//! the [`crate::stats::Collector`]) builds a [`Snapshot`] at each boundary
+//! the [`crate::collector::Collector`]) builds a [`Snapshot`] at each boundary
 //! it collects anyway — the grid gets one every [`PUBLISH_EVERY`] for this
-//! (see [`crate::stats::Grid::publishing_every`]) — and hands it over with
+//! (see [`crate::collector::Grid::publishing_every`]) — and hands it over with
 //! [`Publisher::publish`], which only *tries* the slot's lock: when the
 //! HTTP thread holds it (for the copy of one `Arc`), the snapshot waits in
 //! the publisher for the next boundary, and the reporting thread goes on.
@@ -36,7 +36,7 @@
 //! authentication, and serves only counts, latencies, limits and the test's
 //! name: never an option value that could hold a secret.
 
-use crate::stats::{Counter, LatencyAcc, Period};
+use crate::collector::{Counter, LatencyAcc, Period};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,7 +90,7 @@ pub const METRICS: &[(&str, &str, &str)] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     /// Counter totals since the end of the warmup.
-    pub counts: crate::stats::Counts,
+    pub counts: crate::collector::Counts,
     /// Events whose latency is in the histogram, and their summed latency.
     pub latency_count: u64,
     /// See `latency_count`.

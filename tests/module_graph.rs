@@ -4,7 +4,7 @@
 //!
 //! - no cycle between top-level modules (`lab`, `report`, `querydiff`,
 //!   `tpch`, `engine`, `script`, `output`, the shared modules `store`,
-//!   `driver`, `statistics`, `render`, `term`, ...), with no exception;
+//!   `driver`, `inference`, `render`, `term`, ...), with no exception;
 //! - no cycle between files anywhere (inside a folder too: `driver/mysql/
 //!   auth.rs` → `native.rs` → `auth.rs` is one), a file and the modules it
 //!   sits in (its parent `mod.rs`, the file declaring it) excepted: a child

@@ -9,7 +9,7 @@ use std::fmt::Write;
 /// Median and maximum of a list (None when empty).
 fn median_max(v: Vec<f64>) -> Option<(f64, f64)> {
     let max = v.iter().copied().max_by(f64::total_cmp)?;
-    Some((crate::statistics::median(v)?, max))
+    Some((crate::inference::median(v)?, max))
 }
 
 /// The lab's own cost between measured runs, per configuration, from the

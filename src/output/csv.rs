@@ -2,7 +2,7 @@
 //! Latencies in milliseconds; empty cells where nothing was measured.
 
 use super::{pct_label, IntervalRow, Summary};
-use crate::stats::Counter;
+use crate::collector::Counter;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static HEADER_DONE: AtomicBool = AtomicBool::new(false);

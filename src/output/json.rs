@@ -2,11 +2,11 @@
 //! `docs/json-schema.md`, versioned by `schema_version`).
 
 use super::{pct_label, IntervalRow, Summary};
+use crate::collector::{Counter, LatencyAcc};
 use crate::options::Options;
 use crate::run_document::{
     Counters, Fairness, Interval, IntervalLatency, Latency, LatencyOrigin, RateOutcome, Rates, RunDocument,
 };
-use crate::stats::{Counter, LatencyAcc};
 use std::collections::BTreeMap;
 
 fn latency(acc: &LatencyAcc, pct: &[f64]) -> Latency {

@@ -10,7 +10,7 @@
 //! time taken by event execution" is the sum of event latencies.
 
 use super::{pct_label, IntervalRow, Summary};
-use crate::stats::Counter;
+use crate::collector::Counter;
 
 fn ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2}ms")).unwrap_or_else(|| "n/a".into())

@@ -12,8 +12,8 @@ pub mod json;
 pub mod legacy;
 pub mod text;
 
+use crate::collector::{Counter, Period};
 use crate::options::Options;
-use crate::stats::{Counter, Period};
 
 /// Output format (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub struct IntervalRow {
     /// Client threads still running.
     pub threads: u32,
     /// Counter deltas.
-    pub counts: crate::stats::Counts,
+    pub counts: crate::collector::Counts,
     /// Interval latency percentiles (ms), as `--percentile`; None without events.
     pub percentiles: Vec<Option<f64>>,
     /// Interval min/avg/max latency (ms).
@@ -135,7 +135,7 @@ pub struct Summary<'a> {
     /// Cumulative figures.
     pub cumulative: &'a Period,
     /// Per-client (events, seconds).
-    pub fairness: &'a [crate::stats::ClientFairness],
+    pub fairness: &'a [crate::collector::ClientFairness],
     /// Interval rows, for JSON/CSV.
     pub intervals: &'a [IntervalRow],
     /// Interval rows during `--warmup-time` (time ≤ 0), for JSON only: in no figure.

@@ -4,7 +4,7 @@
 //! fields sysbench prints.
 
 use super::{pct_label, IntervalRow, Summary};
-use crate::stats::{mean_stddev, Counter, LatencyAcc};
+use crate::collector::{mean_stddev, Counter, LatencyAcc};
 
 fn opt_ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:4.2}")).unwrap_or_else(|| "n/a".into())

@@ -536,7 +536,7 @@ fn compare_query(eps: &mut [Endpoint; 2], q: &Query, s: &Settings) -> anyhow::Re
             let names: std::collections::BTreeSet<&String> = list.iter().flat_map(|c| c.keys()).collect();
             for name in names {
                 merged.entry(name.clone()).or_default()[k] =
-                    crate::statistics::median(list.iter().filter_map(|c| c.get(name).copied()));
+                    crate::inference::median(list.iter().filter_map(|c| c.get(name).copied()));
             }
         }
         // Plans after the last temperature's executions (PostgreSQL's

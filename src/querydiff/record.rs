@@ -98,7 +98,7 @@ impl Side {
         if self.error.is_some() {
             return None;
         }
-        crate::statistics::median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
+        crate::inference::median(self.times_us.iter().map(|&t| t as f64)).map(|us| us / 1e6)
     }
 }
 

@@ -5,7 +5,7 @@
 //! nothing of their own.
 
 use super::model::{Dataset, Run};
-use crate::statistics::{Ratio, RatioCi, Summary};
+use crate::inference::{Ratio, RatioCi, Summary};
 use crate::store::RunFigures;
 use std::collections::HashMap;
 
@@ -364,7 +364,7 @@ impl<'a> Analysis<'a> {
                     ratio: Ratio::of(&a, &b, settings.level)
                         .map(|r| if cell.non_negative { r.non_negative() } else { r }),
                     high_spread,
-                    p_value: crate::statistics::welch_p(&a, &b),
+                    p_value: crate::inference::welch_p(&a, &b),
                     pooled,
                 }
             };

@@ -14,7 +14,7 @@
 use super::analysis::Metric;
 use super::model::{find_experiment, Dataset};
 use crate::exit::Exit;
-use crate::statistics::{Ratio, RatioCi, Summary};
+use crate::inference::{Ratio, RatioCi, Summary};
 use crate::store::{RunFigures, Store};
 use anyhow::{anyhow, bail, Context};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! comparison with the baseline. RFC 4180 quoting; numbers with full precision.
 
 use super::Report;
-use crate::statistics::RatioCi;
+use crate::inference::RatioCi;
 
 /// Quotes a field when it needs it (comma, quote, line break, or leading/trailing space).
 pub fn field(s: &str) -> String {

@@ -8,9 +8,9 @@
 
 use super::tables::{self, Table};
 use super::Report;
+use crate::inference::RatioCi;
 use crate::render::style::STYLE;
 use crate::render::svg::{self, escape, ErrorBar, LineChart, Point, Series, Shade, XAxis};
-use crate::statistics::RatioCi;
 use crate::store::{IntervalPoint, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;

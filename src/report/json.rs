@@ -4,7 +4,7 @@
 //! interval and marks, pooled latency percentiles, every run.
 
 use super::Report;
-use crate::statistics::RatioCi;
+use crate::inference::RatioCi;
 use serde_json::{json, Map, Value};
 
 /// Version of this document's layout; bump on incompatible changes.

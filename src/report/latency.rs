@@ -25,7 +25,7 @@ pub fn percentile_ms(h: &Histogram<u64>, p: f64, max_ms: Option<f64>) -> Option<
     if h.is_empty() {
         return None;
     }
-    // As in stats::LatencyAcc: p / 100 is inexact; nudge it down so that the
+    // As in collector::LatencyAcc: p / 100 is inexact; nudge it down so that the
     // nearest rank does not move up by one.
     let q = (p / 100.0 - 1e-12).clamp(0.0, 1.0);
     let ms = h.value_at_quantile(q) as f64 / 1000.0;

@@ -4,7 +4,7 @@
 //! as in the seeds' published tables.
 
 use super::analysis::{Analysis, MARK_FLAGGED, MARK_HIGH_SPREAD, MARK_NOT_SIGNIFICANT, MARK_NO_INTERVAL};
-use crate::statistics::RatioCi;
+use crate::inference::RatioCi;
 use std::collections::HashMap;
 
 /// A table: a title, a header row of column names, labelled rows, legend lines.

@@ -14,10 +14,10 @@ pub mod ffi;
 pub mod native;
 pub mod sql;
 
+use crate::collector::ClientStats;
 use crate::driver::Driver;
 use crate::options::{OptKind, OptionSpec, Options};
 use crate::rand::{self, Phase};
-use crate::stats::ClientStats;
 use crate::workloads;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 use std::collections::HashMap;
@@ -634,7 +634,7 @@ fn rand_table(lua: &Lua) -> mlua::Result<Table> {
 /// in milliseconds, as the latency histogram, kept in the same HDR
 /// histogram (1 µs to 1 h, 3 significant digits), so `size`, `min` and
 /// `max` need not bound anything and are accepted for compatibility.
-struct ScriptHistogram(crate::stats::LatencyAcc);
+struct ScriptHistogram(crate::collector::LatencyAcc);
 
 impl mlua::UserData for ScriptHistogram {
     fn add_methods<M: mlua::UserDataMethods<Self>>(m: &mut M) {
@@ -656,7 +656,7 @@ fn histogram_table(lua: &Lua) -> mlua::Result<Table> {
     t.set(
         "new",
         lua.create_function(|_, (_size, _min, _max): (Option<f64>, Option<f64>, Option<f64>)| {
-            Ok(ScriptHistogram(crate::stats::LatencyAcc::default()))
+            Ok(ScriptHistogram(crate::collector::LatencyAcc::default()))
         })?,
     )?;
     Ok(t)

@@ -23,9 +23,9 @@
 
 use super::sql::{apply_error_policy, closed_connection, counter_of, func_name, with_codes};
 use super::Shared;
+use crate::collector::{ClientStats, Counter};
 use crate::driver::{Connection, DbError, Driver, Outcome, StmtId, Value};
 use crate::options::Options;
-use crate::stats::{ClientStats, Counter};
 use std::sync::Arc;
 
 /// The built-in scripts a native client runs.

@@ -11,8 +11,8 @@
 
 use super::bulk::{self, SbtestRows, Target};
 use super::{Shared, StateCtx};
+use crate::collector::{ClientStats, Counter};
 use crate::driver::{Connection, DbError, Driver, ErrorAction, Outcome, ResultSet, StmtId, Value as DbValue};
-use crate::stats::{ClientStats, Counter};
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, Variadic};
 use std::cell::RefCell;
 use std::ffi::c_void;

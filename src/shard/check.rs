@@ -234,8 +234,8 @@ fn series<B>(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::collector::{LatencyAcc, Period};
     use crate::shard::result::{CountsData, RunParams, StartInfo, FORMAT, FORMAT_VERSION};
-    use crate::stats::{LatencyAcc, Period};
 
     /// A whole, consistent result: 2 clients, 3 intervals, a tail.
     fn good() -> ShardResult {
@@ -257,7 +257,7 @@ pub(super) mod tests {
                 cum.latency.record(ns);
                 per_client[(e % 2) as usize].record(ns);
             }
-            p.counts[crate::stats::Counter::Event as usize] = 10;
+            p.counts[crate::collector::Counter::Event as usize] = 10;
             intervals.push(TickData {
                 tick,
                 time_s: tick as f64,
@@ -271,7 +271,7 @@ pub(super) mod tests {
         // The tail after the last boundary: in the total only.
         cum.latency.record(2_000_000 + seed);
         per_client[0].record(2_000_000 + seed);
-        cum.counts[crate::stats::Counter::Event as usize] = 31;
+        cum.counts[crate::collector::Counter::Event as usize] = 31;
         let fairness = per_client
             .iter()
             .map(|a| FairnessData {

@@ -7,10 +7,10 @@
 use super::check;
 use super::result::{ShardResult, Text, PER_SHARD_OPTIONS};
 use super::series::{Scratch, Series};
+use crate::collector::{ClientFairness, Counter, Period};
 use crate::exit::Exit;
 use crate::options::{OptKind, OptionSpec, Options};
 use crate::output::{self, Format, IntervalRow, RateSummary, Summary};
-use crate::stats::{ClientFairness, Counter, Period};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -632,7 +632,7 @@ fn shard_rows(
 }
 
 /// Reads + writes + other, unless that overflows.
-fn queries(c: &crate::stats::Counts) -> Option<u64> {
+fn queries(c: &crate::collector::Counts) -> Option<u64> {
     [Counter::Read, Counter::Write, Counter::Other].iter().try_fold(0u64, |sum, k| sum.checked_add(c[*k as usize]))
 }
 

@@ -6,7 +6,7 @@
 //! docs/scale-out.md describes the fields; `format_version` changes when a
 //! field's meaning does.
 
-use crate::stats::{ClientFairness, Counter, Counts, LatencyAcc, Period, HIST_MAX_US, NCOUNTERS};
+use crate::collector::{ClientFairness, Counter, Counts, LatencyAcc, Period, HIST_MAX_US, NCOUNTERS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -13,8 +13,8 @@
 //! [`Period::add_to`]: super::result::PeriodData::add_to
 
 use super::result::{HistData, TickData, COUNTER_FIELDS};
+use crate::collector::{Counts, Period};
 use crate::output::IntervalRow;
-use crate::stats::{Counts, Period};
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
@@ -309,9 +309,9 @@ fn merge_sorted(into: &mut Vec<(u64, u64)>, from: usize, incoming: &[(u64, u64)]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collector::LatencyAcc;
     use crate::shard::result::tests::Lcg;
     use crate::shard::result::{PeriodData, Text, TickData};
-    use crate::stats::LatencyAcc;
 
     /// Random shards' interval series (ticks missing here and there,
     /// empty intervals, latencies beyond the histogram), merged by
