@@ -283,8 +283,9 @@ struct Connection {
     answer: Option<(Vec<u8>, usize)>,
 }
 
-/// What a connection needs after it made progress.
-enum Progress {
+/// Where one connection stands after [`serve_step`]: still waiting for the
+/// socket (keep it), or answered or gone (close it).
+enum ConnectionState {
     Waiting,
     Done,
 }
@@ -323,7 +324,7 @@ fn serve_loop(listener: &TcpListener, body: &impl Fn() -> String) {
             if fds[i].revents == 0 {
                 return true;
             }
-            matches!(progress(c, body), Progress::Waiting)
+            matches!(serve_step(c, body), ConnectionState::Waiting)
         });
         if fds[0].revents != 0 {
             accept_all(listener, &mut conns);
@@ -358,7 +359,7 @@ fn accept_all(listener: &TcpListener, conns: &mut std::collections::VecDeque<Con
 }
 
 /// Reads what the client sent, or writes what is left of the answer.
-fn progress(c: &mut Connection, body: &impl Fn() -> String) -> Progress {
+fn serve_step(c: &mut Connection, body: &impl Fn() -> String) -> ConnectionState {
     if c.answer.is_none() {
         let mut buf = [0u8; 4096];
         loop {
@@ -374,23 +375,23 @@ fn progress(c: &mut Connection, body: &impl Fn() -> String) -> Progress {
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Progress::Waiting,
-                Err(_) => return Progress::Done,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return ConnectionState::Waiting,
+                Err(_) => return ConnectionState::Done,
             }
         }
         c.answer = Some((answer(&c.request, body), 0));
     }
-    let Some((bytes, written)) = c.answer.as_mut() else { return Progress::Done };
+    let Some((bytes, written)) = c.answer.as_mut() else { return ConnectionState::Done };
     while *written < bytes.len() {
         match c.stream.write(&bytes[*written..]) {
-            Ok(0) => return Progress::Done,
+            Ok(0) => return ConnectionState::Done,
             Ok(n) => *written += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Progress::Waiting,
-            Err(_) => return Progress::Done,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return ConnectionState::Waiting,
+            Err(_) => return ConnectionState::Done,
         }
     }
-    Progress::Done
+    ConnectionState::Done
 }
 
 /// The answer (Connection: close) to the request head `req`.
