@@ -505,22 +505,52 @@ pub fn load(path: &Path) -> anyhow::Result<Spec> {
 
 /// Validates spec `text` read from `path` (used for messages and relative paths).
 ///
-/// The error is one located line, `FILE: key.path: what is wrong`, made
-/// where the problem is found: the checks below return the bare message
-/// and the part that knows the key path places it (`Ctx::err`), so there is
-/// no chain of causes to keep and the error stays text until here.
+/// The error is a [`SpecError`], shown as one located line
+/// (`FILE:LINE: key.path: what is wrong`); callers that need the key or the
+/// line get it back with `downcast_ref::<SpecError>()`.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
-    validate(path, text).map_err(crate::errors::text_error)
+    validate(path, text).map_err(anyhow::Error::new)
 }
+
+/// Why a spec cannot run, and where: made where the problem is found. The
+/// checks below return bare messages and the part that knows the key path
+/// places them (`Ctx::err`), so there is no chain of causes to keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    pub file: PathBuf,
+    /// 1-based; `None` when the key is absent from the file (a required key
+    /// missing) or the whole file is meant.
+    pub line: Option<usize>,
+    /// The dotted key, arrays 1-based as a reader counts them
+    /// (`workload[2].threads`); `None` for TOML syntax and whole-file errors.
+    pub key_path: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key_path {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
 
 /// [`parse`]'s checks: one function per part of the file, in the order a
 /// reader meets them: `experiment`, `configurations`, `workloads`; each
 /// error names the first problem in that order.
-fn validate(path: &Path, text: &str) -> Result<Spec, String> {
-    let raw: RawSpec = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-        let msg = e.message().trim().replace('\n', " ");
-        format!("{}:{line}: {msg}", path.display())
+fn validate(path: &Path, text: &str) -> Result<Spec, SpecError> {
+    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError {
+        file: path.to_path_buf(),
+        line: e.span().map(|s| line_of(text, s.start)),
+        key_path: None,
+        message: e.message().trim().replace('\n', " "),
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
@@ -588,14 +618,23 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// `file:line: key.path: msg`, the line found from `keys`.
-    fn err(&self, keys: &[Seg], msg: String) -> String {
-        let line = locate(self.text, keys).unwrap_or(0);
-        format!("{}:{line}: {}: {msg}", self.path.display(), key_path(keys))
+    fn err(&self, keys: &[Seg], msg: String) -> SpecError {
+        SpecError {
+            file: self.path.to_path_buf(),
+            line: locate(self.text, keys),
+            key_path: Some(key_path(keys)),
+            message: msg,
+        }
+    }
+
+    /// An error of the file as a whole (a part missing), with no key to name.
+    fn file_err(&self, msg: &str) -> SpecError {
+        SpecError { file: self.path.to_path_buf(), line: None, key_path: None, message: msg.to_string() }
     }
 
     /// The `cpus` table under `at` (`[]` for the experiment's own).
     /// Checked against the host here, so a CPU that is not online stops `lab plan` too.
-    fn cpus_at(&self, at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]) -> Result<Placement, String> {
+    fn cpus_at(&self, at: &[Seg], t: &Option<toml::Table>, allowed: &[&str]) -> Result<Placement, SpecError> {
         let Some(t) = t else { return Ok(Placement::default()) };
         crate::lab::cpus::placement_from_toml(t, allowed).map_err(|(keys, m)| {
             let mut path = at.to_vec();
@@ -606,7 +645,7 @@ impl Ctx<'_> {
     }
 
     /// A `clients` table (`super::clients`), at `at`.
-    fn clients_at(&self, at: &[Seg], t: &Option<toml::Table>) -> Result<Option<super::clients::Clients>, String> {
+    fn clients_at(&self, at: &[Seg], t: &Option<toml::Table>) -> Result<Option<super::clients::Clients>, SpecError> {
         let Some(t) = t else { return Ok(None) };
         super::clients::parse(t).map(Some).map_err(|(key, m)| {
             let mut path = at.to_vec();
@@ -635,9 +674,8 @@ struct ExperimentSettings {
     cpus: Placement,
 }
 
-fn experiment(cx: &Ctx, raw: &RawSpec) -> Result<ExperimentSettings, String> {
+fn experiment(cx: &Ctx, raw: &RawSpec) -> Result<ExperimentSettings, SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
-    let path = cx.path;
     let e = &raw.experiment;
     if e.name.trim().is_empty() {
         return Err(err(&[K("experiment"), K("name")], "must not be empty".into()));
@@ -668,9 +706,9 @@ fn experiment(cx: &Ctx, raw: &RawSpec) -> Result<ExperimentSettings, String> {
         Some(t) => seconds(t).map_err(|m| err(&[K("experiment"), K("time")], m))?,
         None if all_tpch => 1,
         None => {
-            return Err(format!(
-                "{}: [experiment] needs time = <seconds measured per run> (e.g. time = 60)",
-                path.display()
+            return Err(err(
+                &[K("experiment"), K("time")],
+                "is missing: set the seconds measured per run (e.g. time = 60)".into(),
             ))
         }
     };
@@ -728,14 +766,11 @@ fn experiment(cx: &Ctx, raw: &RawSpec) -> Result<ExperimentSettings, String> {
 }
 
 /// `[[configuration]]`s in run order: the baseline first.
-fn configurations(cx: &Ctx, raw: &RawSpec, x: &ExperimentSettings) -> Result<Vec<Configuration>, String> {
+fn configurations(cx: &Ctx, raw: &RawSpec, x: &ExperimentSettings) -> Result<Vec<Configuration>, SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let e = &raw.experiment;
     if raw.configurations.is_empty() {
-        return Err(format!(
-            "{}: no [[configuration]]: give at least one (see examples/quickstart.toml)",
-            cx.path.display()
-        ));
+        return Err(cx.file_err("no [[configuration]]: give at least one (see examples/quickstart.toml)"));
     }
     let mut configurations = Vec::new();
     for (i, c) in raw.configurations.iter().enumerate() {
@@ -763,7 +798,7 @@ fn configuration(
     i: usize,
     c: &RawConfiguration,
     earlier: &[Configuration],
-) -> Result<Configuration, String> {
+) -> Result<Configuration, SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
     let cerr = |key: &str, m: String| err(&at(key), m);
@@ -828,11 +863,11 @@ fn configuration(
 
 /// Where configuration `i` runs (`server = ...` and the keys of that kind),
 /// and the prepare policy that kind implies.
-fn configuration_target(cx: &Ctx, i: usize, c: &RawConfiguration) -> Result<(Target, PreparePolicy), String> {
+fn configuration_target(cx: &Ctx, i: usize, c: &RawConfiguration) -> Result<(Target, PreparePolicy), SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("configuration"), I(i), K_owned(key)];
     let cerr = |key: &str, m: String| err(&at(key), m);
-    let kind_fields = |allowed: &[&str]| -> Result<(), String> {
+    let kind_fields = |allowed: &[&str]| -> Result<(), SpecError> {
         let given = [
             ("basedir", c.basedir.is_some()),
             ("server_options", !c.server_options.is_empty()),
@@ -935,14 +970,11 @@ fn workloads(
     raw: &RawSpec,
     x: &ExperimentSettings,
     configurations: &[Configuration],
-) -> Result<Vec<Workload>, String> {
+) -> Result<Vec<Workload>, SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let e = &raw.experiment;
     if raw.workloads.is_empty() {
-        return Err(format!(
-            "{}: no [[workload]]: give at least one (see examples/quickstart.toml)",
-            cx.path.display()
-        ));
+        return Err(cx.file_err("no [[workload]]: give at least one (see examples/quickstart.toml)"));
     }
     let mut workloads: Vec<Workload> = Vec::new();
     for (i, w) in raw.workloads.iter().enumerate() {
@@ -1067,7 +1099,7 @@ fn push_tpch_workloads(
     workload_cpus: &Placement,
     workloads: &mut Vec<Workload>,
     configurations: &[Configuration],
-) -> Result<(), String> {
+) -> Result<(), SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
     let werr = |key: &str, m: String| err(&at(key), m);
@@ -1114,7 +1146,7 @@ fn test_workload(
     i: usize,
     w: &RawWorkload,
     test: &str,
-) -> Result<(String, WorkloadKind, bool), String> {
+) -> Result<(String, WorkloadKind, bool), SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
     let werr = |key: &str, m: String| err(&at(key), m);
@@ -1153,7 +1185,7 @@ fn command_workload(
     i: usize,
     w: &RawWorkload,
     command: &[String],
-) -> Result<(String, WorkloadKind, bool), String> {
+) -> Result<(String, WorkloadKind, bool), SpecError> {
     let err = |keys: &[Seg], msg: String| cx.err(keys, msg);
     let at = |key: &str| vec![K("workload"), I(i), K_owned(key)];
     let werr = |key: &str, m: String| err(&at(key), m);
@@ -1990,6 +2022,25 @@ start_grace = 60
         assert!(e.contains("experiment.options.threads: cannot be set here"), "{e}");
         let e = parse_str(&GOOD.replace("test = \"oltp_point_select\"", "test = \"no_such\"")).unwrap_err();
         assert!(e.starts_with("spec.toml:22: workload[1].test: 'no_such' is neither"), "{e}");
+    }
+
+    /// The error is a type, not only a line of text: callers (and tests) read
+    /// the file, line and key path from its fields, and a whole-file error has
+    /// no line rather than a made-up `:0:`.
+    #[test]
+    fn spec_errors_carry_file_line_and_key_path_as_fields() {
+        let typed = |t: &str| validate(Path::new("spec.toml"), t).unwrap_err();
+        let e = typed(&GOOD.replace("threads = [4]", "threads = [4, 0]"));
+        assert_eq!((e.line, e.key_path.as_deref()), (Some(27), Some("workload[2].threads")), "{e}");
+        assert_eq!(e.file, Path::new("spec.toml"));
+        let e = typed(GOOD.split("[[workload]]").next().unwrap());
+        assert_eq!(e.line, None, "{e}");
+        assert!(e.to_string().starts_with("spec.toml: "), "{e}");
+        let e = typed(&GOOD.replace("time = \"3s\"\n", ""));
+        assert_eq!(e.key_path.as_deref(), Some("experiment.time"), "{e}");
+        assert!(e.message.contains("is missing"), "{e}");
+        let e = typed("[experiment\n");
+        assert_eq!((e.line.is_some(), e.key_path.as_deref()), (true, None), "{e}");
     }
 
     #[test]
