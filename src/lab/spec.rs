@@ -542,16 +542,25 @@ impl std::fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+impl SpecError {
+    /// A TOML syntax (or shape) error in spec `text` read from `path`:
+    /// located by the parser's span, one line. Every reader of a spec file
+    /// (the lab, `dbbench report`) shows it this way.
+    pub fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> SpecError {
+        SpecError {
+            file: path.to_path_buf(),
+            line: e.span().map(|s| line_of(text, s.start)),
+            key_path: None,
+            message: e.message().trim().replace('\n', " "),
+        }
+    }
+}
+
 /// [`parse`]'s checks: one function per part of the file, in the order a
 /// reader meets them: `experiment`, `configurations`, `workloads`; each
 /// error names the first problem in that order.
 fn validate(path: &Path, text: &str) -> Result<Spec, SpecError> {
-    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError {
-        file: path.to_path_buf(),
-        line: e.span().map(|s| line_of(text, s.start)),
-        key_path: None,
-        message: e.message().trim().replace('\n', " "),
-    })?;
+    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::from_toml(path, text, &e))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
     let cx = Ctx { path, text, dir };
@@ -2041,6 +2050,25 @@ start_grace = 60
         assert!(e.message.contains("is missing"), "{e}");
         let e = typed("[experiment\n");
         assert_eq!((e.line.is_some(), e.key_path.as_deref()), (true, None), "{e}");
+    }
+
+    #[test]
+    fn a_syntax_error_reads_the_same_in_the_lab_and_in_dbbench_report() {
+        // `dbbench report SPEC` reads only the spec's [experiment] table, but
+        // a file that is not TOML must be shown as the lab shows it: one
+        // SpecError, its line from the parser's span, never a ':0:'.
+        let dir = crate::safe_fs::TestDir::new("spec-syntax");
+        for (i, broken) in
+            ["[experiment\n", &GOOD.replace("repeats = 2", "repeats = = 2"), "a = 1\na = 2\n"].into_iter().enumerate()
+        {
+            let path = dir.join(format!("broken-{i}.toml"));
+            std::fs::write(&path, broken).unwrap();
+            let lab = validate(&path, broken).unwrap_err();
+            let report = crate::report::SpecRef::load(&path).unwrap_err();
+            let typed = report.downcast_ref::<SpecError>().unwrap_or_else(|| panic!("not a SpecError: {report:#}"));
+            assert_eq!(typed, &lab);
+            assert!(lab.line.is_some_and(|l| l > 0) && !report.to_string().contains(":0:"), "{report}");
+        }
     }
 
     #[test]
