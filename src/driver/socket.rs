@@ -66,9 +66,7 @@ impl Stream {
             }
         }
     }
-}
 
-impl Stream {
     /// One read attempt that does not wait (WouldBlock: nothing there yet).
     pub(in crate::driver) fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         crate::syscall::recv(self.fd(), buf)

@@ -29,8 +29,7 @@ use super::protocol::{
 use super::rows::{decode_binary_row, decode_text_row, param_type, Col};
 use super::wire::{put_lenenc, Buf, Wire, MAX_PAYLOAD};
 use crate::driver::emulation::{closed_stmt, param_count_error, Emulated, Slots};
-use crate::driver::socket::open_stream;
-use crate::driver::socket::Endpoint;
+use crate::driver::socket::{open_stream, Endpoint};
 use crate::driver::{
     insert_rows, Canceller, Connection, DbError, ErrorKind, Outcome, ResultSet, RowSource, StmtId, Value,
 };
