@@ -7,6 +7,8 @@
 //! Every error names the file, the line and the key, found by walking the
 //! spanned TOML tree (`locate`).
 
+use crate::errors::line_of;
+pub use crate::errors::SpecError;
 use crate::lab::cpus::Placement;
 use crate::lab::server::{ServerKind, ServerSpec};
 use anyhow::Context;
@@ -510,50 +512,6 @@ pub fn load(path: &Path) -> anyhow::Result<Spec> {
 /// line get it back with `downcast_ref::<SpecError>()`.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
     validate(path, text).map_err(anyhow::Error::new)
-}
-
-/// Why a spec cannot run, and where: made where the problem is found. The
-/// checks below return bare messages and the part that knows the key path
-/// places them (`Ctx::err`), so there is no chain of causes to keep.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
-    pub file: PathBuf,
-    /// 1-based; `None` when the key is absent from the file (a required key
-    /// missing) or the whole file is meant.
-    pub line: Option<usize>,
-    /// The dotted key, arrays 1-based as a reader counts them
-    /// (`workload[2].threads`); `None` for TOML syntax and whole-file errors.
-    pub key_path: Option<String>,
-    pub message: String,
-}
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key_path {
-            write!(f, ": {key}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for SpecError {}
-
-impl SpecError {
-    /// A TOML syntax (or shape) error in spec `text` read from `path`:
-    /// located by the parser's span, one line. Every reader of a spec file
-    /// (the lab, `dbbench report`) shows it this way.
-    pub fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> SpecError {
-        SpecError {
-            file: path.to_path_buf(),
-            line: e.span().map(|s| line_of(text, s.start)),
-            key_path: None,
-            message: e.message().trim().replace('\n', " "),
-        }
-    }
 }
 
 /// [`parse`]'s checks: one function per part of the file, in the order a
@@ -1586,10 +1544,6 @@ fn check_server_counters(names: &[String]) -> Result<(), (usize, String)> {
         }
     }
     Ok(())
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
 /// The line of the deepest existing key along `keys`.

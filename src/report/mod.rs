@@ -343,7 +343,7 @@ impl SpecRef {
     pub fn load(path: &Path) -> anyhow::Result<SpecRef> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the spec", path.display()))?;
-        let doc: toml::Table = text.parse().map_err(|e| crate::lab::spec::SpecError::from_toml(path, &text, &e))?;
+        let doc: toml::Table = text.parse().map_err(|e| crate::errors::SpecError::from_toml(path, &text, &e))?;
         let experiment = doc.get("experiment").and_then(|e| e.as_table());
         let text_of = |key: &str| experiment.and_then(|e| e.get(key)).and_then(|v| v.as_str()).map(str::to_string);
         let name = text_of("name").filter(|n| !n.trim().is_empty()).ok_or_else(|| {
