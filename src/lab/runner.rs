@@ -28,7 +28,7 @@ use crate::lab::sampler::{OsSampler, PeriodicSampler, WatchedPids};
 use crate::lab::server::{self, ManagedServer, ServerSpec};
 use crate::lab::spec::{HookStep, Hooks, PreparePolicy, Spec, Target, WorkloadKind};
 use crate::lab::sql;
-use crate::store::{CacheState, Overhead, RunRecord, RunStatus, Store};
+use crate::store::{CacheState, Overhead, RunRecord, RunStatus, Store, StoreErrorKind};
 use crate::timestamp::rfc3339_now;
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
@@ -325,8 +325,17 @@ fn epilogue(lab: &Lab, outcome: anyhow::Result<()>, o: &RunOptions) -> anyhow::R
     if let Err(e) = outcome {
         // The store may be what failed (a full disk): best effort.
         let _ = lab.store.set_experiment_status(experiment, "interrupted");
+        // The store's own failures say what to fix; the run in flight is
+        // not stored (its transaction rolled back), so a resume repeats it.
+        let fix = match StoreErrorKind::of(&e) {
+            StoreErrorKind::Full => "free space on the disk that holds the results store, then",
+            StoreErrorKind::Busy => "let the other process that holds the results store finish, then",
+            StoreErrorKind::Unreachable => "once the results store's server is reachable again,",
+            StoreErrorKind::Denied => "once this user may write the results store,",
+            _ => "after fixing the cause",
+        };
         bail!(
-            "{e:#}\nthe lab stopped; completed runs are stored; after fixing the cause continue with: dbbench lab run --resume {}",
+            "{e:#}\nthe lab stopped; completed runs are stored; {fix} continue with: dbbench lab run --resume {}",
             spec.path.display()
         );
     }

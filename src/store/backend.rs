@@ -1,5 +1,6 @@
 //! Backends: a connection to the store's SQLite file or PostgreSQL/MariaDB/MySQL server.
 
+use super::error::{StoreError, StoreErrorKind};
 use super::location::ServerUrl;
 use super::sql::{int_at, translate, Dialect, Row, Val};
 use super::PASSWORD_ENV;
@@ -184,28 +185,21 @@ impl Pg {
     }
 }
 
-/// A PostgreSQL error as one line (see `crate::sqlclient`).
+/// A PostgreSQL error as one line (see `crate::sqlclient`), classified.
 fn pg_error(e: postgres::Error) -> anyhow::Error {
-    anyhow::Error::msg(crate::sqlclient::postgres_error(&e))
+    StoreError::postgres(e).into()
 }
 
-/// A MariaDB/MySQL error as one line (see `crate::sqlclient`).
+/// A MariaDB/MySQL error as one line (see `crate::sqlclient`), classified.
 fn my_error(e: mysql::Error) -> anyhow::Error {
-    anyhow::Error::msg(crate::sqlclient::mysql_error(&e))
+    StoreError::mysql(e).into()
 }
 
 /// A SQLite error as its own one line (`rusqlite`'s text already holds the
-/// cause, which `{:#}` would print a second time).
+/// cause, which `{:#}` would print a second time), classified.
 pub(super) fn sqlite_error(e: rusqlite::Error) -> anyhow::Error {
-    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
-    match e.sqlite_error_code() {
-        Some(DatabaseCorrupt | NotADatabase) => anyhow::Error::msg(format!("{e}: {DAMAGED}")),
-        _ => anyhow::Error::msg(e.to_string()),
-    }
+    StoreError::sqlite(e).into()
 }
-
-/// What to do about a damaged SQLite store (dbbench never writes to one).
-pub(super) const DAMAGED: &str = "the file is damaged and dbbench leaves it as it is; copy out what is readable with `sqlite3 STORE .recover | sqlite3 recovered.sqlite` and give --store=recovered.sqlite (a backup, if any, is better)";
 
 /// Binds `params` to a prepared statement's parameter types: the crate
 /// accepts only the exact Rust type of a column type (i64 for BIGINT, i32
@@ -325,10 +319,14 @@ pub(super) fn open_sqlite(path: &Path) -> anyhow::Result<Backend> {
     // Not through a symlink: one planted where the store is made would
     // have root write the store over its target.
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        bail!(
-            "{} is a symlink; dbbench opens a store only by its real path (a symlink planted there would redirect its writes): give that path",
-            path.display()
-        );
+        return Err(StoreError::new(
+            StoreErrorKind::NotAStore,
+            format!(
+                "{} is a symlink; dbbench opens a store only by its real path (a symlink planted there would redirect its writes): give that path",
+                path.display()
+            ),
+        )
+        .into());
     }
     let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn = Connection::open_with_flags(path, flags).map_err(sqlite_error).context("cannot open")?;
@@ -409,9 +407,9 @@ pub(super) fn open_server(url: &ServerUrl) -> anyhow::Result<Backend> {
             if let Some(p) = &password {
                 config.password(p);
             }
-            let client = config
-                .connect(postgres::NoTls)
-                .map_err(|e| anyhow!("cannot connect: {}; {}", pg_error(e), connect_hint(url)))?;
+            let client = config.connect(postgres::NoTls).map_err(|e| {
+                StoreError::postgres(e).reworded(|m| format!("cannot connect: {m}; {}", connect_hint(url)))
+            })?;
             Ok(Backend::Postgres(Box::new(Pg {
                 client,
                 config,
@@ -434,8 +432,9 @@ pub(super) fn open_server(url: &ServerUrl) -> anyhow::Result<Backend> {
                 None => b.ip_or_hostname(Some(&url.host)).tcp_port(url.port.unwrap_or(3306)),
             };
             let opts = mysql::Opts::from(b);
-            let conn = mysql::Conn::new(opts.clone())
-                .map_err(|e| anyhow!("cannot connect: {}; {}", my_error(e), connect_hint(url)))?;
+            let conn = mysql::Conn::new(opts.clone()).map_err(|e| {
+                StoreError::mysql(e).reworded(|m| format!("cannot connect: {m}; {}", connect_hint(url)))
+            })?;
             Ok(Backend::Mysql(My { conn, opts, last_used: Instant::now() }))
         }
     }

@@ -39,12 +39,18 @@ pub(super) struct ServerUrl {
     pub(super) socket: Option<String>,
 }
 
+use super::error::{StoreError, StoreErrorKind};
 use crate::dsn::percent_decode;
 
 pub(super) fn parse_location(text: &str) -> anyhow::Result<Location> {
     if !is_url(text) {
         return Ok(Location::File(PathBuf::from(text)));
     }
+    parse_url(text).map_err(|e| StoreError::new(StoreErrorKind::Location, format!("{e:#}")).into())
+}
+
+/// A store URL's parts, checked.
+fn parse_url(text: &str) -> anyhow::Result<Location> {
     let (scheme, rest) = text.split_once("://").unwrap_or_default();
     let dialect = match scheme {
         "postgresql" | "postgres" | "pgsql" => Dialect::Postgres,

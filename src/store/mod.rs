@@ -17,6 +17,7 @@
 //! SQLite types) and `migration_statements` rewrites its DDL per dialect.
 
 mod backend;
+mod error;
 mod location;
 #[macro_use]
 mod sql;
@@ -24,6 +25,7 @@ mod read;
 mod write;
 
 use backend::Backend;
+pub use error::StoreErrorKind;
 pub use location::*;
 pub use read::*;
 

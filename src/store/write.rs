@@ -1,12 +1,13 @@
 //! The store: opening and migrating it, and writing experiments and runs.
 
 use super::backend::{open_server, open_sqlite, open_sqlite_read_only, sqlite_error, Backend};
+use super::error::{reword, StoreError, StoreErrorKind};
 use super::location::{parse_location, redact, Location};
 use super::read::{json_at, opt_int, opt_text};
 use super::sql::{int_at, migration_statements, text_at, Dialect, Row, Val};
 use super::{now, ChildDocument, ExperimentRow, Overhead, RunRecord, Store, MIGRATIONS, SCHEMA_VERSION};
 use crate::tpch::document::TpchDocument;
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::time::Duration;
@@ -43,17 +44,20 @@ impl Store {
     pub fn open_existing(location: &str) -> anyhow::Result<Store> {
         let shown = redact(location);
         let not_ours = || {
-            anyhow!(
-                "results store {shown}: is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"
-            )
+            anyhow::Error::from(StoreError::new(
+                StoreErrorKind::NotAStore,
+                format!("results store {shown}: is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"),
+            ))
         };
         let fail = || format!("results store {shown}");
         match parse_location(location).with_context(fail)? {
             Location::File(path) => {
                 if !path.is_file() {
-                    bail!(
-                        "no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"
-                    );
+                    return Err(StoreError::new(
+                        StoreErrorKind::Missing,
+                        format!("no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"),
+                    )
+                    .into());
                 }
                 let (c, version) = open_sqlite_read_only(&path).with_context(fail)?;
                 if version == 0 {
@@ -65,7 +69,7 @@ impl Store {
                 }
                 drop(c);
                 return Store::open(location).map_err(|e| {
-                    anyhow!("{e:#} (the store has schema version {version}, older than this dbbench's {SCHEMA_VERSION}: it is upgraded once, by a dbbench that may write it, e.g. its owner running `dbbench report`)")
+                    reword(e, |m| format!("{m} (the store has schema version {version}, older than this dbbench's {SCHEMA_VERSION}: it is upgraded once, by a dbbench that may write it, e.g. its owner running `dbbench report`)"))
                 });
             }
             Location::Server(url) => {
@@ -546,7 +550,11 @@ fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
         rows.collect::<Result<_, _>>().map_err(sqlite_error)?
     };
     if problems.first().map(String::as_str) != Some("ok") {
-        bail!("it fails SQLite's quick_check ({}): {}", problems.join("; "), super::backend::DAMAGED);
+        return Err(StoreError::new(
+            StoreErrorKind::Damaged,
+            format!("it fails SQLite's quick_check ({}): {}", problems.join("; "), super::error::DAMAGED),
+        )
+        .into());
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         // IMMEDIATE: the write lock before the version is read again, so
@@ -579,9 +587,11 @@ fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
 
 fn check_version(version: i64) -> anyhow::Result<()> {
     if version > SCHEMA_VERSION {
-        bail!(
-            "schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
-        );
+        return Err(StoreError::new(
+            StoreErrorKind::NewerSchema,
+            format!("schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"),
+        )
+        .into());
     }
     Ok(())
 }
@@ -639,7 +649,11 @@ fn migrate_server(db: &mut Backend) -> anyhow::Result<()> {
             const LOCK: &str = "LEFT(CONCAT('dbbench_store:', DATABASE()), 64)";
             let got = db.query(&format!("SELECT GET_LOCK({LOCK}, 60)"), &[])?;
             if got.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
-                bail!("another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done");
+                return Err(StoreError::new(
+                    StoreErrorKind::Busy,
+                    "another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done",
+                )
+                .into());
             }
             let r = migrate_mysql(db);
             let _ = db.query(&format!("SELECT RELEASE_LOCK({LOCK})"), &[]);
@@ -668,7 +682,7 @@ fn migrate_mysql(db: &mut Backend) -> anyhow::Result<()> {
                 } else {
                     String::new()
                 };
-                anyhow!("migration to version {}: {e:#}{partial}", i + 1)
+                reword(e, |m| format!("migration to version {}: {m}{partial}", i + 1))
             })?;
         }
         db.batch("START TRANSACTION")?;
@@ -860,13 +874,62 @@ mod tests {
         })
         .unwrap();
         drop(s);
-        let err = format!("{:#}", Store::open(location).err().unwrap());
+        let refused = Store::open(location).err().unwrap();
+        assert_eq!(StoreErrorKind::of(&refused), StoreErrorKind::NewerSchema, "{refused:#}");
+        let err = format!("{refused:#}");
         assert!(
             err.contains(&format!(
                 "schema version 99 is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"
             )),
             "{err}"
         );
+    }
+
+    /// What a caller branches on survives the context the store adds: each
+    /// refusal and each classified SQLite failure keeps its kind, and its
+    /// one line is the text users saw before the kind existed.
+    #[test]
+    fn store_failures_carry_their_kind_through_the_context() {
+        let dir = crate::safe_fs::TestDir::new("store-kinds");
+        let kind_and_text = |r: anyhow::Result<Store>| {
+            let e = r.err().expect("refused");
+            (StoreErrorKind::of(&e), format!("{e:#}"))
+        };
+        let missing = dir.join("none.sqlite").display().to_string();
+        let (kind, text) = kind_and_text(Store::open_existing(&missing));
+        assert_eq!(kind, StoreErrorKind::Missing, "{text}");
+        assert!(text.starts_with(&format!("no results store at {missing}; ")), "{text}");
+
+        let foreign = dir.join("foreign.sqlite");
+        Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+        let (kind, text) = kind_and_text(Store::open_existing(&foreign.display().to_string()));
+        assert_eq!(kind, StoreErrorKind::NotAStore, "{text}");
+        assert!(text.contains("is not a dbbench results store"), "{text}");
+
+        let garbage = dir.join("garbage.sqlite");
+        std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
+        let (kind, text) = kind_and_text(Store::open(&garbage.display().to_string()));
+        assert_eq!(kind, StoreErrorKind::Damaged, "{text}");
+        assert!(text.contains("file is not a database") && text.contains(".recover"), "{text}");
+
+        let (kind, text) = kind_and_text(Store::open("postgresql://host/db"));
+        assert_eq!(kind, StoreErrorKind::Location, "{text}");
+        assert!(text.starts_with("results store postgresql://host/db: the URL names no user"), "{text}");
+
+        // SQLITE_FULL, as on a full disk: the page limit stops the next write.
+        let path = dir.join("full.sqlite");
+        let store = Store::open(&path.display().to_string()).unwrap();
+        let full = store.with(|db| {
+            db.batch("PRAGMA max_page_count = 1")?;
+            db.batch("CREATE TABLE filler (x BLOB)")?;
+            db.batch("INSERT INTO filler VALUES (zeroblob(1000000))")
+        });
+        let e = full.expect_err("over the page limit");
+        assert_eq!(StoreErrorKind::of(&e), StoreErrorKind::Full, "{e:#}");
+        assert!(format!("{e:#}").contains("database or disk is full"), "{e:#}");
+
+        // Not a store failure at all.
+        assert_eq!(StoreErrorKind::of(&anyhow!("something else")), StoreErrorKind::Other);
     }
 
     /// Two labs creating one new store at the same moment: both open it
