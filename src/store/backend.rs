@@ -1,6 +1,6 @@
 //! Backends: a connection to the store's SQLite file or PostgreSQL/MariaDB/MySQL server.
 
-use super::error::{StoreError, StoreErrorKind};
+use super::error::{failure, reword, StoreError, StoreErrorKind};
 use super::location::ServerUrl;
 use super::sql::{int_at, translate, Dialect, Row, Val};
 use super::PASSWORD_ENV;
@@ -319,14 +319,13 @@ pub(super) fn open_sqlite(path: &Path) -> anyhow::Result<Backend> {
     // Not through a symlink: one planted where the store is made would
     // have root write the store over its target.
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(StoreError::new(
+        return Err(failure(
             StoreErrorKind::NotAStore,
             format!(
                 "{} is a symlink; dbbench opens a store only by its real path (a symlink planted there would redirect its writes): give that path",
                 path.display()
             ),
-        )
-        .into());
+        ));
     }
     let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn = Connection::open_with_flags(path, flags).map_err(sqlite_error).context("cannot open")?;
@@ -407,9 +406,9 @@ pub(super) fn open_server(url: &ServerUrl) -> anyhow::Result<Backend> {
             if let Some(p) = &password {
                 config.password(p);
             }
-            let client = config.connect(postgres::NoTls).map_err(|e| {
-                StoreError::postgres(e).reworded(|m| format!("cannot connect: {m}; {}", connect_hint(url)))
-            })?;
+            let client = config
+                .connect(postgres::NoTls)
+                .map_err(|e| reword(pg_error(e), |m| format!("cannot connect: {m}; {}", connect_hint(url))))?;
             Ok(Backend::Postgres(Box::new(Pg {
                 client,
                 config,
@@ -432,9 +431,8 @@ pub(super) fn open_server(url: &ServerUrl) -> anyhow::Result<Backend> {
                 None => b.ip_or_hostname(Some(&url.host)).tcp_port(url.port.unwrap_or(3306)),
             };
             let opts = mysql::Opts::from(b);
-            let conn = mysql::Conn::new(opts.clone()).map_err(|e| {
-                StoreError::mysql(e).reworded(|m| format!("cannot connect: {m}; {}", connect_hint(url)))
-            })?;
+            let conn = mysql::Conn::new(opts.clone())
+                .map_err(|e| reword(my_error(e), |m| format!("cannot connect: {m}; {}", connect_hint(url))))?;
             Ok(Backend::Mysql(My { conn, opts, last_used: Instant::now() }))
         }
     }

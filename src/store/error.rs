@@ -47,23 +47,16 @@ pub struct StoreError {
     message: String,
 }
 
+/// A failure the store's own code found, of `kind`, as the error the
+/// store's functions return.
+pub(super) fn failure(kind: StoreErrorKind, message: impl Into<String>) -> anyhow::Error {
+    StoreError { kind, message: message.into() }.into()
+}
+
 impl StoreError {
-    /// A failure the store's own code found.
-    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
-        StoreError { kind, message: message.into() }
-    }
-
-    /// The same failure (its kind) told with more words: `reword`
-    /// gets the message and returns the new one. For the places that put
-    /// advice after the message, where `.context` would put it before.
-    pub fn reworded(self, reword: impl FnOnce(&str) -> String) -> StoreError {
-        StoreError { message: reword(&self.message), ..self }
-    }
-
     pub(super) fn sqlite(e: rusqlite::Error) -> StoreError {
         use rusqlite::ErrorCode as C;
-        let code = e.sqlite_error_code();
-        let kind = match code {
+        let kind = match e.sqlite_error_code() {
             Some(C::DatabaseCorrupt | C::NotADatabase) => StoreErrorKind::Damaged,
             Some(C::DatabaseBusy | C::DatabaseLocked) => StoreErrorKind::Busy,
             Some(C::DiskFull) => StoreErrorKind::Full,
@@ -104,7 +97,6 @@ impl StoreError {
             mysql::Error::MySqlError(m) if matches!(m.code, 1044 | 1045 | 1142 | 1227) => StoreErrorKind::Denied,
             // Unknown database: the URL's does not exist.
             mysql::Error::MySqlError(m) if m.code == 1049 => StoreErrorKind::Missing,
-            mysql::Error::MySqlError(_) => StoreErrorKind::Other,
             mysql::Error::IoError(_) | mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(_)) => {
                 StoreErrorKind::Unreachable
             }
@@ -122,7 +114,7 @@ pub(super) fn reword(e: anyhow::Error, reword: impl FnOnce(&str) -> String) -> a
     let message = reword(&format!("{e:#}"));
     match e.downcast::<StoreError>() {
         Ok(s) => StoreError { message, ..s }.into(),
-        Err(_) => StoreError::new(StoreErrorKind::Other, message).into(),
+        Err(_) => failure(StoreErrorKind::Other, message),
     }
 }
 

@@ -39,14 +39,14 @@ pub(super) struct ServerUrl {
     pub(super) socket: Option<String>,
 }
 
-use super::error::{StoreError, StoreErrorKind};
+use super::error::{failure, StoreErrorKind};
 use crate::dsn::percent_decode;
 
 pub(super) fn parse_location(text: &str) -> anyhow::Result<Location> {
     if !is_url(text) {
         return Ok(Location::File(PathBuf::from(text)));
     }
-    parse_url(text).map_err(|e| StoreError::new(StoreErrorKind::Location, format!("{e:#}")).into())
+    parse_url(text).map_err(|e| failure(StoreErrorKind::Location, format!("{e:#}")))
 }
 
 /// A store URL's parts, checked.

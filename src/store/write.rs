@@ -1,7 +1,7 @@
 //! The store: opening and migrating it, and writing experiments and runs.
 
 use super::backend::{open_server, open_sqlite, open_sqlite_read_only, sqlite_error, Backend};
-use super::error::{reword, StoreError, StoreErrorKind};
+use super::error::{failure, reword, StoreErrorKind};
 use super::location::{parse_location, redact, Location};
 use super::read::{json_at, opt_int, opt_text};
 use super::sql::{int_at, migration_statements, text_at, Dialect, Row, Val};
@@ -44,20 +44,19 @@ impl Store {
     pub fn open_existing(location: &str) -> anyhow::Result<Store> {
         let shown = redact(location);
         let not_ours = || {
-            anyhow::Error::from(StoreError::new(
+            failure(
                 StoreErrorKind::NotAStore,
                 format!("results store {shown}: is not a dbbench results store (it has no dbbench schema); give the store a `dbbench lab run` wrote"),
-            ))
+            )
         };
         let fail = || format!("results store {shown}");
         match parse_location(location).with_context(fail)? {
             Location::File(path) => {
                 if !path.is_file() {
-                    return Err(StoreError::new(
+                    return Err(failure(
                         StoreErrorKind::Missing,
                         format!("no results store at {shown}; name the experiment's spec, or the store with --store=PATH|URL"),
-                    )
-                    .into());
+                    ));
                 }
                 let (c, version) = open_sqlite_read_only(&path).with_context(fail)?;
                 if version == 0 {
@@ -550,11 +549,10 @@ fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
         rows.collect::<Result<_, _>>().map_err(sqlite_error)?
     };
     if problems.first().map(String::as_str) != Some("ok") {
-        return Err(StoreError::new(
+        return Err(failure(
             StoreErrorKind::Damaged,
             format!("it fails SQLite's quick_check ({}): {}", problems.join("; "), super::error::DAMAGED),
-        )
-        .into());
+        ));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         // IMMEDIATE: the write lock before the version is read again, so
@@ -587,11 +585,10 @@ fn migrate_sqlite(c: &Connection) -> anyhow::Result<()> {
 
 fn check_version(version: i64) -> anyhow::Result<()> {
     if version > SCHEMA_VERSION {
-        return Err(StoreError::new(
+        return Err(failure(
             StoreErrorKind::NewerSchema,
             format!("schema version {version} is newer than this dbbench understands ({SCHEMA_VERSION}); use a newer dbbench"),
-        )
-        .into());
+        ));
     }
     Ok(())
 }
@@ -649,11 +646,10 @@ fn migrate_server(db: &mut Backend) -> anyhow::Result<()> {
             const LOCK: &str = "LEFT(CONCAT('dbbench_store:', DATABASE()), 64)";
             let got = db.query(&format!("SELECT GET_LOCK({LOCK}, 60)"), &[])?;
             if got.first().and_then(|r| r.first()).and_then(Val::int) != Some(1) {
-                return Err(StoreError::new(
+                return Err(failure(
                     StoreErrorKind::Busy,
                     "another dbbench has been creating or upgrading this store's tables for 60 s; try again when it is done",
-                )
-                .into());
+                ));
             }
             let r = migrate_mysql(db);
             let _ = db.query(&format!("SELECT RELEASE_LOCK({LOCK})"), &[]);
